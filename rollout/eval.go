@@ -1,0 +1,122 @@
+// eval.go — evaluation metrics over finished episodes: accuracy, avg@k,
+// pass@k, format validity per agent, turns and tokens per episode.
+//
+// pass@k uses the unbiased estimator of Chen et al. (2021) over the n
+// samples of a task of which c succeeded,
+//
+//	pass@k = 1 − C(n−c, k) / C(n, k) = 1 − Π_{i=n−c+1}^{n} (1 − k/i),
+//
+// computed as the product (no large binomials), averaged over tasks.
+// avg@k is the mean over tasks of c/n with k = n samples per task (the
+// Dr. MAS eval metric, avg@16); Accuracy is the mean over episodes, which
+// equals avg@k when every task has the same n.
+package rollout
+
+import (
+	"fmt"
+	"sort"
+)
+
+// EvalMetrics summarises a set of finished episodes.
+type EvalMetrics struct {
+	Tasks              int                `json:"tasks"`                // distinct prompt groups
+	Episodes           int                `json:"episodes"`             // trajectories
+	SamplesPerTask     int                `json:"samples_per_task"`     // the smallest n over tasks (the k of avg@k)
+	Accuracy           float64            `json:"accuracy"`             // mean success over episodes
+	AvgAtK             float64            `json:"avg_at_k"`             // mean over tasks of c/n
+	PassAtK            map[int]float64    `json:"pass_at_k"`            // unbiased pass@k for each requested k
+	MeanReward         float64            `json:"mean_reward"`          // mean team reward over episodes
+	ValidRatio         map[string]float64 `json:"valid_ratio"`          // per agent: valid rows / rows
+	TruncatedRatio     map[string]float64 `json:"truncated_ratio"`      // per agent: truncated rows / rows
+	CallsPerAgent      map[string]float64 `json:"calls_per_agent"`      // per agent: rows per episode
+	MeanTurns          float64            `json:"mean_turns"`           // agent calls per episode
+	MeanResponseTokens float64            `json:"mean_response_tokens"` // generated tokens per episode
+	MeanPromptTokens   float64            `json:"mean_prompt_tokens"`   // prompt tokens per episode
+}
+
+// PassAtK is the unbiased estimate for one task with n samples, c correct.
+func PassAtK(n, c, k int) float64 {
+	if n-c < k {
+		return 1
+	}
+	p := 1.0
+	for i := n - c + 1; i <= n; i++ {
+		p *= 1 - float64(k)/float64(i)
+	}
+	return 1 - p
+}
+
+// Evaluate computes the metrics of finished episodes; ks are the k values
+// of pass@k, each at most the number of samples of every task.
+func Evaluate(episodes []*Episode, ks ...int) (EvalMetrics, error) {
+	m := EvalMetrics{PassAtK: map[int]float64{}, ValidRatio: map[string]float64{}, TruncatedRatio: map[string]float64{}, CallsPerAgent: map[string]float64{}}
+	if len(episodes) == 0 {
+		return m, fmt.Errorf("eval: no episodes to evaluate")
+	}
+	type group struct{ n, c int }
+	groups := map[int]*group{}
+	var order []int
+	rows := map[string]int{}
+	valid := map[string]int{}
+	trunc := map[string]int{}
+	for _, ep := range episodes {
+		if !ep.Done {
+			return m, fmt.Errorf("eval: episode %d (task %q) is not finished", ep.Traj, ep.Task.ID)
+		}
+		g := groups[ep.Prompt]
+		if g == nil {
+			g = &group{}
+			groups[ep.Prompt] = g
+			order = append(order, ep.Prompt)
+		}
+		g.n++
+		if ep.Success {
+			g.c++
+			m.Accuracy++
+		}
+		m.MeanReward += ep.Reward
+		m.MeanTurns += float64(len(ep.Calls))
+		for _, c := range ep.Calls {
+			m.MeanResponseTokens += float64(len(c.ResponseTokens))
+			m.MeanPromptTokens += float64(len(c.PromptTokens))
+			rows[c.Agent.Name]++
+			if c.Parsed.Valid {
+				valid[c.Agent.Name]++
+			}
+			if c.Truncated {
+				trunc[c.Agent.Name]++
+			}
+		}
+	}
+	e := float64(len(episodes))
+	m.Episodes, m.Tasks = len(episodes), len(groups)
+	m.Accuracy /= e
+	m.MeanReward /= e
+	m.MeanTurns /= e
+	m.MeanResponseTokens /= e
+	m.MeanPromptTokens /= e
+	sort.Ints(order)
+	m.SamplesPerTask = groups[order[0]].n
+	for _, p := range order {
+		g := groups[p]
+		m.SamplesPerTask = min(m.SamplesPerTask, g.n)
+		m.AvgAtK += float64(g.c) / float64(g.n)
+	}
+	m.AvgAtK /= float64(len(groups))
+	for _, k := range ks {
+		if k < 1 || k > m.SamplesPerTask {
+			return m, fmt.Errorf("eval: pass@%d needs 1 <= k <= samples per task (%d); lower k or sample more", k, m.SamplesPerTask)
+		}
+		sum := 0.0
+		for _, p := range order {
+			sum += PassAtK(groups[p].n, groups[p].c, k)
+		}
+		m.PassAtK[k] = sum / float64(len(groups))
+	}
+	for a, n := range rows {
+		m.ValidRatio[a] = float64(valid[a]) / float64(n)
+		m.TruncatedRatio[a] = float64(trunc[a]) / float64(n)
+		m.CallsPerAgent[a] = float64(n) / e
+	}
+	return m, nil
+}

@@ -1,0 +1,94 @@
+// generator.go — the narrow interfaces rollout needs from the model side:
+// a token codec, a chat renderer and a batched generator.
+//
+// What this file is: the contract between rollout (pure Go) and model/
+// (libtorch). model.Generate is wrapped by the integrator into a Generator;
+// *tokenizer.Tokenizer satisfies Codec; tokenizer.ApplyChatTemplate, bound
+// per agent (thinking on or off), becomes a ChatRenderer.
+//
+// What it deliberately is not: an implementation. rollout never imports
+// troupe/model, troupe/torch or troupe/tokenizer, so every piece of
+// orchestration is testable with the scripted generator (rollout/scripted).
+package rollout
+
+import "fmt"
+
+// Codec is what rollout needs of a tokenizer; *tokenizer.Tokenizer satisfies it.
+type Codec interface {
+	Encode(text string) []int
+	Decode(ids []int) string
+}
+
+// ChatRenderer renders a fresh [system, user] chat with the generation prompt
+// appended, as text ready to encode. The integrator wraps the model's chat
+// template (per agent, including thinking on/off).
+type ChatRenderer func(system, user string) (string, error)
+
+// Sampling holds the per-request sampling parameters.
+// Temperature 0 means greedy; TopK 0 disables top-k; TopP 1 disables top-p.
+type Sampling struct {
+	Temperature float64 `yaml:"temperature"`
+	TopP        float64 `yaml:"top_p"`
+	TopK        int     `yaml:"top_k"`
+}
+
+// DefaultSampling is plain ancestral sampling: T = 1, no top-p, no top-k
+// (the Dr. MAS training setting).
+var DefaultSampling = Sampling{Temperature: 1, TopP: 1, TopK: 0}
+
+// Validate reports the first out-of-range parameter, naming key and fix.
+func (s Sampling) Validate() error {
+	switch {
+	case s.Temperature < 0:
+		return fmt.Errorf("sampling.temperature: must be >= 0 (0 = greedy), got %g", s.Temperature)
+	case s.TopP <= 0 || s.TopP > 1:
+		return fmt.Errorf("sampling.top_p: must be in (0, 1] (1 = off), got %g", s.TopP)
+	case s.TopK < 0:
+		return fmt.Errorf("sampling.top_k: must be >= 0 (0 = off), got %d", s.TopK)
+	}
+	return nil
+}
+
+// GenRequest is one row of a batched generation call. Rows of one call may
+// differ in prompt length and sampling parameters.
+type GenRequest struct {
+	Prompt       []int    // prompt token ids (the rendered chat)
+	MaxNewTokens int      // at most this many tokens are generated
+	Stop         []int    // generation ends after any of these ids is produced
+	Sampling     Sampling // per-row sampling parameters
+}
+
+// FinishReason says why a row stopped generating.
+type FinishReason int
+
+const (
+	// FinishStop: a stop token was produced; it is the last entry of Tokens.
+	FinishStop FinishReason = iota
+	// FinishLength: MaxNewTokens tokens were produced without a stop token.
+	FinishLength
+)
+
+func (f FinishReason) String() string {
+	switch f {
+	case FinishStop:
+		return "stop"
+	case FinishLength:
+		return "length"
+	}
+	return fmt.Sprintf("FinishReason(%d)", int(f))
+}
+
+// GenResult is the output for one GenRequest.
+type GenResult struct {
+	Tokens   []int     // generated ids, including the stop token when Finish == FinishStop
+	LogProbs []float32 // sampler log-probability of each generated token (len == len(Tokens))
+	Finish   FinishReason
+}
+
+// Generator samples a batch of requests with one model. seed determines all
+// randomness of the call: equal requests and seed give equal results. The
+// sampler calls Generate from a single goroutine (the caller's), which the
+// integrator locks to the torch thread.
+type Generator interface {
+	Generate(reqs []GenRequest, seed uint64) ([]GenResult, error)
+}

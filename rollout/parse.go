@@ -1,0 +1,99 @@
+// parse.go — output parsers: what an agent's response means, and whether it
+// kept the required format (the validity check behind the format penalty).
+//
+// What it is: three parsers selected by name in the agent config:
+//
+//	boxed    a final answer in \boxed{…} after any </think>  (math Solver, single agent)
+//	verdict  <verify>approve</verify> or <verify>reject</verify> (math Verifier)
+//	free     anything; always valid
+//
+// What it deliberately is not: the reward. An invalid response is still
+// acted on (Dr. MAS executes invalid actions and penalises the row); whether
+// the answer is right is the environment's Scorer.
+package rollout
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"troupe/rollout/answer"
+)
+
+// Parsed is a parser's reading of one response.
+type Parsed struct {
+	Valid   bool   // the response kept the agent's format
+	Value   string // the extracted part (final answer, verdict…); "" if none
+	Problem string // why it is invalid ("" when valid)
+}
+
+// Parser reads one response. Implementations must be safe for concurrent use.
+type Parser interface {
+	Parse(response string) Parsed
+}
+
+// ParserFunc adapts a function to Parser.
+type ParserFunc func(response string) Parsed
+
+func (f ParserFunc) Parse(response string) Parsed { return f(response) }
+
+// Verdict values produced by the verdict parser.
+const (
+	VerdictApprove = "approve"
+	VerdictReject  = "reject"
+)
+
+var parsers = map[string]Parser{
+	"boxed":   ParserFunc(parseBoxed),
+	"verdict": ParserFunc(parseVerdict),
+	"free":    ParserFunc(func(r string) Parsed { return Parsed{Valid: true, Value: strings.TrimSpace(r)} }),
+}
+
+// ParserNames lists the built-in parsers.
+func ParserNames() []string {
+	names := make([]string, 0, len(parsers))
+	for n := range parsers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ParserByName returns a built-in parser.
+func ParserByName(name string) (Parser, error) {
+	p, ok := parsers[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown parser %q; use one of %s", name, strings.Join(ParserNames(), ", "))
+	}
+	return p, nil
+}
+
+func parseBoxed(response string) Parsed {
+	rest, ok := answer.AfterThink(response)
+	if !ok {
+		return Parsed{Problem: "a <think> block is never closed"}
+	}
+	if c, ok := answer.LastBoxed(rest); ok {
+		return Parsed{Valid: true, Value: c}
+	}
+	return Parsed{Problem: `no \boxed{} answer`}
+}
+
+// parseVerdict reads the last <verify>…</verify>. Value is "approve",
+// "reject", or "" when no such tag (or an unknown word) is present; what a
+// missing verdict means is the workflow's option, not the parser's.
+func parseVerdict(response string) Parsed {
+	rest, ok := answer.AfterThink(response)
+	if !ok {
+		return Parsed{Problem: "a <think> block is never closed"}
+	}
+	content, n := answer.LastTag(rest, "verify")
+	if n == 0 {
+		return Parsed{Problem: "no <verify>approve|reject</verify> tag"}
+	}
+	v := strings.ToLower(strings.TrimSpace(content))
+	if v != VerdictApprove && v != VerdictReject {
+		return Parsed{Problem: fmt.Sprintf("verdict %q is neither approve nor reject", v)}
+	}
+	return Parsed{Valid: true, Value: v}
+}

@@ -1,0 +1,84 @@
+// sample.go — the Sample row: one agent invocation, as advantage estimators
+// and the policy update consume it (ARCHITECTURE.md, "The Sample row").
+//
+// What it is: the row type and its construction from finished episodes,
+// including the reward rule
+//
+//	Reward = TeamReward + LocalReward − Penalty,  Penalty = agent.FormatPenalty if !Valid else 0
+//
+// (Dr. MAS: r_i = R_τ − coef·[invalid]; AT-GRPO workflows put α·r_team in
+// TeamReward and r_local in LocalReward).
+//
+// What it deliberately is not: an advantage. Grouping and normalisation
+// live in advantage/, which reads only the keys and Reward.
+package rollout
+
+// Sample is one row: one agent invocation.
+type Sample struct {
+	Prompt    int    // prompt group id: the task's index in the rollout batch; the n trajectories of a task share it
+	TaskID    string // the task's stable id (dataset row or generator seed)
+	Traj      int    // trajectory id, unique in the rollout batch
+	Agent     string // the acting agent's name
+	Turn      int    // 0-based step of the episode at which the agent acted
+	Node      int    // tree sampling: the state the candidates branched from; linear workflows: = Turn
+	Candidate int    // tree sampling: the candidate's index at Node; linear workflows: 0
+	Model     string // the trained model that produced the response
+
+	PromptTokens   []int     // the rendered chat, encoded; masked out of the loss
+	ResponseTokens []int     // the generated ids, stop token included; the loss covers these
+	SampleLogProbs []float32 // the sampler's log-probs of ResponseTokens (diagnostics; the update recomputes them)
+
+	Reward      float64 // TeamReward + LocalReward − Penalty
+	TeamReward  float64 // the team's reward credited to this row
+	LocalReward float64 // the row's own terms beyond the format penalty (0 in math)
+	Penalty     float64 // the agent's format penalty if the output is invalid, else 0
+
+	Valid     bool // the agent's parser accepted the output's format
+	Truncated bool // generation hit the agent's max_new_tokens
+
+	PromptText   string // the rendered chat (for logs)
+	ResponseText string // the decoded response, stop token left out (for logs)
+	Problem      string // why the output is invalid ("" when valid)
+}
+
+// SampleOf builds the row for one completed call of a finished episode.
+func SampleOf(ep *Episode, c *Call) Sample {
+	pen := 0.0
+	if !c.Parsed.Valid {
+		pen = c.Agent.FormatPenalty
+	}
+	return Sample{
+		Prompt:         ep.Prompt,
+		TaskID:         ep.Task.ID,
+		Traj:           ep.Traj,
+		Agent:          c.Agent.Name,
+		Turn:           c.Turn,
+		Node:           c.Node,
+		Candidate:      c.Candidate,
+		Model:          c.Agent.Model,
+		PromptTokens:   c.PromptTokens,
+		ResponseTokens: c.ResponseTokens,
+		SampleLogProbs: c.LogProbs,
+		Reward:         c.TeamReward + c.LocalReward - pen,
+		TeamReward:     c.TeamReward,
+		LocalReward:    c.LocalReward,
+		Penalty:        pen,
+		Valid:          c.Parsed.Valid,
+		Truncated:      c.Truncated,
+		PromptText:     c.PromptText,
+		ResponseText:   c.Response,
+		Problem:        c.Parsed.Problem,
+	}
+}
+
+// Samples returns the rows of finished episodes, episode by episode, each in
+// call order.
+func Samples(episodes []*Episode) []Sample {
+	var out []Sample
+	for _, ep := range episodes {
+		for _, c := range ep.Calls {
+			out = append(out, SampleOf(ep, c))
+		}
+	}
+	return out
+}

@@ -1,0 +1,319 @@
+// sampler.go — the batched sampler: runs many episodes at once and turns
+// every pending agent call into rows of a few batched Generate calls.
+//
+// One round:
+//
+//  1. collect the pending calls of every live episode, in episode order;
+//  2. per model (sorted by name), cut them into batches of at most
+//     MaxBatchRows rows and call Generate once per batch, on the caller's
+//     goroutine (the integrator locks it to the torch thread);
+//  3. as soon as all calls of an episode are back, hand the episode to a
+//     worker goroutine that decodes and parses the responses, advances the
+//     workflow (environment steps, reward scoring) and renders the next
+//     calls — while the caller's goroutine generates for the next model.
+//
+// Determinism: the batch order, the batch composition and the per-call seed
+// DeriveSeed(seed, 0, k) for the k-th Generate call depend only on the
+// rollout seed and the episodes' states; workers touch one episode each. So
+// a rerun with the same seed gives the same episodes, with the scripted
+// generator and with a real model whose Generate is deterministic per seed.
+//
+// What it deliberately is not: continuous batching. A round waits for its
+// slowest batch; an episode that finishes early leaves its rows idle until
+// the next round. The model's own Generate may batch continuously inside.
+package rollout
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Sampler runs episodes and batches their generation requests per model.
+type Sampler struct {
+	Generators   map[string]Generator // model name → generator; every agent's model must have one
+	MaxBatchRows int                  // global cap on rows per Generate call; 0 = no cap
+	Workers      int                  // goroutines for environment work; 0 = GOMAXPROCS
+}
+
+// Rollout is the output of one Run.
+type Rollout struct {
+	Episodes []*Episode // prompt-major: Episodes[p*n+j] is trajectory j of task p
+	Samples  []Sample   // one row per call, episode by episode
+	Stats    RolloutStats
+}
+
+// RolloutStats describes how a Run went (for logs; tests never assert on times).
+type RolloutStats struct {
+	Rounds         int           // sampler rounds
+	GenerateCalls  int           // Generate calls made
+	Rows           int           // generated rows (= len(Samples))
+	MaxRowsPerCall int           // largest batch sent
+	PromptTokens   int           // sum of prompt lengths over rows
+	ResponseTokens int           // sum of generated tokens over rows
+	GenerateTime   time.Duration // time inside Generate
+	WaitTime       time.Duration // time the caller waited for workers after the last Generate of a round
+	Wall           time.Duration // total time of Run
+}
+
+// pendingCall is a call waiting for generation, with its episode.
+type pendingCall struct {
+	ep   int
+	call *Call
+}
+
+// Run plays n trajectories of workflow wf on each task and returns the
+// finished episodes and their rows. seed determines every random choice.
+func (s *Sampler) Run(wf Workflow, tasks []Task, n int, seed uint64) (*Rollout, error) {
+	start := time.Now()
+	if len(tasks) == 0 {
+		return nil, fmt.Errorf("rollout: no tasks to run; draw a batch of at least one task")
+	}
+	if n < 1 {
+		return nil, fmt.Errorf("rollout: n (trajectories per task) must be >= 1, got %d", n)
+	}
+	if s.MaxBatchRows < 0 {
+		return nil, fmt.Errorf("rollout: max_batch_rows must be >= 0 (0 = no cap), got %d", s.MaxBatchRows)
+	}
+	for _, a := range wf.Agents() {
+		if s.Generators[a.Model] == nil {
+			return nil, fmt.Errorf("rollout: agent %q runs on model %q, which has no generator; the models are %v", a.Name, a.Model, s.modelNames())
+		}
+	}
+	workers := s.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+
+	eps := make([]*Episode, len(tasks)*n)
+	for p, t := range tasks {
+		for j := 0; j < n; j++ {
+			traj := p*n + j
+			eps[traj] = &Episode{Prompt: p, Traj: traj, Sample: j, Task: t, Seed: DeriveSeed(seed, 1, uint64(traj))}
+		}
+	}
+	pending := make([][]*Call, len(eps))
+	errs := make([]error, len(eps))
+	pool := newPool(workers)
+	for i := range eps {
+		pool.Go(func() { pending[i], errs[i] = begin(wf, eps[i]) })
+	}
+	pool.Wait()
+	if err := firstError(errs); err != nil {
+		return nil, err
+	}
+
+	var st RolloutStats
+	var counter uint64
+	for {
+		var todo []pendingCall
+		for i, cs := range pending {
+			for _, c := range cs {
+				todo = append(todo, pendingCall{i, c})
+			}
+		}
+		if len(todo) == 0 {
+			break
+		}
+		st.Rounds++
+		outstanding := make([]int, len(eps))
+		for _, pc := range todo {
+			outstanding[pc.ep]++
+		}
+		for _, model := range modelsOf(todo) {
+			var rows []pendingCall
+			for _, pc := range todo {
+				if pc.call.Agent.Model == model {
+					rows = append(rows, pc)
+				}
+			}
+			for len(rows) > 0 {
+				size := len(rows)
+				if s.MaxBatchRows > 0 && size > s.MaxBatchRows {
+					size = s.MaxBatchRows
+				}
+				batch := rows[:size]
+				rows = rows[size:]
+				t0 := time.Now()
+				if err := s.generate(model, batch, DeriveSeed(seed, 0, counter)); err != nil {
+					pool.Wait()
+					return nil, err
+				}
+				st.GenerateTime += time.Since(t0)
+				st.GenerateCalls++
+				counter++
+				st.MaxRowsPerCall = max(st.MaxRowsPerCall, size)
+				for _, pc := range batch {
+					st.Rows++
+					st.PromptTokens += len(pc.call.PromptTokens)
+					st.ResponseTokens += len(pc.call.ResponseTokens)
+					outstanding[pc.ep]--
+					if outstanding[pc.ep] == 0 {
+						i, done := pc.ep, pending[pc.ep]
+						pool.Go(func() { pending[i], errs[i] = advance(wf, eps[i], done) })
+					}
+				}
+			}
+		}
+		t0 := time.Now()
+		pool.Wait()
+		st.WaitTime += time.Since(t0)
+		if err := firstError(errs); err != nil {
+			return nil, err
+		}
+	}
+	samples := Samples(eps)
+	st.Wall = time.Since(start)
+	return &Rollout{Episodes: eps, Samples: samples, Stats: st}, nil
+}
+
+// generate sends one batch to a model and stores the results in the calls.
+func (s *Sampler) generate(model string, batch []pendingCall, seed uint64) error {
+	reqs := make([]GenRequest, len(batch))
+	for i, pc := range batch {
+		a := pc.call.Agent
+		reqs[i] = GenRequest{Prompt: pc.call.PromptTokens, MaxNewTokens: a.MaxNewTokens, Stop: a.Stop, Sampling: a.Sampling}
+	}
+	res, err := s.Generators[model].Generate(reqs, seed)
+	if err != nil {
+		return fmt.Errorf("rollout: model %q: generate %d rows: %w", model, len(reqs), err)
+	}
+	if len(res) != len(reqs) {
+		return fmt.Errorf("rollout: model %q: generator returned %d results for %d requests; it must return one per request", model, len(res), len(reqs))
+	}
+	for i, r := range res {
+		c, req := batch[i].call, reqs[i]
+		if err := checkResult(r, req); err != nil {
+			return fmt.Errorf("rollout: model %q: result %d (agent %q): %w", model, i, c.Agent.Name, err)
+		}
+		c.ResponseTokens, c.LogProbs = r.Tokens, r.LogProbs
+		c.Truncated = r.Finish == FinishLength
+	}
+	return nil
+}
+
+// checkResult enforces the Generator contract on one row.
+func checkResult(r GenResult, req GenRequest) error {
+	switch {
+	case len(r.Tokens) > req.MaxNewTokens:
+		return fmt.Errorf("%d tokens generated, the limit was %d", len(r.Tokens), req.MaxNewTokens)
+	case len(r.LogProbs) != len(r.Tokens):
+		return fmt.Errorf("%d log-probs for %d tokens; need one per token", len(r.LogProbs), len(r.Tokens))
+	case r.Finish == FinishStop && (len(r.Tokens) == 0 || !slices.Contains(req.Stop, r.Tokens[len(r.Tokens)-1])):
+		return fmt.Errorf("finish reason is stop but the last token is not one of the stop ids %v", req.Stop)
+	case r.Finish != FinishStop && r.Finish != FinishLength:
+		return fmt.Errorf("unknown finish reason %v", r.Finish)
+	}
+	return nil
+}
+
+// begin starts an episode and renders its first calls.
+func begin(wf Workflow, ep *Episode) (calls []*Call, err error) {
+	defer recoverInto(wf, ep, &err)
+	calls, err = wf.Begin(ep)
+	if err != nil {
+		return nil, fmt.Errorf("rollout: workflow %q: task %q: %w", wf.Name(), ep.Task.ID, err)
+	}
+	return prepare(wf, ep, calls)
+}
+
+// advance decodes and parses completed calls, steps the workflow and renders
+// the next calls. It runs on a worker goroutine.
+func advance(wf Workflow, ep *Episode, done []*Call) (next []*Call, err error) {
+	defer recoverInto(wf, ep, &err)
+	for _, c := range done {
+		finish := FinishStop
+		if c.Truncated {
+			finish = FinishLength
+		}
+		c.Response = c.Agent.Decode(c.ResponseTokens, finish)
+		c.Parsed = c.Agent.Parser.Parse(c.Response)
+	}
+	next, err = wf.Advance(ep, done)
+	if err != nil {
+		return nil, fmt.Errorf("rollout: workflow %q: task %q: %w", wf.Name(), ep.Task.ID, err)
+	}
+	return prepare(wf, ep, next)
+}
+
+// recoverInto turns a panic in workflow, parser or environment code on a
+// worker goroutine into an error naming the task, instead of a crash.
+func recoverInto(wf Workflow, ep *Episode, err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("rollout: workflow %q: task %q: panic: %v", wf.Name(), ep.Task.ID, r)
+	}
+}
+
+func prepare(wf Workflow, ep *Episode, calls []*Call) ([]*Call, error) {
+	if len(calls) == 0 {
+		if !ep.Done {
+			return nil, fmt.Errorf("rollout: workflow %q: task %q: returned no calls without finishing the episode", wf.Name(), ep.Task.ID)
+		}
+		return nil, nil
+	}
+	if ep.Done {
+		return nil, fmt.Errorf("rollout: workflow %q: task %q: returned %d calls after finishing the episode", wf.Name(), ep.Task.ID, len(calls))
+	}
+	for _, c := range calls {
+		text, ids, err := c.Agent.Render(c.Data)
+		if err != nil {
+			return nil, fmt.Errorf("rollout: task %q: %w", ep.Task.ID, err)
+		}
+		c.PromptText, c.PromptTokens = text, ids
+		ep.Calls = append(ep.Calls, c)
+	}
+	return calls, nil
+}
+
+func modelsOf(todo []pendingCall) []string {
+	seen := map[string]bool{}
+	var models []string
+	for _, pc := range todo {
+		if m := pc.call.Agent.Model; !seen[m] {
+			seen[m] = true
+			models = append(models, m)
+		}
+	}
+	sort.Strings(models)
+	return models
+}
+
+func (s *Sampler) modelNames() []string {
+	names := make([]string, 0, len(s.Generators))
+	for n := range s.Generators {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func firstError(errs []error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// pool runs functions on at most size goroutines at a time.
+type pool struct {
+	sem chan struct{}
+	wg  sync.WaitGroup
+}
+
+func newPool(size int) *pool { return &pool{sem: make(chan struct{}, size)} }
+
+func (p *pool) Go(f func()) {
+	p.wg.Add(1)
+	go func() {
+		p.sem <- struct{}{}
+		defer func() { <-p.sem; p.wg.Done() }()
+		f()
+	}()
+}
+
+func (p *pool) Wait() { p.wg.Wait() }

@@ -1,0 +1,186 @@
+// workflow.go — the orchestra interface: episodes, calls, and the registry
+// of built-in workflows.
+//
+// What it is: an Episode (one trajectory of a team on one task), a Call (one
+// agent invocation the episode waits for), and Workflow, which decides from
+// the episode state which calls come next and applies their outputs. The
+// sampler drives many episodes at once and batches their calls; a workflow
+// only ever sees one episode.
+//
+// What it deliberately is not: a scheduler. A workflow never generates,
+// never waits and never touches another episode, so Begin and Advance can
+// run on worker goroutines while the torch thread generates for others.
+package rollout
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"troupe/rollout/answer"
+)
+
+// Call is one agent invocation. The workflow fills the first block; the
+// sampler renders, generates and parses; the workflow sets the rewards when
+// the episode ends.
+type Call struct {
+	Agent     *Agent
+	Turn      int        // 0-based step of the episode at which the agent acts
+	Node      int        // state the call was made from (tree sampling); linear workflows: = Turn
+	Candidate int        // index among the candidates sampled from Node; linear workflows: 0
+	Data      PromptData // what the prompt templates see
+
+	PromptText     string    // rendered chat (set before generation)
+	PromptTokens   []int     // encoded PromptText
+	ResponseTokens []int     // generated ids, stop token included
+	LogProbs       []float32 // sampler log-probs of ResponseTokens
+	Response       string    // decoded response, stop token left out
+	Truncated      bool      // hit the agent's MaxNewTokens
+	Parsed         Parsed    // the agent's parser on Response
+
+	TeamReward  float64 // the team's reward credited to this row (set when the episode ends)
+	LocalReward float64 // this row's own terms beyond the format penalty (AT-GRPO's r_local); 0 in math
+}
+
+// Episode is one trajectory: a team working on one task.
+type Episode struct {
+	Prompt int    // prompt group: index of the task in the rollout batch
+	Traj   int    // trajectory id, unique in the rollout batch (= Prompt*n + Sample)
+	Sample int    // index among the n trajectories of the prompt group
+	Task   Task   // the task
+	Seed   uint64 // per-episode seed for workflows that draw random numbers
+
+	Calls   []*Call     // every call so far, in request order
+	Context []TeamEntry // team context: outputs shown to later agents
+
+	Done      bool    // the workflow finished the episode
+	Reward    float64 // team reward
+	Success   bool    // counts as solved
+	Extracted string  // the answer that was scored
+	State     any     // the workflow's private state
+}
+
+// Linear returns a call for a workflow in which one agent acts per turn:
+// Turn = Node = the number of calls so far, Candidate = 0.
+func (ep *Episode) Linear(agent *Agent, data PromptData) *Call {
+	t := len(ep.Calls)
+	data.Step = t
+	return &Call{Agent: agent, Turn: t, Node: t, Data: data}
+}
+
+// Remember appends a call's visible output (the text after </think>, or the
+// whole text when a think block never closes) to the team context.
+func (ep *Episode) Remember(c *Call) {
+	text := c.Response
+	if rest, ok := answer.AfterThink(text); ok {
+		text = rest
+	}
+	ep.Context = append(ep.Context, TeamEntry{Agent: c.Agent.Name, Text: strings.TrimSpace(text)})
+}
+
+// Finish ends the episode with a score credited to every call as its team
+// reward (Dr. MAS: every row of a trajectory shares the team return).
+func (ep *Episode) Finish(s Score) {
+	ep.Done, ep.Reward, ep.Success, ep.Extracted = true, s.Reward, s.Success, s.Extracted
+	for _, c := range ep.Calls {
+		c.TeamReward = s.Reward
+	}
+}
+
+// Workflow is an orchestra. Begin returns the first calls of a new episode;
+// Advance receives the calls returned last time, completed, and returns the
+// next ones. Returning no calls ends the episode, after calling ep.Finish.
+// Implementations hold no per-episode state outside ep.State and must be
+// safe for concurrent use on different episodes.
+type Workflow interface {
+	Name() string
+	Agents() []*Agent
+	Begin(ep *Episode) ([]*Call, error)
+	Advance(ep *Episode, done []*Call) ([]*Call, error)
+}
+
+// WorkflowOptions holds the options of every built-in workflow; only the
+// selected workflow's are used.
+type WorkflowOptions struct {
+	MathRefine MathRefineOptions `yaml:"math_refine"`
+	Single     SingleOptions     `yaml:"single"`
+}
+
+// DefaultWorkflowOptions returns the reference defaults.
+func DefaultWorkflowOptions() WorkflowOptions {
+	return WorkflowOptions{MathRefine: DefaultMathRefineOptions(), Single: SingleOptions{}}
+}
+
+type workflowEntry struct {
+	build  func(opts WorkflowOptions, agents []*Agent, scorer Scorer) (Workflow, error)
+	agents func() []AgentConfig
+}
+
+var workflows = map[string]workflowEntry{
+	"math-refine": {
+		build: func(o WorkflowOptions, a []*Agent, s Scorer) (Workflow, error) { return NewMathRefine(o.MathRefine, a, s) },
+		agents: func() []AgentConfig {
+			return []AgentConfig{
+				{Name: "solver", Model: "policy", Preset: "math-solver", FormatPenalty: 0.1},
+				{Name: "verifier", Model: "policy", Preset: "math-verifier", FormatPenalty: 0.1},
+			}
+		},
+	},
+	"single": {
+		build: func(o WorkflowOptions, a []*Agent, s Scorer) (Workflow, error) { return NewSingle(o.Single, a, s) },
+		agents: func() []AgentConfig {
+			return []AgentConfig{{Name: "solver", Model: "policy", Preset: "math-single", FormatPenalty: 0.1}}
+		},
+	},
+}
+
+// WorkflowNames lists the built-in workflows.
+func WorkflowNames() []string {
+	names := make([]string, 0, len(workflows))
+	for n := range workflows {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// NewWorkflow builds a built-in workflow by name.
+func NewWorkflow(name string, opts WorkflowOptions, agents []*Agent, scorer Scorer) (Workflow, error) {
+	e, ok := workflows[name]
+	if !ok {
+		return nil, fmt.Errorf("workflow %q: unknown; use one of %s", name, strings.Join(WorkflowNames(), ", "))
+	}
+	if scorer == nil {
+		return nil, fmt.Errorf("workflow %q: no scorer; pass the environment", name)
+	}
+	seen := map[string]bool{}
+	for i, a := range agents {
+		if seen[a.Name] {
+			return nil, fmt.Errorf("agents[%d].name: %q is used twice; agent names must be unique", i, a.Name)
+		}
+		seen[a.Name] = true
+	}
+	return e.build(opts, agents, scorer)
+}
+
+// DefaultAgentConfigs returns the agents a built-in workflow is meant for,
+// all on one model named "policy" (rename it to share or split models).
+func DefaultAgentConfigs(name string) ([]AgentConfig, error) {
+	e, ok := workflows[name]
+	if !ok {
+		return nil, fmt.Errorf("workflow %q: unknown; use one of %s", name, strings.Join(WorkflowNames(), ", "))
+	}
+	return e.agents(), nil
+}
+
+// agentByName finds the agent that plays a role; key names the option.
+func agentByName(agents []*Agent, name, key string) (*Agent, error) {
+	names := make([]string, len(agents))
+	for i, a := range agents {
+		if a.Name == name {
+			return a, nil
+		}
+		names[i] = a.Name
+	}
+	return nil, fmt.Errorf("%s: no agent named %q; the agents are [%s]", key, name, strings.Join(names, ", "))
+}
