@@ -1,0 +1,150 @@
+package advantage
+
+// atgrpo.go — AT-GRPO's agent- and turn-wise groups over tree-sampled
+// candidates (algorithms.md §4).
+//
+//	A_i = (r_i − μ_g) / (σ_g + ε),  g = (env, turn, agent)
+//	r_i = α·r_team + r_local   (with Options.MixRewards; else Reward)
+//
+// Tree sampling gives, for each environment, turn and agent, K candidates
+// sampled from the same state; each group holds exactly those K candidates.
+// The sampler continues every branch from the best candidate's state
+// (BestCandidate; Group.Best names its row).
+//
+// Departures from the reference code (its defects, not replicated):
+//  1. Its group key divides the environment index by K a second time, which
+//     merges K prompts' groups into one. Here an environment is (Prompt, Env)
+//     and two environments are never merged; two rows of one group with the
+//     same Candidate index are an error, which catches a sampler that forgot
+//     to set Env.
+//  2. At its latest version the best branch is copied after all agents acted,
+//     so every later agent's K rewards are identical, and after the first copy
+//     it steps different environment objects from the ones it scores. Those
+//     are rollout concerns; this estimator trusts the rewards it is given and
+//     its tests use K distinct rewards for the second agent.
+//
+// Optional filters (per model, as in PettingLLMs): drop zero-variance groups
+// (singletons included); drop the lowest-mean fraction of groups. Dropped
+// rows get advantage 0 and Result.Train false.
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// ATGRPO normalises the K candidates of each (environment, turn, agent) state.
+type ATGRPO struct{ Options Options }
+
+// Name returns "atgrpo".
+func (ATGRPO) Name() string { return nameATGRPO }
+
+var atgrpoFields = keyFields{env: true, turn: true, agent: true}
+
+// Compute groups rows by (Prompt, Env, Turn, Agent), normalises each group,
+// marks each group's best candidate and applies the configured filters.
+func (e ATGRPO) Compute(rows []Row) (Result, error) {
+	scores, err := prepare(nameATGRPO, rows, e.Options)
+	if err != nil {
+		return Result{}, err
+	}
+	groups := groupRowSamples(rows, scores, func(r Row) groupKey {
+		return groupKey{prompt: r.Prompt, env: r.Env, turn: r.Turn, agent: r.Agent}
+	})
+	if err := checkCandidateGroups(rows, groups); err != nil {
+		return Result{}, err
+	}
+	res := normaliseGroups(len(rows), groups, atgrpoFields, optionNormaliser(e.Options))
+	for gi, g := range groups {
+		res.Groups[gi].Best = bestRow(rows, g, scores)
+	}
+	filterGroups(rows, groups, &res, e.Options.ATGRPO)
+	res.Diagnostics = diagnose(nameATGRPO, rows, scores, res)
+	return res, nil
+}
+
+// BestCandidate returns the index of the highest score, the lowest index on
+// ties: the candidate whose state every branch continues from.
+func BestCandidate(scores []float64) int {
+	best := 0
+	for i, s := range scores {
+		if s > scores[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// bestRow is BestCandidate over a group's rows, with ties broken by the
+// lowest Candidate index rather than by row order.
+func bestRow(rows []Row, g sampleGroup, scores []float64) int {
+	best := g.samples[0].rows[0]
+	for _, s := range g.samples[1:] {
+		i := s.rows[0]
+		if scores[i] > scores[best] || (scores[i] == scores[best] && rows[i].Candidate < rows[best].Candidate) {
+			best = i
+		}
+	}
+	return best
+}
+
+// checkCandidateGroups requires distinct Candidate indices and one Model
+// within each group.
+func checkCandidateGroups(rows []Row, groups []sampleGroup) error {
+	for _, g := range groups {
+		seen := map[int]int{}
+		first := g.samples[0].rows[0]
+		for _, s := range g.samples {
+			i := s.rows[0]
+			if j, dup := seen[rows[i].Candidate]; dup {
+				return fmt.Errorf("advantage: atgrpo: rows %d and %d are both candidate %d of group %s; number the K candidates of one state in Row.Candidate and give different environments of a prompt different Row.Env",
+					j, i, rows[i].Candidate, g.key.label(atgrpoFields))
+			}
+			seen[rows[i].Candidate] = i
+			if rows[i].Model != rows[first].Model {
+				return fmt.Errorf("advantage: atgrpo: rows %d and %d of group %s name models %q and %q; one agent's rows must come from one model",
+					first, i, g.key.label(atgrpoFields), rows[first].Model, rows[i].Model)
+			}
+		}
+	}
+	return nil
+}
+
+// filterGroups applies the zero-variance and lowest-mean filters to res.
+func filterGroups(rows []Row, groups []sampleGroup, res *Result, opt ATGRPOOptions) {
+	if opt.DropZeroVariance {
+		for gi := range res.Groups {
+			if g := &res.Groups[gi]; g.Singleton || g.ZeroVariance {
+				g.Dropped = true
+			}
+		}
+	}
+	if opt.DropLowestMeanFraction > 0 {
+		byModel := map[string][]int{}
+		for gi, g := range groups {
+			if !res.Groups[gi].Dropped {
+				model := rows[g.samples[0].rows[0]].Model
+				byModel[model] = append(byModel[model], gi)
+			}
+		}
+		for _, members := range byModel {
+			// Groups are sorted by key, so the stable sort breaks mean ties by key.
+			slices.SortStableFunc(members, func(a, b int) int {
+				return cmp.Compare(res.Groups[a].Mean, res.Groups[b].Mean)
+			})
+			drop := int(math.Floor(opt.DropLowestMeanFraction*float64(len(members)) + 1e-9))
+			for _, gi := range members[:drop] {
+				res.Groups[gi].Dropped = true
+			}
+		}
+	}
+	for _, g := range res.Groups {
+		if g.Dropped {
+			for _, i := range g.Rows {
+				res.Advantages[i] = 0
+				res.Train[i] = false
+			}
+		}
+	}
+}

@@ -1,0 +1,164 @@
+package advantage
+
+// options.go — the estimator settings, one plain struct that maps onto the
+// `advantage:` section of a run config, its defaults and its validation.
+//
+// What this file is not: the config loader. The config package decodes YAML
+// into DefaultOptions() (so absent keys keep their defaults), rejects unknown
+// keys, and calls Validate.
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Values of Options.Std.
+const (
+	StdSample     = "sample"     // divide by N−1, torch.std (Dr. MAS, AT-GRPO)
+	StdPopulation = "population" // divide by N
+)
+
+// Values of Options.Singleton.
+const (
+	SingletonRaw  = "raw"  // mean 0, std 1: A = s/(1+ε) (Dr. MAS code)
+	SingletonZero = "zero" // A = 0 (PettingLLMs)
+)
+
+// Values of MAGRPOOptions.Baseline.
+const (
+	BaselineMean = "mean" // A = R − mean(R)
+	BaselineRLOO = "rloo" // A = (R·G − ΣR)/(G−1)
+	BaselineMax  = "max"  // A = R − max(R)
+	BaselineRaw  = "raw"  // A = R
+)
+
+// Values of MAGRPOOptions.Joint.
+const (
+	JointAligned = "aligned" // the g-th completion of every agent: G joint actions
+	JointCross   = "cross"   // the Cartesian product: G^N joint actions
+)
+
+// Options configures every estimator. A field that an estimator does not use
+// is ignored by it (the package doc lists which estimator reads what).
+type Options struct {
+	// DivideByStd divides the centred score by the group's std plus Epsilon;
+	// false gives Dr. GRPO's A = s − mean. Used by grpo, grpo-step, drmas,
+	// atgrpo.
+	DivideByStd bool `yaml:"divide_by_std"`
+	// Std is "sample" (N−1) or "population" (N).
+	Std string `yaml:"std"`
+	// Epsilon is added to the std before dividing.
+	Epsilon float64 `yaml:"epsilon"`
+	// Singleton is what a group with one sample gets: "raw" or "zero".
+	Singleton string `yaml:"singleton"`
+	// MixRewards scores each row as TeamWeight·TeamReward + LocalReward
+	// (AT-GRPO's reward) instead of Reward. It applies to every estimator.
+	MixRewards bool `yaml:"mix_rewards"`
+	// TeamWeight is α in α·team + local.
+	TeamWeight float64 `yaml:"team_weight"`
+	// ATGRPO holds AT-GRPO's optional group filters.
+	ATGRPO ATGRPOOptions `yaml:"atgrpo"`
+	// MAGRPO holds MAGRPO's baseline, normalisation, discount and joint mode.
+	MAGRPO MAGRPOOptions `yaml:"magrpo"`
+}
+
+// ATGRPOOptions are AT-GRPO's group filters. A dropped group's rows get
+// advantage 0 and Result.Train false.
+type ATGRPOOptions struct {
+	// DropZeroVariance drops groups whose scores are all equal, singletons
+	// included (DAPO's dynamic-sampling filter).
+	DropZeroVariance bool `yaml:"drop_zero_variance"`
+	// DropLowestMeanFraction drops floor(f·n) of the n groups of each model,
+	// those with the lowest mean score, after the zero-variance filter.
+	DropLowestMeanFraction float64 `yaml:"drop_lowest_mean_fraction"`
+}
+
+// MAGRPOOptions configure the magrpo estimator.
+type MAGRPOOptions struct {
+	// Baseline is mean, rloo, max or raw.
+	Baseline string `yaml:"baseline"`
+	// Normalize rescales each group's advantages to (A − mean A)/max(popstd A, 1e-6).
+	Normalize bool `yaml:"normalize"`
+	// Gamma is the discount in R = r + γ·mean(child returns).
+	Gamma float64 `yaml:"gamma"`
+	// Joint is "aligned" or "cross"; the rows must form that kind of joint
+	// action at every node.
+	Joint string `yaml:"joint"`
+}
+
+// DefaultOptions returns the reference defaults: sample std, ε = 1e-6,
+// divide by std, raw singletons (Dr. MAS), no reward mixing (α = 1), no
+// AT-GRPO filters, MAGRPO mean baseline without normalisation, γ = 0.9,
+// aligned joint actions.
+func DefaultOptions() Options {
+	return Options{
+		DivideByStd: true,
+		Std:         StdSample,
+		Epsilon:     1e-6,
+		Singleton:   SingletonRaw,
+		TeamWeight:  1,
+		MAGRPO: MAGRPOOptions{
+			Baseline: BaselineMean,
+			Gamma:    0.9,
+			Joint:    JointAligned,
+		},
+	}
+}
+
+// Validate reports the first invalid field, naming it by its config path, the
+// value, and what to write instead.
+func (o Options) Validate() error {
+	if err := oneOf("advantage.std", o.Std, StdSample, StdPopulation); err != nil {
+		return err
+	}
+	if !(o.Epsilon > 0) || math.IsInf(o.Epsilon, 0) {
+		return fmt.Errorf("advantage.epsilon: must be > 0 and finite, got %g; the reference value is 1e-06", o.Epsilon)
+	}
+	if err := oneOf("advantage.singleton", o.Singleton, SingletonRaw, SingletonZero); err != nil {
+		return err
+	}
+	if !(o.TeamWeight >= 0) || math.IsInf(o.TeamWeight, 0) {
+		return fmt.Errorf("advantage.team_weight: must be >= 0 and finite, got %g; AT-GRPO uses 1", o.TeamWeight)
+	}
+	if !o.MixRewards && o.TeamWeight != 1 {
+		return fmt.Errorf("advantage.team_weight: is only used with mix_rewards: true, got team_weight %g and mix_rewards false; set mix_rewards: true or remove team_weight", o.TeamWeight)
+	}
+	f := o.ATGRPO.DropLowestMeanFraction
+	if !(f >= 0 && f < 1) {
+		return fmt.Errorf("advantage.atgrpo.drop_lowest_mean_fraction: must be in [0, 1), got %g; 0 turns the filter off", f)
+	}
+	if err := oneOf("advantage.magrpo.baseline", o.MAGRPO.Baseline, BaselineMean, BaselineRLOO, BaselineMax, BaselineRaw); err != nil {
+		return err
+	}
+	if g := o.MAGRPO.Gamma; !(g >= 0 && g <= 1) {
+		return fmt.Errorf("advantage.magrpo.gamma: must be in [0, 1], got %g; MAGRPO uses 0.9", g)
+	}
+	return oneOf("advantage.magrpo.joint", o.MAGRPO.Joint, JointAligned, JointCross)
+}
+
+// validateFor adds the checks that depend on the estimator: options that only
+// one estimator reads must not be switched on for another.
+func (o Options) validateFor(name string) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	if name != nameATGRPO {
+		if o.ATGRPO.DropZeroVariance {
+			return fmt.Errorf("advantage.atgrpo.drop_zero_variance: only the atgrpo estimator filters groups, got estimator %q; remove the option or use atgrpo", name)
+		}
+		if o.ATGRPO.DropLowestMeanFraction != 0 {
+			return fmt.Errorf("advantage.atgrpo.drop_lowest_mean_fraction: only the atgrpo estimator filters groups, got estimator %q; remove the option or use atgrpo", name)
+		}
+	}
+	return nil
+}
+
+func oneOf(field, got string, valid ...string) error {
+	for _, v := range valid {
+		if got == v {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: must be one of %s, got %q", field, strings.Join(valid, ", "), got)
+}
