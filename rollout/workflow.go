@@ -118,7 +118,9 @@ type workflowEntry struct {
 
 var workflows = map[string]workflowEntry{
 	"math-refine": {
-		build: func(o WorkflowOptions, a []*Agent, s Scorer) (Workflow, error) { return NewMathRefine(o.MathRefine, a, s) },
+		build: func(o WorkflowOptions, a []*Agent, s Scorer) (Workflow, error) {
+			return NewMathRefine(o.MathRefine, a, s)
+		},
 		agents: func() []AgentConfig {
 			return []AgentConfig{
 				{Name: "solver", Model: "policy", Preset: "math-solver", FormatPenalty: 0.1},
