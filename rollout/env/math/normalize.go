@@ -1,0 +1,98 @@
+// normalize.go — canonical text of a math answer, before comparison.
+//
+// What it is: a fixed sequence of rewrites that removes presentation and
+// keeps the value: LaTeX spacing and sizing (\left, \!, \,), \dfrac/\tfrac
+// → \frac, \text{…}-like wrappers unwrapped, degrees (^\circ, °), percent
+// and dollar signs, a leading "x =", trailing unit words after a number
+// ("5 cm", "12 dollars"), thousands separators ("1,234"), short forms
+// (\frac12, \sqrt3), all whitespace and a trailing period.
+//
+// What it deliberately is not: a computer-algebra system. "2\sqrt{2}" and
+// "\sqrt{8}" stay different; "x+1" and "1+x" too. Numbers are compared as
+// exact rationals in equiv.go, after this step.
+//
+// Departures from common graders, on purpose: the percent sign is dropped,
+// so "50\%" equals "50" (not 0.5); a bare letter answer keeps its case.
+package math
+
+import (
+	"regexp"
+	"strings"
+
+	"troupe/rollout/answer"
+)
+
+var (
+	// wrappers whose argument is kept: \text{cm} → cm.
+	textWrappers = []string{`\text`, `\textbf`, `\textit`, `\textrm`, `\mathrm`, `\mathbf`, `\mbox`, `\operatorname`}
+	// removed outright.
+	noise = []string{`\left`, `\right`, `\displaystyle`, `\!`, `\,`, `\;`, `\:`, `\ `, `~`,
+		`^{\circ}`, `^\circ`, `\circ`, `°`, `\degree`, `\%`, `%`, `\$`, `$`}
+	leadingVariable = regexp.MustCompile(`^[a-zA-Z]\s*=\s*`)
+	numberThenWords = regexp.MustCompile(`^([-+]?(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:/\d+)?)\s+[a-zA-Z][a-zA-Z .]*(?:\^[23])?$`)
+	gluedUnit       = regexp.MustCompile(`^([-+]?(?:\d+(?:\.\d*)?|\.\d+))(?:cm|mm|km|m|kg|g|mg|ml|l|s|h|min|ft|in|mi|mph|lbs|lb|oz|degrees|units|cents|dollars)(?:\^[23])?$`)
+	thousands       = regexp.MustCompile(`^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$`)
+	shortFrac       = regexp.MustCompile(`\\frac(\d)(\d)`)
+	shortFracBrace  = regexp.MustCompile(`\\frac(\d)\{`)
+	shortSqrt       = regexp.MustCompile(`\\sqrt(\d)`)
+)
+
+// Normalize returns the canonical text of an answer.
+func Normalize(s string) string {
+	s = strings.TrimSpace(s)
+	if inner, ok := answer.LastBoxed(s); ok && strings.HasPrefix(s, `\boxed`) {
+		s = inner // a gold answer written as "\boxed{…}"
+	}
+	s = strings.ReplaceAll(s, `\dfrac`, `\frac`)
+	s = strings.ReplaceAll(s, `\tfrac`, `\frac`)
+	s = unwrap(s, textWrappers)
+	for _, n := range noise {
+		s = strings.ReplaceAll(s, n, "")
+	}
+	s = strings.TrimSpace(s)
+	s = strings.TrimRight(s, ".")
+	if m := leadingVariable.FindStringIndex(s); m != nil && !strings.Contains(s[m[1]:], "=") && m[1] < len(s) {
+		s = s[m[1]:]
+	}
+	if m := numberThenWords.FindStringSubmatch(s); m != nil {
+		s = m[1]
+	}
+	s = strings.Join(strings.Fields(s), "")
+	if m := gluedUnit.FindStringSubmatch(s); m != nil {
+		s = m[1]
+	}
+	if thousands.MatchString(s) {
+		s = strings.ReplaceAll(s, ",", "")
+	}
+	s = shortFrac.ReplaceAllString(s, `\frac{$1}{$2}`)
+	s = shortFracBrace.ReplaceAllString(s, `\frac{$1}{`)
+	s = shortSqrt.ReplaceAllString(s, `\sqrt{$1}`)
+	s = strings.TrimRight(s, ".")
+	return s
+}
+
+// unwrap replaces every \cmd{arg} of the listed commands by arg (balanced
+// braces; nested wrappers are handled by repeating until nothing changes).
+func unwrap(s string, cmds []string) string {
+	for changed := true; changed; {
+		changed = false
+		for _, c := range cmds {
+			for from := 0; ; {
+				i := strings.Index(s[from:], c+"{")
+				if i < 0 {
+					break
+				}
+				i += from
+				inner, ok := answer.BalancedGroup(s[i+len(c):])
+				if !ok {
+					from = i + len(c)
+					continue
+				}
+				s = s[:i] + inner + s[i+len(c)+len(inner)+2:]
+				from = i
+				changed = true
+			}
+		}
+	}
+	return s
+}
