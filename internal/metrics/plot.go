@@ -1,0 +1,301 @@
+// plot.go: line charts of metrics against step, stacked vertically in one
+// PNG, drawn in pure Go (image/png, and x/image's 7×13 bitmap font).
+//
+// Each chart has a title, a framed plot area with grid lines at "nice" tick
+// values (1, 2 or 5 × 10^k), tick labels on both axes, one coloured line per
+// key, and a legend in the plot area's top-right corner. The x range is the
+// steps present; the y range is the finite values present, padded by 5%,
+// unless the chart fixes it. A missing or non-finite value breaks the line
+// rather than being drawn as zero.
+//
+// What it deliberately is not: a plotting library. No log scales, no
+// smoothing, no anti-aliasing; it exists so that a run can be looked at
+// without Python.
+package metrics
+
+import (
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Chart is one panel of a plot.
+type Chart struct {
+	Title string
+	// Keys are metric keys; a key ending in "*" stands for every key with
+	// that prefix ("grad_norm/*" → one line per agent), in sorted order.
+	Keys []string
+	// YMin and YMax fix the y range when YMin < YMax; otherwise it fits
+	// the data.
+	YMin, YMax float64
+}
+
+// PlotOptions sizes the image.
+type PlotOptions struct {
+	Width       int // pixels; 0 means 800
+	ChartHeight int // pixels per chart; 0 means 300
+}
+
+// Geometry of a panel, in pixels from the panel's corner.
+const (
+	marginLeft   = 64 // y tick labels
+	marginRight  = 16
+	marginTop    = 22 // title
+	marginBottom = 34 // x tick labels and the axis name
+)
+
+// Colours: the plot's furniture, and the series palette (Tableau 10).
+var (
+	backgroundColor = color.RGBA{255, 255, 255, 255}
+	axisColor       = color.RGBA{0, 0, 0, 255}
+	gridColor       = color.RGBA{225, 225, 225, 255}
+	textColor       = color.RGBA{30, 30, 30, 255}
+	seriesColors    = []color.RGBA{
+		{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255},
+		{148, 103, 189, 255}, {140, 86, 75, 255}, {227, 119, 194, 255}, {127, 127, 127, 255},
+		{188, 189, 34, 255}, {23, 190, 207, 255},
+	}
+)
+
+// PlotJSONL reads a metrics file and writes charts of it to pngPath
+// (atomically).
+func PlotJSONL(jsonlPath, pngPath string, charts []Chart, opts PlotOptions) error {
+	records, err := ReadJSONL(jsonlPath)
+	if err != nil {
+		return err
+	}
+	img, err := Render(records, charts, opts)
+	if err != nil {
+		return fmt.Errorf("metrics: plotting %s: %w", jsonlPath, err)
+	}
+	if err := writeAtomic(pngPath, func(w io.Writer) error { return png.Encode(w, img) }); err != nil {
+		return fmt.Errorf("metrics: writing %s: %w", pngPath, err)
+	}
+	return nil
+}
+
+// series is one line of a chart: a key's values by step.
+type series struct {
+	key   string
+	color color.RGBA
+	steps []float64
+	ys    []float64 // NaN where the record lacks the key
+}
+
+// Render draws the charts, one below the other, from records.
+func Render(records []Record, charts []Chart, opts PlotOptions) (*image.RGBA, error) {
+	if len(charts) == 0 {
+		return nil, fmt.Errorf("no charts requested")
+	}
+	if opts.Width == 0 {
+		opts.Width = 800
+	}
+	if opts.ChartHeight == 0 {
+		opts.ChartHeight = 300
+	}
+	if opts.Width < marginLeft+marginRight+40 || opts.ChartHeight < marginTop+marginBottom+40 {
+		return nil, fmt.Errorf("image too small: %dx%d per chart, want at least %dx%d",
+			opts.Width, opts.ChartHeight, marginLeft+marginRight+40, marginTop+marginBottom+40)
+	}
+	sorted := append([]Record(nil), records...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Step < sorted[j].Step })
+
+	img := image.NewRGBA(image.Rect(0, 0, opts.Width, opts.ChartHeight*len(charts)))
+	fillRect(img, img.Bounds(), backgroundColor)
+	for i, c := range charts {
+		panel := image.Rect(0, i*opts.ChartHeight, opts.Width, (i+1)*opts.ChartHeight)
+		drawChart(img, panel, c, collectSeries(sorted, c.Keys))
+	}
+	return img, nil
+}
+
+// collectSeries expands the chart's keys (prefix patterns included) into
+// series over the records.
+func collectSeries(records []Record, keys []string) []series {
+	var names []string
+	seen := map[string]bool{}
+	for _, k := range keys {
+		matched := []string{k}
+		if prefix, ok := strings.CutSuffix(k, "*"); ok {
+			set := map[string]bool{}
+			for _, r := range records {
+				for name := range r.Values {
+					if strings.HasPrefix(name, prefix) {
+						set[name] = true
+					}
+				}
+			}
+			matched = matched[:0]
+			for name := range set {
+				matched = append(matched, name)
+			}
+			sort.Strings(matched)
+		}
+		for _, name := range matched {
+			if !seen[name] {
+				seen[name] = true
+				names = append(names, name)
+			}
+		}
+	}
+	out := make([]series, len(names))
+	for i, name := range names {
+		out[i].key = name
+		out[i].color = seriesColors[i%len(seriesColors)]
+		for _, r := range records {
+			v, ok := r.Values[name]
+			if !ok {
+				v = math.NaN()
+			}
+			out[i].steps = append(out[i].steps, float64(r.Step))
+			out[i].ys = append(out[i].ys, v)
+		}
+	}
+	return out
+}
+
+// axisRange is a data interval mapped onto a pixel interval.
+type axisRange struct {
+	lo, hi   float64 // data
+	p0, p1   int     // pixels: lo maps to p0, hi to p1
+	integral bool    // ticks at whole numbers only (steps)
+}
+
+func (a axisRange) pixel(v float64) int {
+	return a.p0 + int(math.Round((v-a.lo)/(a.hi-a.lo)*float64(a.p1-a.p0)))
+}
+
+func drawChart(img *image.RGBA, panel image.Rectangle, c Chart, lines []series) {
+	area := image.Rect(panel.Min.X+marginLeft, panel.Min.Y+marginTop, panel.Max.X-marginRight, panel.Max.Y-marginBottom)
+	title := c.Title
+	if title == "" {
+		title = strings.Join(c.Keys, ", ")
+	}
+	drawText(img, panel.Min.X+marginLeft, panel.Min.Y+15, title, textColor)
+
+	xs, ys := dataBounds(lines)
+	if c.YMin < c.YMax {
+		ys = [2]float64{c.YMin, c.YMax}
+	} else if !math.IsInf(ys[0], 0) {
+		pad := 0.05 * (ys[1] - ys[0])
+		if pad == 0 {
+			pad = math.Max(0.5*math.Abs(ys[0]), 0.5)
+		}
+		ys = [2]float64{ys[0] - pad, ys[1] + pad}
+	}
+	if math.IsInf(xs[0], 0) { // no data at all
+		xs, ys = [2]float64{0, 1}, [2]float64{0, 1}
+	}
+	if xs[0] == xs[1] {
+		xs = [2]float64{xs[0] - 1, xs[1] + 1}
+	}
+	xAxis := axisRange{lo: xs[0], hi: xs[1], p0: area.Min.X, p1: area.Max.X - 1, integral: true}
+	yAxis := axisRange{lo: ys[0], hi: ys[1], p0: area.Max.Y - 1, p1: area.Min.Y}
+
+	for _, t := range niceTicks(xAxis.lo, xAxis.hi, 8, true) {
+		px := xAxis.pixel(t)
+		vline(img, px, area.Min.Y, area.Max.Y-1, gridColor)
+		vline(img, px, area.Max.Y, area.Max.Y+3, axisColor)
+		label := formatTick(t, 1)
+		drawText(img, px-textWidth(label)/2, area.Max.Y+16, label, textColor)
+	}
+	yTicks := niceTicks(yAxis.lo, yAxis.hi, 6, false)
+	yStep := 1.0
+	if len(yTicks) > 1 {
+		yStep = yTicks[1] - yTicks[0]
+	}
+	for _, t := range yTicks {
+		py := yAxis.pixel(t)
+		hline(img, area.Min.X, area.Max.X-1, py, gridColor)
+		hline(img, area.Min.X-4, area.Min.X-1, py, axisColor)
+		label := formatTick(t, yStep)
+		drawText(img, area.Min.X-6-textWidth(label), py+4, label, textColor)
+	}
+	drawText(img, area.Max.X-textWidth("step"), panel.Max.Y-4, "step", textColor)
+
+	for _, s := range lines {
+		col := s.color
+		prevOK := false
+		var px0, py0 int
+		for j := range s.steps {
+			y := s.ys[j]
+			if !finite(y) {
+				prevOK = false
+				continue
+			}
+			px, py := xAxis.pixel(s.steps[j]), yAxis.pixel(y)
+			if prevOK {
+				thickLine(img, area, px0, py0, px, py, col)
+			} else if j+1 == len(s.ys) || !finite(s.ys[j+1]) {
+				// An isolated point: a 3×3 dot, since there is no line.
+				fillRect(img, image.Rect(px-1, py-1, px+2, py+2).Intersect(area), col)
+			}
+			px0, py0, prevOK = px, py, true
+		}
+	}
+	var present []series
+	var missing []string
+	for _, s := range lines {
+		if _, ys := dataBounds([]series{s}); math.IsInf(ys[0], 0) {
+			missing = append(missing, s.key)
+		} else {
+			present = append(present, s)
+		}
+	}
+	if len(missing) > 0 || len(lines) == 0 {
+		drawText(img, area.Min.X+8, area.Min.Y+20, "no data: "+strings.Join(missing, ", "), textColor)
+	}
+	// The frame last, so that lines at the range edges do not hide it.
+	hline(img, area.Min.X, area.Max.X-1, area.Max.Y-1, axisColor)
+	vline(img, area.Min.X, area.Min.Y, area.Max.Y-1, axisColor)
+	hline(img, area.Min.X, area.Max.X-1, area.Min.Y, axisColor)
+	vline(img, area.Max.X-1, area.Min.Y, area.Max.Y-1, axisColor)
+	drawLegend(img, area, present)
+}
+
+// dataBounds returns the step range and the finite value range of the
+// series; ±Inf bounds when there is no finite value.
+func dataBounds(lines []series) (xs, ys [2]float64) {
+	xs = [2]float64{math.Inf(1), math.Inf(-1)}
+	ys = xs
+	for _, s := range lines {
+		for j, y := range s.ys {
+			if !finite(y) {
+				continue
+			}
+			xs[0], xs[1] = math.Min(xs[0], s.steps[j]), math.Max(xs[1], s.steps[j])
+			ys[0], ys[1] = math.Min(ys[0], y), math.Max(ys[1], y)
+		}
+	}
+	return xs, ys
+}
+
+// drawLegend draws a box in the area's top-right corner with a colour
+// swatch and the key of every series.
+func drawLegend(img *image.RGBA, area image.Rectangle, lines []series) {
+	if len(lines) == 0 {
+		return
+	}
+	const rowHeight, swatch, pad = 15, 14, 6
+	width := 0
+	for _, s := range lines {
+		width = max(width, textWidth(s.key))
+	}
+	box := image.Rect(area.Max.X-1-pad-swatch-pad-width-pad, area.Min.Y+pad,
+		area.Max.X-1-pad, area.Min.Y+pad+len(lines)*rowHeight+pad)
+	fillRect(img, box, backgroundColor)
+	strokeRect(img, box, gridColor)
+	for i, s := range lines {
+		col := s.color
+		y := box.Min.Y + pad + i*rowHeight
+		fillRect(img, image.Rect(box.Min.X+pad, y+5, box.Min.X+pad+swatch, y+8), col)
+		drawText(img, box.Min.X+pad+swatch+pad, y+11, s.key, textColor)
+	}
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -1,0 +1,235 @@
+package metrics
+
+import (
+	"image"
+	"image/color"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// frame finds the plot area's frame by looking for long black runs: the
+// outermost rows and columns more than half the panel long. This uses only
+// what a person sees (a black box), not the layout constants.
+func frame(t *testing.T, img *image.RGBA, panel image.Rectangle) (left, right, top, bottom int) {
+	t.Helper()
+	black := func(x, y int) bool { return img.RGBAAt(x, y) == axisColor }
+	left, right, top, bottom = -1, -1, -1, -1
+	for x := panel.Min.X; x < panel.Max.X; x++ {
+		run := 0
+		for y := panel.Min.Y; y < panel.Max.Y; y++ {
+			if black(x, y) {
+				run++
+			}
+		}
+		if run > panel.Dy()/2 {
+			if left < 0 {
+				left = x
+			}
+			right = x
+		}
+	}
+	for y := panel.Min.Y; y < panel.Max.Y; y++ {
+		run := 0
+		for x := panel.Min.X; x < panel.Max.X; x++ {
+			if black(x, y) {
+				run++
+			}
+		}
+		if run > panel.Dx()/2 {
+			if top < 0 {
+				top = y
+			}
+			bottom = y
+		}
+	}
+	if left < 0 || top < 0 || right-left < 100 || bottom-top < 100 {
+		t.Fatalf("no plot frame found: x %d..%d, y %d..%d", left, right, top, bottom)
+	}
+	return
+}
+
+// colourNear reports whether c occurs in column x within tol rows of y.
+func colourNear(img *image.RGBA, x, y, tol int, c color.RGBA) bool {
+	for dy := -tol; dy <= tol; dy++ {
+		if img.RGBAAt(x, y+dy) == c {
+			return true
+		}
+	}
+	return false
+}
+
+func TestRenderPutsPointsWhereExpected(t *testing.T) {
+	var records []Record
+	for step := 0; step <= 10; step++ {
+		r := Record{Step: step, Values: map[string]float64{"diag": float64(step) / 10}}
+		if step != 5 { // a gap in "flat"
+			r.Values["flat"] = 0.25
+		}
+		records = append(records, r)
+	}
+	charts := []Chart{
+		{Title: "reward", Keys: []string{"diag", "flat"}, YMin: 0, YMax: 1},
+		{Title: "empty", Keys: []string{"absent"}},
+	}
+	img, err := Render(records, charts, PlotOptions{Width: 400, ChartHeight: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img.Bounds() != image.Rect(0, 0, 400, 600) {
+		t.Fatalf("bounds %v, want 400x600", img.Bounds())
+	}
+	left, right, top, bottom := frame(t, img, image.Rect(0, 0, 400, 300))
+	px := func(step float64) int { return left + int(math.Round(step/10*float64(right-left))) }
+	py := func(v float64) int { return bottom - int(math.Round(v*float64(bottom-top))) }
+	diag, flat := seriesColors[0], seriesColors[1]
+
+	for _, step := range []float64{0.5, 1, 2, 3.5, 4, 5, 6} {
+		if !colourNear(img, px(step), py(step/10), 2, diag) {
+			t.Errorf("diag: no line pixel near (%d, %d) for step %g", px(step), py(step/10), step)
+		}
+		// Nowhere else in that column.
+		for y := top + 1; y < bottom; y++ {
+			if img.RGBAAt(px(step), y) == diag && math.Abs(float64(y-py(step/10))) > 3 {
+				t.Errorf("diag: stray pixel at (%d, %d), line is at row %d", px(step), y, py(step/10))
+				break
+			}
+		}
+	}
+	for _, step := range []float64{0.5, 1, 3, 4, 6, 7.5, 9} {
+		if !colourNear(img, px(step), py(0.25), 2, flat) {
+			t.Errorf("flat: no line pixel near (%d, %d) for step %g", px(step), py(0.25), step)
+		}
+	}
+	// Step 5 is missing: no "flat" pixel strictly between steps 4 and 6.
+	for x := px(4) + 3; x <= px(6)-3; x++ {
+		for y := top + 1; y < bottom; y++ {
+			if img.RGBAAt(x, y) == flat {
+				t.Fatalf("flat: pixel at (%d, %d) inside the gap between steps 4 and 6", x, y)
+			}
+		}
+	}
+	// The legend sits in the top-right corner and shows both colours.
+	legend := image.Rect((left+right)/2, top+1, right, (top+bottom)/2)
+	for _, c := range []color.RGBA{diag, flat} {
+		if !regionHas(img, legend, c) {
+			t.Errorf("legend: colour %v missing from the top-right quadrant", c)
+		}
+	}
+	// Tick labels and title are drawn in the text colour outside the frame.
+	if !regionHas(img, image.Rect(0, top, left-4, bottom), textColor) {
+		t.Error("no y tick labels left of the frame")
+	}
+	if !regionHas(img, image.Rect(left, bottom+4, right, 300), textColor) {
+		t.Error("no x tick labels below the frame")
+	}
+	if !regionHas(img, image.Rect(0, 0, 400, top), textColor) {
+		t.Error("no title above the frame")
+	}
+	// The second chart has no data: a frame and no series pixels.
+	frame(t, img, image.Rect(0, 300, 400, 600))
+	for _, c := range []color.RGBA{diag, flat} {
+		if regionHas(img, image.Rect(0, 300, 400, 600), c) {
+			t.Errorf("empty chart holds series colour %v", c)
+		}
+	}
+}
+
+func regionHas(img *image.RGBA, r image.Rectangle, c color.RGBA) bool {
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			if img.RGBAAt(x, y) == c {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func TestCollectSeriesExpandsPrefixes(t *testing.T) {
+	records := []Record{
+		{Step: 1, Values: map[string]float64{"grad_norm/verifier": 1, "grad_norm/solver": 2, "reward/mean": 0}},
+		{Step: 2, Values: map[string]float64{"grad_norm/solver": 3}},
+	}
+	got := collectSeries(records, []string{"grad_norm/*", "grad_norm/solver", "reward/mean"})
+	var keys []string
+	for _, s := range got {
+		keys = append(keys, s.key)
+	}
+	if want := []string{"grad_norm/solver", "grad_norm/verifier", "reward/mean"}; !reflect.DeepEqual(keys, want) {
+		t.Errorf("keys %v, want %v", keys, want)
+	}
+	if v := got[1].ys; v[0] != 1 || !math.IsNaN(v[1]) {
+		t.Errorf("verifier values %v, want [1 NaN]", v)
+	}
+}
+
+func TestNiceTicks(t *testing.T) {
+	cases := []struct {
+		lo, hi   float64
+		want     int
+		integral bool
+		ticks    []float64
+	}{
+		{0, 10, 6, false, []float64{0, 2, 4, 6, 8, 10}},
+		{-0.05, 1.05, 6, false, []float64{0, 0.2, 0.4, 0.6, 0.8, 1}},
+		{0, 3, 8, true, []float64{0, 1, 2, 3}},
+		{1, 100, 8, true, []float64{10, 20, 30, 40, 50, 60, 70, 80, 90, 100}},
+		{0, 0.003, 4, false, []float64{0, 0.001, 0.002, 0.003}},
+		{-3, 3, 4, false, []float64{-2, 0, 2}},
+	}
+	for _, c := range cases {
+		if got := niceTicks(c.lo, c.hi, c.want, c.integral); !reflect.DeepEqual(got, c.ticks) {
+			t.Errorf("niceTicks(%g, %g, %d) = %v, want %v", c.lo, c.hi, c.want, got, c.ticks)
+		}
+	}
+	for _, c := range []struct {
+		v, step float64
+		want    string
+	}{{0.2, 0.2, "0.2"}, {0.05, 0.05, "0.05"}, {120, 20, "120"}, {2e6, 1e6, "2e+06"}} {
+		if got := formatTick(c.v, c.step); got != c.want {
+			t.Errorf("formatTick(%g, %g) = %q, want %q", c.v, c.step, got, c.want)
+		}
+	}
+}
+
+func TestPlotJSONLWritesPNG(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "metrics.jsonl")
+	w, _, err := OpenJSONL(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step := 1; step <= 20; step++ {
+		w.Write(Record{Step: step, Time: t0, Values: map[string]float64{
+			"reward/mean":        1 - math.Exp(-float64(step)/6),
+			"grad_norm/solver":   1.5 * math.Exp(-float64(step)/10),
+			"grad_norm/verifier": 0.8 + 0.1*math.Sin(float64(step)),
+		}})
+	}
+	w.Close()
+	out := filepath.Join(dir, "metrics.png")
+	charts := []Chart{{Title: "mean reward", Keys: []string{"reward/mean"}}, {Title: "grad norm", Keys: []string{"grad_norm/*"}}}
+	if err := PlotJSONL(path, out, charts, PlotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img.Bounds().Dx() != 800 || img.Bounds().Dy() != 600 {
+		t.Errorf("PNG is %v, want 800x600", img.Bounds())
+	}
+	if os.Getenv("TROUPE_KEEP_PLOT") != "" {
+		raw, _ := os.ReadFile(out)
+		os.WriteFile(os.Getenv("TROUPE_KEEP_PLOT"), raw, 0o644)
+	}
+}
