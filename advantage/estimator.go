@@ -44,8 +44,9 @@ type Group struct {
 	// Samples is the number of samples the group normalised: trajectories
 	// (grpo, rloo), rows (grpo-step, drmas, atgrpo) or completions (magrpo).
 	Samples int
-	// Mean and Std are the statistics of the samples' scores (MAGRPO: of their
-	// returns); Std is sample or population as configured, 0 for a singleton.
+	// Mean and Std are the statistics of the samples' scores: Std is sample or
+	// population as configured, 0 for a singleton; for magrpo they describe
+	// the completions' returns, with the population std.
 	Mean, Std float64
 	// Singleton: one sample. ZeroVariance: two or more samples, all equal.
 	Singleton, ZeroVariance bool
