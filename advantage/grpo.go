@@ -12,6 +12,10 @@ package advantage
 // (row instead of trajectory), so comparing grpo, grpo-step and drmas
 // separates "per-row weighting" from "group by agent".
 //
+// grpo matches the Dr. MAS code's GRPO (singletons: mean 0, std 1 by
+// default). grpo-step has no reference implementation: it is the ablation
+// that the public question on the Dr. MAS repository asks for.
+//
 // What this file is not: the std/ε/singleton rules (normalise.go).
 
 import (
