@@ -1,0 +1,39 @@
+# troupe — make (setup + build), make test, make demo, make bench, make shim.
+# `scripts/setup.sh` installs what is missing (apt, as root or via sudo), builds
+# the libtorch shim and fetches fixtures; it is idempotent and cheap when done.
+
+GO       ?= go
+NPROC    := $(shell nproc)
+VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -X main.version=$(VERSION)
+export TROUPE_THREADS ?= $(NPROC)
+# Go's caches do not hash libtshim.so; a stamp of it in CGO_CFLAGS makes a
+# rebuilt shim rebuild (and retest) the packages that link it.
+SHIM_STAMP = $(shell sha256sum build/libtshim.so 2>/dev/null | cut -c1-12)
+export CGO_CFLAGS = -O2 -g -DTSHIM_STAMP=$(SHIM_STAMP)
+
+.PHONY: all setup shim build test vet bench demo clean
+
+all: setup build
+
+setup:
+	@bash scripts/setup.sh
+
+shim:
+	@cmake -S torch/csrc -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake --build build -j$(NPROC)
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/train ./cmd/train
+
+vet:
+	$(GO) vet ./...
+
+test: setup vet
+	$(GO) test -timeout 45m ./...
+
+bench: setup
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./...
+
+clean:
+	rm -rf bin build

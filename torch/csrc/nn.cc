@@ -1,0 +1,165 @@
+// nn.cc — the pieces of a Qwen transformer and its sampler as single shim
+// calls: softmax family, embedding, linear, RMSNorm, rotary embedding,
+// scaled-dot-product attention, multinomial, per-token log-probs.
+//
+// Composite ops (RMSNorm, RoPE, attention fallback, token log-probs) run
+// several ATen ops inside one call: fewer cgo crossings, and the same math on
+// every libtorch version. RMSNorm follows the Hugging Face Qwen definition
+// (normalise in f32, cast back, then scale) rather than at::rms_norm, whose
+// rounding order differs in bf16.
+#include "common.h"
+
+#include <ATen/ops/cat.h>
+#include <ATen/ops/embedding.h>
+#include <ATen/ops/gather.h>
+#include <ATen/ops/linear.h>
+#include <ATen/ops/log_softmax.h>
+#include <ATen/ops/logsumexp.h>
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/mean.h>
+#include <ATen/ops/multinomial.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/rsqrt.h>
+#include <ATen/ops/softmax.h>
+#include <ATen/ops/sum.h>
+#include <ATen/ops/triu.h>
+#if TS_AT_LEAST(2, 1)
+#include <ATen/ops/scaled_dot_product_attention.h>
+#endif
+
+#include <cmath>
+#include <limits>
+
+using tshim::T;
+using tshim::wrap;
+
+namespace {
+
+at::Tensor rotate_half(const at::Tensor& x) {
+  int64_t half = x.size(-1) / 2;
+  auto x1 = x.narrow(-1, 0, half);
+  auto x2 = x.narrow(-1, half, x.size(-1) - half);
+  return at::cat({x2.neg(), x1}, -1);
+}
+
+// Explicit attention, as Hugging Face's eager path computes it: scores in the
+// input dtype, softmax in f32, cast back, weighted sum.
+at::Tensor attention_math(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                          bool causal, double scale) {
+  auto scores = at::matmul(q, k.transpose(-2, -1)).mul(scale);  // (B,H,T,S)
+  const double neg_inf = -std::numeric_limits<double>::infinity();
+  if (causal) {
+    auto upper = at::triu(at::ones({q.size(-2), k.size(-2)}, q.options().dtype(at::kBool)), 1);
+    scores = scores.masked_fill(upper, neg_inf);
+  }
+  if (mask.defined()) {
+    if (mask.scalar_type() == at::kBool) {
+      scores = scores.masked_fill(mask.logical_not(), neg_inf);
+    } else {
+      scores = scores.add(mask);
+    }
+  }
+  auto probs = at::softmax(scores, -1, tshim::compute_type(q.scalar_type())).to(q.scalar_type());
+  return at::matmul(probs, v);
+}
+
+}  // namespace
+
+extern "C" {
+
+ts_err ts_softmax(ts_tensor t, int64_t dim, ts_tensor* out) {
+  TS_TRY
+  const auto& x = T(t);
+  *out = wrap(at::softmax(x, dim, tshim::compute_type(x.scalar_type())).to(x.scalar_type()));
+  TS_CATCH
+}
+
+ts_err ts_log_softmax(ts_tensor t, int64_t dim, ts_tensor* out) {
+  TS_TRY
+  const auto& x = T(t);
+  *out = wrap(at::log_softmax(x, dim, tshim::compute_type(x.scalar_type())).to(x.scalar_type()));
+  TS_CATCH
+}
+
+ts_err ts_embedding(ts_tensor weight, ts_tensor ids, ts_tensor* out) {
+  TS_TRY
+  *out = wrap(at::embedding(T(weight), T(ids)));
+  TS_CATCH
+}
+
+ts_err ts_linear(ts_tensor x, ts_tensor w, ts_tensor b, ts_tensor* out) {
+  TS_TRY
+  *out = wrap(at::linear(T(x), T(w), tshim::opt(b)));
+  TS_CATCH
+}
+
+ts_err ts_rms_norm(ts_tensor x, ts_tensor w, double eps, ts_tensor* out) {
+  TS_TRY
+  const auto& in = T(x);
+  auto h = in.to(tshim::compute_type(in.scalar_type()));
+  auto variance = at::mean(h.mul(h), {-1}, /*keepdim=*/true);
+  auto normed = h.mul(at::rsqrt(variance.add(eps))).to(in.scalar_type());
+  *out = wrap(T(w).mul(normed));
+  TS_CATCH
+}
+
+ts_err ts_rope(ts_tensor x, ts_tensor cos, ts_tensor sin, ts_tensor* out) {
+  TS_TRY
+  const auto& in = T(x);
+  *out = wrap(in.mul(T(cos)).add(rotate_half(in).mul(T(sin))));
+  TS_CATCH
+}
+
+ts_err ts_sdpa(ts_tensor q, ts_tensor k, ts_tensor v, ts_tensor mask, int causal, double scale, int fused,
+               ts_tensor* out) {
+  TS_TRY
+  const auto& Q = T(q);
+  const auto& K = T(k);
+  const auto& V = T(v);
+  auto M = tshim::opt(mask);
+  if (causal && Q.size(-2) != K.size(-2))
+    throw std::invalid_argument("sdpa: causal needs as many queries as keys; pass an explicit mask instead");
+  double s = scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(Q.size(-1)));
+#if TS_AT_LEAST(2, 1)
+  if (fused) {
+    bool is_causal = causal != 0;
+    if (M.defined() && is_causal) {  // the fused op takes one or the other: fold causal into the mask
+      auto upper = at::triu(at::ones({Q.size(-2), K.size(-2)}, Q.options().dtype(at::kBool)), 1);
+      M = M.scalar_type() == at::kBool ? M.logical_and(upper.logical_not())
+                                       : M.masked_fill(upper, -std::numeric_limits<double>::infinity());
+      is_causal = false;
+    }
+    if (M.defined() && M.scalar_type() != at::kBool) M = M.to(Q.scalar_type());
+    *out = wrap(at::scaled_dot_product_attention(Q, K, V, M, 0.0, is_causal, s));
+    return nullptr;
+  }
+#else
+  (void)fused;
+#endif
+  *out = wrap(attention_math(Q, K, V, M, causal != 0, s));
+  TS_CATCH
+}
+
+ts_err ts_multinomial(ts_tensor probs, int64_t n, int replacement, ts_gen g, ts_tensor* out) {
+  TS_TRY
+  const auto& p = T(probs);
+  *out = wrap(g ? at::multinomial(p, n, replacement != 0, g->g) : at::multinomial(p, n, replacement != 0));
+  TS_CATCH
+}
+
+ts_err ts_token_logprobs(ts_tensor logits, ts_tensor targets, int want_entropy, ts_tensor* logp, ts_tensor* entropy) {
+  TS_TRY
+  const auto& raw = T(logits);
+  auto z = raw.to(tshim::compute_type(raw.scalar_type()));  // (N,V)
+  auto lse = at::logsumexp(z, {-1}, /*keepdim=*/true);     // (N,1)
+  auto picked = at::gather(z, -1, T(targets).unsqueeze(-1));  // (N,1)
+  *logp = wrap(picked.sub(lse).squeeze(-1));
+  *entropy = nullptr;
+  if (want_entropy) {
+    auto p = at::softmax(z, -1);
+    *entropy = wrap(lse.squeeze(-1).sub(at::sum(p.mul(z), {-1})));
+  }
+  TS_CATCH
+}
+
+}  // extern "C"

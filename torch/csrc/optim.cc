@@ -1,0 +1,170 @@
+// optim.cc — AdamW with decoupled weight decay and parameter groups, in the
+// order torch.optim.AdamW's single-tensor path applies it:
+//   p ← p·(1 − lr·wd);  m ← lerp(m, g, 1 − β1);  v ← β2·v + (1 − β2)·g²
+//   p ← p − (lr / (1 − β1ᵗ)) · m / (√v / √(1 − β2ᵗ) + ε)
+// Moments are float32 whatever the parameter dtype (float64 for float64). With master_f32, a
+// non-f32 parameter gets a float32 master copy that the update runs on; the
+// parameter is then overwritten with the rounded master. One shim call steps
+// every parameter: no cgo crossing per tensor.
+#include "common.h"
+
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/zeros_like.h>
+
+#include <cmath>
+#include <memory>
+#include <sstream>
+
+using tshim::T;
+using tshim::wrap;
+
+namespace {
+struct Param {
+  at::Tensor param;
+  at::Tensor master;  // undefined unless master_f32 and param is not f32
+  at::Tensor exp_avg, exp_avg_sq;
+  int64_t step = 0;
+  int group = 0;
+};
+struct Group {
+  double lr, beta1, beta2, eps, weight_decay;
+};
+}  // namespace
+
+struct ts_adamw_s {
+  std::vector<Param> params;
+  std::vector<Group> groups;
+};
+
+namespace {
+Param& at_index(ts_adamw o, int i) {
+  if (o == nullptr) throw std::invalid_argument("optimizer handle is NULL");
+  if (i < 0 || i >= static_cast<int>(o->params.size()))
+    throw std::out_of_range("optimizer parameter index " + std::to_string(i) + " out of range [0, " +
+                            std::to_string(o->params.size()) + ")");
+  return o->params[i];
+}
+
+void check_same_shape(const char* what, const at::Tensor& a, const at::Tensor& p) {
+  if (a.sizes() != p.sizes()) {
+    std::ostringstream msg;
+    msg << "optimizer state " << what << " has shape " << a.sizes() << ", parameter has " << p.sizes();
+    throw std::invalid_argument(msg.str());
+  }
+}
+}  // namespace
+
+extern "C" {
+
+ts_err ts_adamw_new(const ts_tensor* params, int n, const int* group, int ngroups, const double* lr,
+                    const double* beta1, const double* beta2, const double* eps, const double* weight_decay,
+                    int master_f32, ts_adamw* out) {
+  TS_TRY
+  auto o = std::make_unique<ts_adamw_s>();
+  for (int g = 0; g < ngroups; g++) o->groups.push_back({lr[g], beta1[g], beta2[g], eps[g], weight_decay[g]});
+  at::NoGradGuard no_grad;
+  for (int i = 0; i < n; i++) {
+    Param p;
+    p.param = T(params[i]);
+    p.group = group[i];
+    if (p.group < 0 || p.group >= ngroups)
+      throw std::invalid_argument("parameter " + std::to_string(i) + " names group " + std::to_string(p.group) +
+                                  " of " + std::to_string(ngroups));
+    if (master_f32 && p.param.scalar_type() != at::kFloat) p.master = p.param.detach().to(at::kFloat).clone();
+    o->params.push_back(std::move(p));
+  }
+  *out = o.release();
+  TS_CATCH
+}
+
+ts_err ts_adamw_free(ts_adamw o) {
+  TS_TRY
+  delete o;
+  TS_CATCH
+}
+
+ts_err ts_adamw_set_lr(ts_adamw o, int group, double lr) {
+  TS_TRY
+  if (o == nullptr) throw std::invalid_argument("optimizer handle is NULL");
+  if (group < 0 || group >= static_cast<int>(o->groups.size()))
+    throw std::out_of_range("optimizer group " + std::to_string(group) + " out of range");
+  o->groups[group].lr = lr;
+  TS_CATCH
+}
+
+ts_err ts_adamw_step(ts_adamw o) {
+  TS_TRY
+  if (o == nullptr) throw std::invalid_argument("optimizer handle is NULL");
+  at::NoGradGuard no_grad;
+  for (auto& p : o->params) {
+    const auto& raw = p.param.grad();
+    if (!raw.defined()) continue;
+    const Group& h = o->groups[p.group];
+    auto st = tshim::compute_type(p.param.scalar_type());
+    bool native = p.param.scalar_type() == st;  // f32 or f64: update in place
+    at::Tensor w = p.master.defined() ? p.master : (native ? p.param : p.param.detach().to(st));
+    auto g = raw.to(w.scalar_type());
+    if (!p.exp_avg.defined()) {
+      p.exp_avg = at::zeros_like(w);
+      p.exp_avg_sq = at::zeros_like(w);
+    }
+    p.step++;
+    w.mul_(1.0 - h.lr * h.weight_decay);
+    p.exp_avg.lerp_(g, 1.0 - h.beta1);
+    p.exp_avg_sq.mul_(h.beta2).addcmul_(g, g, 1.0 - h.beta2);
+    double bc1 = 1.0 - std::pow(h.beta1, static_cast<double>(p.step));
+    double bc2 = 1.0 - std::pow(h.beta2, static_cast<double>(p.step));
+    auto denom = p.exp_avg_sq.sqrt().div_(std::sqrt(bc2)).add_(h.eps);
+    w.addcdiv_(p.exp_avg, denom, -h.lr / bc1);
+    if (!w.is_same(p.param)) p.param.detach().copy_(w);
+  }
+  TS_CATCH
+}
+
+ts_err ts_adamw_zero_grad(ts_adamw o) {
+  TS_TRY
+  if (o == nullptr) throw std::invalid_argument("optimizer handle is NULL");
+  for (auto& p : o->params) p.param.mutable_grad() = at::Tensor();
+  TS_CATCH
+}
+
+ts_err ts_adamw_step_count(ts_adamw o, int i, int64_t* out) {
+  TS_TRY
+  *out = at_index(o, i).step;
+  TS_CATCH
+}
+
+ts_err ts_adamw_state(ts_adamw o, int i, ts_tensor* exp_avg, ts_tensor* exp_avg_sq, ts_tensor* master) {
+  TS_TRY
+  const Param& p = at_index(o, i);
+  *exp_avg = p.exp_avg.defined() ? wrap(p.exp_avg) : nullptr;
+  *exp_avg_sq = p.exp_avg_sq.defined() ? wrap(p.exp_avg_sq) : nullptr;
+  *master = p.master.defined() ? wrap(p.master) : nullptr;
+  TS_CATCH
+}
+
+ts_err ts_adamw_load_state(ts_adamw o, int i, int64_t step, ts_tensor exp_avg, ts_tensor exp_avg_sq,
+                           ts_tensor master) {
+  TS_TRY
+  Param& p = at_index(o, i);
+  at::NoGradGuard no_grad;
+  auto opts = p.param.options().dtype(tshim::compute_type(p.param.scalar_type()));
+  if (exp_avg != nullptr) {
+    check_same_shape("exp_avg", T(exp_avg), p.param);
+    check_same_shape("exp_avg_sq", T(exp_avg_sq), p.param);
+    p.exp_avg = T(exp_avg).to(opts).clone();
+    p.exp_avg_sq = T(exp_avg_sq).to(opts).clone();
+  } else {
+    p.exp_avg = at::Tensor();
+    p.exp_avg_sq = at::Tensor();
+  }
+  if (master != nullptr) {
+    if (!p.master.defined()) throw std::invalid_argument("checkpoint has a master copy for a parameter that keeps none");
+    check_same_shape("master", T(master), p.param);
+    p.master.copy_(T(master));
+  }
+  p.step = step;
+  TS_CATCH
+}
+
+}  // extern "C"

@@ -1,0 +1,55 @@
+// Package torch is troupe's Go API over libtorch: tensors, the ops a Qwen
+// transformer, its sampler and the RL losses need, autograd, AdamW, seeded
+// generators and the runtime (threads, CUDA, memory).
+//
+// It calls libtorch through libtshim.so, a hand-written C ABI (tshim.h,
+// sources in csrc/) built by `make shim` against Debian's libtorch 1.13, or by
+// scripts/gpu/build-shim.sh against the PyTorch wheel on GPU machines. This is
+// the only package with cgo besides internal/gpu.
+//
+// # Lifetimes
+//
+// Tensor memory is never left to the garbage collector. A *Tensor is freed
+// by Free (idempotent) or by the Scope that was innermost when it was made:
+//
+//	s := torch.NewScope()
+//	defer s.Close()            // frees every temporary below
+//	h := x.Matmul(w)           // owned by s
+//	y := s.Keep(h.Silu())      // moved to the parent scope (or to the caller)
+//
+// Tensors made outside any scope (model weights, optimizer state) belong to
+// whoever made them. LiveTensors counts handles alive in the process; leak
+// tests compare it before and after a loop.
+//
+// # Errors
+//
+// Ops panic with a *Error carrying libtorch's message (a shape mismatch, a
+// dtype libtorch refuses); the process survives. Package boundaries — model
+// loading, the forward pass, generation, the update step — defer Recover to
+// return it as an ordinary error.
+//
+// # Threads
+//
+// libtorch keeps grad mode (and the current CUDA device and stream) per OS
+// thread, while a goroutine may move between OS threads between two cgo
+// calls. troupe's rule: all torch work of a process runs on one goroutine,
+// and the only thread-local state it changes is grad mode, changed only
+// inside NoGrad, which locks the goroutine to its OS thread for the duration
+// and restores the previous mode on the way out. Outside NoGrad every thread
+// is in libtorch's default (grad on), so it does not matter which thread an
+// op lands on. Device placement is carried by the tensors themselves (ops run
+// on their inputs' device), so the current-device setting is never relied on.
+// Scopes are process-wide for the same reason: open and close them on the
+// torch goroutine. Pure-Go work (tokenizing, rewards, environments) may run
+// on any goroutine.
+//
+// The intra-op thread count is set at start-up to the number of CPUs, or to
+// TROUPE_THREADS when set.
+//
+// # Versions
+//
+// The shim compiles against libtorch 1.13 and 2.x. Where 2.x has the fused
+// scaled-dot-product attention kernel it is used; 1.13 (and Attention.Explicit)
+// compute the same attention with explicit math. RMSNorm always uses the
+// Hugging Face Qwen formula rather than at::rms_norm.
+package torch

@@ -1,0 +1,100 @@
+package torch
+
+// #include "tshim.h"
+import "C"
+
+// Softmax along dim, computed in float32 and returned in t's dtype.
+func (t *Tensor) Softmax(dim int64) *Tensor {
+	var out C.ts_tensor
+	check("softmax", C.ts_softmax(t.handle(), C.int64_t(dim), &out))
+	return wrap(out)
+}
+
+// LogSoftmax along dim, computed in float32 and returned in t's dtype.
+func (t *Tensor) LogSoftmax(dim int64) *Tensor {
+	var out C.ts_tensor
+	check("log_softmax", C.ts_log_softmax(t.handle(), C.int64_t(dim), &out))
+	return wrap(out)
+}
+
+// Embedding looks up rows of weight (V, D) for integer ids of any shape.
+func Embedding(weight, ids *Tensor) *Tensor {
+	var out C.ts_tensor
+	check("embedding", C.ts_embedding(weight.handle(), ids.handle(), &out))
+	return wrap(out)
+}
+
+// Linear is x·wᵀ + b, w of shape (out, in); b may be nil.
+func Linear(x, w, b *Tensor) *Tensor {
+	var bh C.ts_tensor
+	if b != nil {
+		bh = b.handle()
+	}
+	var out C.ts_tensor
+	check("linear", C.ts_linear(x.handle(), w.handle(), bh, &out))
+	return wrap(out)
+}
+
+// RMSNorm is the Hugging Face Qwen RMSNorm over the last dimension:
+// w · (x / √(mean(x²) + eps)), normalised in float32 and cast back to x's
+// dtype before the scale.
+func RMSNorm(x, w *Tensor, eps float64) *Tensor {
+	var out C.ts_tensor
+	check("rms_norm", C.ts_rms_norm(x.handle(), w.handle(), C.double(eps), &out))
+	return wrap(out)
+}
+
+// RoPE applies rotary position embedding with the rotate-half convention:
+// x·cos + rotate_half(x)·sin, where rotate_half(x) = cat(−x₂, x₁) over the
+// last dimension; cos and sin broadcast against x.
+func RoPE(x, cos, sin *Tensor) *Tensor {
+	var out C.ts_tensor
+	check("rope", C.ts_rope(x.handle(), cos.handle(), sin.handle(), &out))
+	return wrap(out)
+}
+
+// Attention configures ScaledDotProductAttention.
+type Attention struct {
+	// Mask is nil, a bool tensor (true = may attend) or an additive float
+	// tensor, broadcast to (B, H, T, S).
+	Mask *Tensor
+	// Causal masks keys after each query, diagonal aligned top-left; it
+	// needs T == S (with a KV cache, pass an explicit Mask instead).
+	Causal bool
+	// Scale multiplies q·kᵀ; 0 means 1/√D.
+	Scale float64
+	// Explicit forces the explicit-math path even where the build has the
+	// fused kernel (libtorch ≥ 2.1).
+	Explicit bool
+}
+
+// ScaledDotProductAttention computes softmax(q·kᵀ·scale + mask)·v for q of
+// shape (B, H, T, D) and k, v of shape (B, H, S, D). Every query row must be
+// allowed at least one key: a fully masked row yields NaN.
+func ScaledDotProductAttention(q, k, v *Tensor, a Attention) *Tensor {
+	var mh C.ts_tensor
+	if a.Mask != nil {
+		mh = a.Mask.handle()
+	}
+	var out C.ts_tensor
+	check("sdpa", C.ts_sdpa(q.handle(), k.handle(), v.handle(), mh, cbool(a.Causal), C.double(a.Scale), cbool(!a.Explicit), &out))
+	return wrap(out)
+}
+
+// Multinomial draws n indices per row of probs (B, V) from g (nil: the
+// global generator).
+func Multinomial(probs *Tensor, n int64, replacement bool, g *Generator) *Tensor {
+	var out C.ts_tensor
+	check("multinomial", C.ts_multinomial(probs.handle(), C.int64_t(n), cbool(replacement), g.handle(), &out))
+	return wrap(out)
+}
+
+// TokenLogProbs returns, for logits (N, V) and int64 targets (N), the
+// log-probability of each target in float32 (float64 for float64 logits),
+// and when wantEntropy the entropy of each row's distribution (nil
+// otherwise). Differentiable.
+func TokenLogProbs(logits, targets *Tensor, wantEntropy bool) (logp, entropy *Tensor) {
+	var lp, ent C.ts_tensor
+	check("token_logprobs", C.ts_token_logprobs(logits.handle(), targets.handle(), cbool(wantEntropy), &lp, &ent))
+	return wrap(lp), wrap(ent)
+}

@@ -1,0 +1,113 @@
+package torch
+
+// #include "tshim.h"
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+)
+
+func init() {
+	// libtorch starts with one intra-op thread on some machines; use them
+	// all unless TROUPE_THREADS says otherwise. Set before any op runs:
+	// threads created later read this value once.
+	n := runtime.NumCPU()
+	if s := os.Getenv("TROUPE_THREADS"); s != "" {
+		if v, err := strconv.Atoi(s); err == nil && v > 0 {
+			n = v
+		}
+	}
+	SetNumThreads(n)
+}
+
+// ShimPath is the file libtshim.so was loaded from.
+func ShimPath() string {
+	var p *C.char
+	check("shim_path", C.ts_shim_path(&p))
+	return C.GoString(p)
+}
+
+// Version is libtorch's version as major, minor, patch.
+func Version() (major, minor, patch int) {
+	var a, b, c C.int
+	check("version", C.ts_version(&a, &b, &c))
+	return int(a), int(b), int(c)
+}
+
+// VersionString is libtorch's version as "major.minor.patch".
+func VersionString() string {
+	a, b, c := Version()
+	return fmt.Sprintf("%d.%d.%d", a, b, c)
+}
+
+// SetNumThreads sets libtorch's intra-op thread count.
+func SetNumThreads(n int) { check("set_num_threads", C.ts_set_num_threads(C.int(n))) }
+
+// NumThreads is libtorch's intra-op thread count.
+func NumThreads() int {
+	var n C.int
+	check("get_num_threads", C.ts_get_num_threads(&n))
+	return int(n)
+}
+
+// ManualSeed seeds the global CPU (and CUDA) generators.
+func ManualSeed(seed uint64) { check("manual_seed", C.ts_manual_seed(C.uint64_t(seed))) }
+
+// CUDAAvailable reports whether the shim was built with CUDA and a device is present.
+func CUDAAvailable() bool {
+	var v C.int
+	check("cuda_available", C.ts_cuda_available(&v))
+	return v != 0
+}
+
+// CUDADeviceCount is the number of CUDA devices (0 on CPU builds).
+func CUDADeviceCount() int {
+	var v C.int
+	check("cuda_device_count", C.ts_cuda_device_count(&v))
+	return int(v)
+}
+
+// FusedSDPAAvailable reports whether ScaledDotProductAttention can use
+// libtorch's fused kernel (libtorch ≥ 2.1) rather than explicit math.
+func FusedSDPAAvailable() bool {
+	var v C.int
+	check("fused_sdpa_available", C.ts_fused_sdpa_available(&v))
+	return v != 0
+}
+
+// Synchronize waits for all work queued on a CUDA device (no-op on CPU).
+func Synchronize(dev Device) {
+	if dev.IsCUDA() {
+		check("cuda_synchronize", C.ts_cuda_synchronize(C.int(dev)))
+	}
+}
+
+// MemoryStats are a CUDA device's caching-allocator figures in bytes; all
+// zero for the CPU and on CPU-only builds.
+type MemoryStats struct {
+	Allocated, Reserved, PeakAllocated int64
+}
+
+// Memory returns dev's allocator statistics.
+func Memory(dev Device) MemoryStats {
+	var m MemoryStats
+	if !dev.IsCUDA() {
+		return m
+	}
+	var a, r, p C.int64_t
+	check("cuda_memory", C.ts_cuda_memory(C.int(dev), &a, &r, &p))
+	return MemoryStats{Allocated: int64(a), Reserved: int64(r), PeakAllocated: int64(p)}
+}
+
+// ResetPeakMemory restarts dev's peak-allocation figure.
+func ResetPeakMemory(dev Device) {
+	if dev.IsCUDA() {
+		check("cuda_reset_peak", C.ts_cuda_reset_peak(C.int(dev)))
+	}
+}
+
+// EmptyCache returns cached, unused CUDA memory to the driver.
+func EmptyCache() { check("cuda_empty_cache", C.ts_cuda_empty_cache()) }

@@ -1,0 +1,194 @@
+/*
+ * tshim.h — the C ABI between Go and libtorch.
+ *
+ * What it is: a narrow, hand-written surface over ATen, exactly the operations
+ * troupe uses, grouped by concern (tensor.cc, shape.cc, math.cc, nn.cc,
+ * autograd.cc, optim.cc, runtime.cc). Handles are opaque; dtypes and devices
+ * are ints; results come back through out-parameters; every function returns
+ * its own error: NULL on success, otherwise a malloc'd C string that the
+ * caller releases with ts_free_err. There is no "last error" state.
+ *
+ * What it is not: a generated binding of ATen. Adding an op means adding one
+ * declaration here, one function in csrc/, and one Go method.
+ *
+ * It lives beside the Go files (not in csrc/) because Go's build cache hashes
+ * headers in the package directory: a change here rebuilds the Go side.
+ */
+#ifndef TROUPE_TSHIM_H
+#define TROUPE_TSHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ts_tensor_s* ts_tensor; /* owns one at::Tensor reference */
+typedef struct ts_gen_s* ts_gen;       /* owns one at::Generator */
+typedef struct ts_adamw_s* ts_adamw;   /* AdamW state over a parameter list */
+typedef char* ts_err;                  /* NULL = success */
+
+/* dtypes (ints on the wire) */
+enum {
+  TS_F32 = 0, TS_F16 = 1, TS_BF16 = 2, TS_I64 = 3, TS_I32 = 4,
+  TS_BOOL = 5, TS_F64 = 6, TS_U8 = 7, TS_I8 = 8, TS_I16 = 9
+};
+/* devices: TS_CPU, or a CUDA ordinal >= 0 */
+enum { TS_CPU = -1 };
+
+void ts_free_err(ts_err e);
+
+/* ---- tensor.cc: lifetime, metadata, creation, host copies ---- */
+ts_err ts_free(ts_tensor t);
+ts_err ts_shallow_clone(ts_tensor t, ts_tensor* out); /* a second handle to the same tensor */
+ts_err ts_dim(ts_tensor t, int* out);
+ts_err ts_shape(ts_tensor t, int64_t* dims, int cap); /* cap >= dim */
+ts_err ts_dtype(ts_tensor t, int* out);
+ts_err ts_device(ts_tensor t, int* out);
+ts_err ts_numel(ts_tensor t, int64_t* out);
+ts_err ts_is_contiguous(ts_tensor t, int* out);
+ts_err ts_data_ptr(ts_tensor t, void** out);
+ts_err ts_from_data(const void* data, int64_t nbytes, int dtype, const int64_t* dims, int ndim, ts_tensor* out);
+ts_err ts_copy_to_host(ts_tensor t, void* dst, int64_t nbytes); /* t: CPU contiguous, nbytes = numel*size */
+ts_err ts_empty(const int64_t* dims, int ndim, int dtype, int device, ts_tensor* out);
+ts_err ts_full(const int64_t* dims, int ndim, double value, int dtype, int device, ts_tensor* out);
+ts_err ts_arange(double start, double end, double step, int dtype, int device, ts_tensor* out);
+ts_err ts_randn(const int64_t* dims, int ndim, int dtype, int device, ts_gen g, ts_tensor* out);
+ts_err ts_rand(const int64_t* dims, int ndim, int dtype, int device, ts_gen g, ts_tensor* out);
+ts_err ts_to(ts_tensor t, int device, int dtype, ts_tensor* out);
+ts_err ts_clone(ts_tensor t, ts_tensor* out);
+ts_err ts_copy_(ts_tensor dst, ts_tensor src); /* in place, broadcasting, dst may be a view */
+ts_err ts_fill_(ts_tensor t, double value);
+ts_err ts_item(ts_tensor t, double* out);
+
+/* ---- shape.cc: views and indexing ---- */
+ts_err ts_reshape(ts_tensor t, const int64_t* dims, int ndim, ts_tensor* out);
+ts_err ts_view(ts_tensor t, const int64_t* dims, int ndim, ts_tensor* out);
+ts_err ts_expand(ts_tensor t, const int64_t* dims, int ndim, ts_tensor* out);
+ts_err ts_permute(ts_tensor t, const int64_t* dims, int ndim, ts_tensor* out);
+ts_err ts_transpose(ts_tensor t, int64_t d0, int64_t d1, ts_tensor* out);
+ts_err ts_narrow(ts_tensor t, int64_t dim, int64_t start, int64_t len, ts_tensor* out);
+ts_err ts_slice(ts_tensor t, int64_t dim, int64_t start, int64_t end, int64_t step, ts_tensor* out);
+ts_err ts_squeeze(ts_tensor t, int64_t dim, ts_tensor* out);
+ts_err ts_unsqueeze(ts_tensor t, int64_t dim, ts_tensor* out);
+ts_err ts_contiguous(ts_tensor t, ts_tensor* out);
+ts_err ts_cat(const ts_tensor* ts, int n, int64_t dim, ts_tensor* out);
+ts_err ts_stack(const ts_tensor* ts, int n, int64_t dim, ts_tensor* out);
+ts_err ts_index_select(ts_tensor t, int64_t dim, ts_tensor index, ts_tensor* out);
+ts_err ts_gather(ts_tensor t, int64_t dim, ts_tensor index, ts_tensor* out);
+ts_err ts_scatter(ts_tensor t, int64_t dim, ts_tensor index, ts_tensor src, ts_tensor* out);
+ts_err ts_scatter_add(ts_tensor t, int64_t dim, ts_tensor index, ts_tensor src, ts_tensor* out);
+ts_err ts_index_put(ts_tensor t, const ts_tensor* indices, int n, ts_tensor values, int accumulate, ts_tensor* out);
+ts_err ts_masked_fill(ts_tensor t, ts_tensor mask, double value, ts_tensor* out);
+ts_err ts_where(ts_tensor cond, ts_tensor a, ts_tensor b, ts_tensor* out);
+ts_err ts_triu(ts_tensor t, int64_t diagonal, ts_tensor* out);
+ts_err ts_tril(ts_tensor t, int64_t diagonal, ts_tensor* out);
+ts_err ts_repeat_interleave(ts_tensor t, int64_t repeats, int64_t dim, ts_tensor* out);
+ts_err ts_flip(ts_tensor t, const int64_t* dims, int ndim, ts_tensor* out);
+
+/* ---- math.cc: elementwise, reductions, products ---- */
+enum { /* unary op codes */
+  TS_NEG = 0, TS_ABS, TS_EXP, TS_LOG, TS_SQRT, TS_RSQRT, TS_SIN, TS_COS, TS_TANH,
+  TS_SIGMOID, TS_SILU, TS_RELU, TS_LOG1P, TS_EXPM1, TS_LOGICAL_NOT, TS_ISFINITE,
+  TS_ISNAN, TS_SIGN, TS_FLOOR, TS_RECIPROCAL, TS_SQUARE, TS_GELU_TANH
+};
+enum { /* binary op codes (tensor-tensor with broadcasting, or tensor-scalar) */
+  TS_ADD = 0, TS_SUB, TS_MUL, TS_DIV, TS_POW, TS_MINIMUM, TS_MAXIMUM,
+  TS_EQ, TS_NE, TS_LT, TS_LE, TS_GT, TS_GE, TS_LOGICAL_AND, TS_LOGICAL_OR, TS_REM
+};
+enum { /* reduction op codes */
+  TS_SUM = 0, TS_MEAN, TS_AMAX, TS_AMIN, TS_PROD, TS_ALL, TS_ANY, TS_LOGSUMEXP,
+  TS_VAR, TS_STD, TS_NORM
+};
+ts_err ts_unary(int op, ts_tensor t, ts_tensor* out);
+ts_err ts_binary(int op, ts_tensor a, ts_tensor b, ts_tensor* out);
+/* scalar operand: is_int selects an integer scalar so integer tensors stay integer */
+ts_err ts_binary_scalar(int op, ts_tensor a, double s, int is_int, ts_tensor* out);
+ts_err ts_rsub_scalar(ts_tensor a, double s, int is_int, ts_tensor* out); /* s - a */
+ts_err ts_inplace_binary(int op, ts_tensor a, ts_tensor b);            /* add_/sub_/mul_/div_ */
+ts_err ts_clamp(ts_tensor t, double lo, double hi, int has_lo, int has_hi, ts_tensor* out);
+/* all dims when ndim == 0; unbiased matters for TS_VAR/TS_STD only */
+ts_err ts_reduce(int op, ts_tensor t, const int64_t* dims, int ndim, int keepdim, int unbiased, ts_tensor* out);
+ts_err ts_max_dim(ts_tensor t, int64_t dim, int keepdim, ts_tensor* values, ts_tensor* indices);
+ts_err ts_min_dim(ts_tensor t, int64_t dim, int keepdim, ts_tensor* values, ts_tensor* indices);
+ts_err ts_argmax(ts_tensor t, int64_t dim, int keepdim, ts_tensor* out);
+ts_err ts_cumsum(ts_tensor t, int64_t dim, ts_tensor* out);
+ts_err ts_sort(ts_tensor t, int64_t dim, int descending, ts_tensor* values, ts_tensor* indices);
+ts_err ts_topk(ts_tensor t, int64_t k, int64_t dim, int largest, ts_tensor* values, ts_tensor* indices);
+ts_err ts_matmul(ts_tensor a, ts_tensor b, ts_tensor* out);
+ts_err ts_bmm(ts_tensor a, ts_tensor b, ts_tensor* out);
+
+/* ---- nn.cc: the pieces of a transformer and its sampler ---- */
+ts_err ts_softmax(ts_tensor t, int64_t dim, ts_tensor* out);     /* computed in f32 (f64 for f64 input), returned in t's dtype */
+ts_err ts_log_softmax(ts_tensor t, int64_t dim, ts_tensor* out); /* same */
+ts_err ts_embedding(ts_tensor weight, ts_tensor ids, ts_tensor* out);
+ts_err ts_linear(ts_tensor x, ts_tensor w, ts_tensor b /* nullable */, ts_tensor* out);
+/* Hugging Face Qwen RMSNorm: w * (x_f32 * rsqrt(mean(x_f32^2) + eps)).to(x.dtype) */
+ts_err ts_rms_norm(ts_tensor x, ts_tensor w, double eps, ts_tensor* out);
+/* rotary embedding, rotate-half convention: x*cos + cat(-x2, x1)*sin; cos/sin broadcast to x */
+ts_err ts_rope(ts_tensor x, ts_tensor cos, ts_tensor sin, ts_tensor* out);
+/* q (B,H,T,D), k/v (B,H,S,D); mask nullable: bool (true = attend) or additive float, broadcast to
+ * (B,H,T,S); causal aligns the diagonal top-left and needs T == S; scale <= 0 means 1/sqrt(D).
+ * fused != 0 uses at::scaled_dot_product_attention where the build has it. */
+ts_err ts_sdpa(ts_tensor q, ts_tensor k, ts_tensor v, ts_tensor mask, int causal, double scale, int fused, ts_tensor* out);
+ts_err ts_multinomial(ts_tensor probs, int64_t n, int replacement, ts_gen g, ts_tensor* out);
+/* per-token log-probability of targets and (optionally) entropy, from logits (N,V) in f32 math:
+ * logp (N) = logits[target] - logsumexp(logits); entropy (N) = lse - sum(softmax*logits). */
+ts_err ts_token_logprobs(ts_tensor logits, ts_tensor targets, int want_entropy, ts_tensor* logp, ts_tensor* entropy);
+
+/* ---- autograd.cc ---- */
+ts_err ts_requires_grad(ts_tensor t, int* out);
+ts_err ts_set_requires_grad(ts_tensor t, int on);
+ts_err ts_backward(ts_tensor t, ts_tensor grad /* nullable */);
+ts_err ts_grad(ts_tensor t, ts_tensor* out); /* *out = NULL when the grad is undefined */
+ts_err ts_detach(ts_tensor t, ts_tensor* out);
+ts_err ts_zero_grad(ts_tensor t); /* sets the grad undefined, as 2.x zero_grad(set_to_none) */
+ts_err ts_set_grad_enabled(int on, int* previous); /* thread-local in libtorch */
+ts_err ts_is_grad_enabled(int* out);
+/* total 2-norm over the grads of params (undefined grads count as zero), computed in f32;
+ * when max_norm > 0 and the norm is finite and above it, grads are scaled by max_norm/(norm+1e-6). */
+ts_err ts_clip_grad_norm(const ts_tensor* params, int n, double max_norm, double* total_norm);
+
+/* ---- optim.cc: AdamW (decoupled weight decay) with parameter groups ----
+ * group[i] names the group of params[i]; lr/beta1/beta2/eps/weight_decay are per group.
+ * master_f32 != 0 keeps a float32 master copy of every non-f32 parameter: the update runs on the
+ * master and is copied back rounded, so bf16 weights accumulate small updates correctly. */
+ts_err ts_adamw_new(const ts_tensor* params, int n, const int* group, int ngroups, const double* lr,
+                    const double* beta1, const double* beta2, const double* eps, const double* weight_decay,
+                    int master_f32, ts_adamw* out);
+ts_err ts_adamw_free(ts_adamw o);
+ts_err ts_adamw_set_lr(ts_adamw o, int group, double lr);
+ts_err ts_adamw_step(ts_adamw o); /* params without a grad are skipped, like torch.optim */
+ts_err ts_adamw_zero_grad(ts_adamw o);
+ts_err ts_adamw_step_count(ts_adamw o, int i, int64_t* out);
+/* handles share storage with the live state; exp_avg/exp_avg_sq are undefined (NULL) before the
+ * first step of that parameter; master is NULL when the parameter has none. */
+ts_err ts_adamw_state(ts_adamw o, int i, ts_tensor* exp_avg, ts_tensor* exp_avg_sq, ts_tensor* master);
+/* copies into the state (allocating it when absent); shapes must match the parameter */
+ts_err ts_adamw_load_state(ts_adamw o, int i, int64_t step, ts_tensor exp_avg, ts_tensor exp_avg_sq, ts_tensor master);
+
+/* ---- runtime.cc ---- */
+ts_err ts_version(int* major, int* minor, int* patch);
+ts_err ts_shim_path(const char** out); /* file the shim was loaded from; static storage, do not free */
+ts_err ts_set_num_threads(int n);
+ts_err ts_get_num_threads(int* out);
+ts_err ts_manual_seed(uint64_t seed);
+ts_err ts_cuda_available(int* out);
+ts_err ts_cuda_device_count(int* out);
+ts_err ts_fused_sdpa_available(int* out);
+ts_err ts_cuda_synchronize(int device);
+/* bytes; zeros on CPU-only builds */
+ts_err ts_cuda_memory(int device, int64_t* allocated, int64_t* reserved, int64_t* peak);
+ts_err ts_cuda_reset_peak(int device);
+ts_err ts_cuda_empty_cache(void);
+ts_err ts_gen_new(int device, uint64_t seed, ts_gen* out);
+ts_err ts_gen_free(ts_gen g);
+ts_err ts_gen_seed(ts_gen g, uint64_t* out);
+ts_err ts_gen_get_state(ts_gen g, ts_tensor* out); /* a CPU uint8 tensor */
+ts_err ts_gen_set_state(ts_gen g, ts_tensor state);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
