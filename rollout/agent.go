@@ -30,6 +30,7 @@ type AgentConfig struct {
 	Sampling      SamplingOverride `yaml:"sampling"`       // per-agent overrides of the run's sampling
 	MaxNewTokens  int              `yaml:"max_new_tokens"` // 0 = the run's default
 	FormatPenalty float64          `yaml:"format_penalty"` // subtracted from this agent's reward when its output is invalid
+	Thinking      bool             `yaml:"thinking"`       // chat template's thinking mode (Qwen3 enable_thinking); read by the Binding's maker, not by rollout
 }
 
 // SamplingOverride replaces the fields that are set.
@@ -200,6 +201,34 @@ func NewAgent(path string, cfg AgentConfig, def AgentDefaults, bind Binding) (*A
 		*t.dst = tpl
 	}
 	return a, nil
+}
+
+// NewAgents compiles a team. bind makes each agent's Binding from its
+// config (the integrator looks up the model's tokenizer and wraps its chat
+// template with cfg.Thinking). Errors name the agent by its index.
+func NewAgents(cfgs []AgentConfig, def AgentDefaults, bind func(cfg AgentConfig) (Binding, error)) ([]*Agent, error) {
+	if len(cfgs) == 0 {
+		return nil, fmt.Errorf("agents: none configured; a workflow needs at least one agent")
+	}
+	agents := make([]*Agent, 0, len(cfgs))
+	seen := map[string]bool{}
+	for i, c := range cfgs {
+		path := fmt.Sprintf("agents[%d]", i)
+		if seen[c.Name] {
+			return nil, fmt.Errorf("%s.name: %q is used twice; agent names must be unique", path, c.Name)
+		}
+		seen[c.Name] = true
+		b, err := bind(c)
+		if err != nil {
+			return nil, fmt.Errorf("%s: binding model %q: %w", path, c.Model, err)
+		}
+		a, err := NewAgent(path, c, def, b)
+		if err != nil {
+			return nil, err
+		}
+		agents = append(agents, a)
+	}
+	return agents, nil
 }
 
 // Messages renders the system and user messages for one call.

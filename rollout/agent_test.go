@@ -99,3 +99,32 @@ func TestParsers(t *testing.T) {
 		}
 	}
 }
+
+func TestNewAgents(t *testing.T) {
+	cfgs, _ := rollout.DefaultAgentConfigs("math-refine")
+	cfgs[1].Thinking = true
+	var thinking []bool
+	agents, err := rollout.NewAgents(cfgs, defaults, func(c rollout.AgentConfig) (rollout.Binding, error) {
+		thinking = append(thinking, c.Thinking)
+		return scripted.Binding(), nil
+	})
+	if err != nil || len(agents) != 2 || agents[1].Name != "verifier" || agents[1].FormatPenalty != 0.1 {
+		t.Fatalf("agents %v, err %v", agents, err)
+	}
+	if thinking[0] || !thinking[1] {
+		t.Errorf("bind saw thinking %v, want [false true]", thinking)
+	}
+	cfgs[1].Name = "solver"
+	if _, err := rollout.NewAgents(cfgs, defaults, func(rollout.AgentConfig) (rollout.Binding, error) { return scripted.Binding(), nil }); err == nil ||
+		!strings.Contains(err.Error(), `agents[1].name: "solver" is used twice`) {
+		t.Errorf("duplicate name error: %v", err)
+	}
+	opts := rollout.DefaultWorkflowOptions()
+	opts.MathRefine.MaxLoops = -1
+	if err := opts.Validate("math-refine"); err == nil || !strings.Contains(err.Error(), "max_loops") {
+		t.Errorf("Validate(math-refine): %v", err)
+	}
+	if err := opts.Validate("single"); err != nil {
+		t.Errorf("Validate(single) looked at math-refine's options: %v", err)
+	}
+}

@@ -111,6 +111,21 @@ func DefaultWorkflowOptions() WorkflowOptions {
 	return WorkflowOptions{MathRefine: DefaultMathRefineOptions(), Single: SingleOptions{}}
 }
 
+// Validate checks the options of the named workflow (the others are not
+// used and not checked).
+func (o WorkflowOptions) Validate(name string) error {
+	switch name {
+	case "math-refine":
+		return o.MathRefine.Validate()
+	case "single":
+		return nil
+	}
+	if _, ok := workflows[name]; !ok {
+		return fmt.Errorf("workflow %q: unknown; use one of %s", name, strings.Join(WorkflowNames(), ", "))
+	}
+	return nil
+}
+
 type workflowEntry struct {
 	build  func(opts WorkflowOptions, agents []*Agent, scorer Scorer) (Workflow, error)
 	agents func() []AgentConfig
