@@ -282,3 +282,23 @@ func BenchmarkWriteOpen64MiB(b *testing.B) {
 		f.Close()
 	}
 }
+
+// Header parsing cost for a Qwen-sized tensor count (a 0.5B model has ~290).
+func BenchmarkOpen400Tensors(b *testing.B) {
+	var tensors []Tensor
+	for i := range 400 {
+		name := "model.layers." + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + ".weight." + strings.Repeat("0", i/26)
+		tensors = append(tensors, TensorFromBytes(name, BF16, []int64{4, 8}, make([]byte, 64)))
+	}
+	path := filepath.Join(b.TempDir(), "many.safetensors")
+	if err := Write(path, tensors, map[string]string{"format": "pt"}); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		f, err := Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
+}

@@ -6,7 +6,7 @@
 // padded so that the data starts at a multiple of 8, and dtype sizes are
 // powers of two, every tensor's data is aligned to its element size.
 //
-// Departure from the brief's "sorted by name": plain name order would break
+// Why not plain name order: it would break
 // that alignment and the byte-for-byte agreement with the reference writer.
 //
 // Atomicity: the file is written under a temporary name in the destination
