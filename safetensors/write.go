@@ -6,8 +6,8 @@
 // padded so that the data starts at a multiple of 8, and dtype sizes are
 // powers of two, every tensor's data is aligned to its element size.
 //
-// Why not plain name order: it would break
-// that alignment and the byte-for-byte agreement with the reference writer.
+// Why not plain name order: it would break that alignment and the
+// byte-for-byte agreement with the reference writer.
 //
 // Atomicity: the file is written under a temporary name in the destination
 // directory, fsynced, renamed over the final name, and the directory is
