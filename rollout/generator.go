@@ -92,3 +92,12 @@ type GenResult struct {
 type Generator interface {
 	Generate(reqs []GenRequest, seed uint64) ([]GenResult, error)
 }
+
+// GeneratorFunc adapts a function to Generator (e.g. a closure over
+// model.Generate and its KV cache settings).
+type GeneratorFunc func(reqs []GenRequest, seed uint64) ([]GenResult, error)
+
+// Generate implements Generator.
+func (f GeneratorFunc) Generate(reqs []GenRequest, seed uint64) ([]GenResult, error) {
+	return f(reqs, seed)
+}

@@ -3,7 +3,8 @@
 // written by the test as a function of the prompt text and a seed.
 //
 // What it is: enough of a model for orchestration tests of rollout and of
-// the packages that drive it (cmd/train), offline and without libtorch. It
+// the packages that drive it (cmd/train), offline and without libtorch —
+// with its own byte codec, or with a real tokenizer (Generator.Codec). It
 // honours the Generator contract: per-row MaxNewTokens truncation
 // (FinishLength), a stop token appended otherwise (FinishStop), one log-prob
 // per token, and results that depend only on the requests and the seed.
@@ -84,7 +85,8 @@ type Call struct {
 // one goroutine, as the sampler does.
 type Generator struct {
 	Respond Responder
-	Calls   []Call // every call so far, in order
+	Codec   rollout.Codec // decodes prompts and encodes responses; nil = this package's Codec
+	Calls   []Call        // every call so far, in order
 }
 
 // New returns a generator with the given responder.
@@ -92,16 +94,20 @@ func New(respond Responder) *Generator { return &Generator{Respond: respond} }
 
 // Generate implements rollout.Generator.
 func (g *Generator) Generate(reqs []rollout.GenRequest, seed uint64) ([]rollout.GenResult, error) {
+	codec := g.Codec
+	if codec == nil {
+		codec = Codec{}
+	}
 	call := Call{Seed: seed, Requests: reqs}
 	out := make([]rollout.GenResult, len(reqs))
 	for i, r := range reqs {
 		if r.MaxNewTokens <= 0 {
 			return nil, fmt.Errorf("scripted: row %d: max new tokens must be > 0, got %d", i, r.MaxNewTokens)
 		}
-		prompt := Codec{}.Decode(r.Prompt)
+		prompt := codec.Decode(r.Prompt)
 		call.Prompts = append(call.Prompts, prompt)
 		rowSeed := rollout.DeriveSeed(seed, uint64(i))
-		ids := Codec{}.Encode(g.Respond(prompt, rowSeed))
+		ids := codec.Encode(g.Respond(prompt, rowSeed))
 		res := rollout.GenResult{Finish: rollout.FinishStop}
 		switch {
 		case len(ids) >= r.MaxNewTokens:
