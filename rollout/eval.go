@@ -19,7 +19,7 @@ import (
 
 // EvalMetrics summarises a set of finished episodes.
 type EvalMetrics struct {
-	Tasks              int                `json:"tasks"`                // distinct prompt groups
+	Tasks              int                `json:"tasks"`                // distinct tasks (by Task.ID)
 	Episodes           int                `json:"episodes"`             // trajectories
 	SamplesPerTask     int                `json:"samples_per_task"`     // the smallest n over tasks (the k of avg@k)
 	Accuracy           float64            `json:"accuracy"`             // mean success over episodes
@@ -47,15 +47,17 @@ func PassAtK(n, c, k int) float64 {
 }
 
 // Evaluate computes the metrics of finished episodes; ks are the k values
-// of pass@k, each at most the number of samples of every task.
+// of pass@k, each at most the number of samples of every task. Episodes are
+// grouped into tasks by Task.ID (by prompt group when the ID is empty), so
+// the episodes of several Runs over a test set can be evaluated together.
 func Evaluate(episodes []*Episode, ks ...int) (EvalMetrics, error) {
 	m := EvalMetrics{PassAtK: map[int]float64{}, ValidRatio: map[string]float64{}, TruncatedRatio: map[string]float64{}, CallsPerAgent: map[string]float64{}}
 	if len(episodes) == 0 {
 		return m, fmt.Errorf("eval: no episodes to evaluate")
 	}
 	type group struct{ n, c int }
-	groups := map[int]*group{}
-	var order []int
+	groups := map[string]*group{}
+	var order []string
 	rows := map[string]int{}
 	valid := map[string]int{}
 	trunc := map[string]int{}
@@ -63,11 +65,15 @@ func Evaluate(episodes []*Episode, ks ...int) (EvalMetrics, error) {
 		if !ep.Done {
 			return m, fmt.Errorf("eval: episode %d (task %q) is not finished", ep.Traj, ep.Task.ID)
 		}
-		g := groups[ep.Prompt]
+		key := ep.Task.ID
+		if key == "" {
+			key = fmt.Sprintf("prompt #%d", ep.Prompt)
+		}
+		g := groups[key]
 		if g == nil {
 			g = &group{}
-			groups[ep.Prompt] = g
-			order = append(order, ep.Prompt)
+			groups[key] = g
+			order = append(order, key)
 		}
 		g.n++
 		if ep.Success {
@@ -95,7 +101,7 @@ func Evaluate(episodes []*Episode, ks ...int) (EvalMetrics, error) {
 	m.MeanTurns /= e
 	m.MeanResponseTokens /= e
 	m.MeanPromptTokens /= e
-	sort.Ints(order)
+	sort.Strings(order)
 	m.SamplesPerTask = groups[order[0]].n
 	for _, p := range order {
 		g := groups[p]
