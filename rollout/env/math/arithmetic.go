@@ -6,13 +6,13 @@
 // number range, and which operations appear:
 //
 //	1–2  + − ×, operands 1…20 / 1…50, integer answers
-//	3    adds ÷ with exact quotients, operands up to 100
+//	3    adds ÷, operands up to 100; draws whose answer is not an integer are redrawn
 //	4–5  ÷ may leave a fraction, negative operands, operands up to 200 / 500;
 //	     answers are integers or \frac{p}{q} in lowest terms
 //
 // Every × and ÷ has a small factor (2…12) on its right, so answers stay in
 // the range a person would compute by hand (|numerator| < 2^24,
-// denominator ≤ 1024; larger draws are redrawn).
+// denominator < 1024; larger draws are redrawn).
 //
 // What it deliberately is not: a curriculum of problem types; the word
 // problems (wordproblems.go) carry the multi-step reading.

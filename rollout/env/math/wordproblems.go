@@ -5,7 +5,8 @@
 // (a template at difficulty 1 is one operation; at 5, three or four).
 // Every draw is constructed so that the answer is a non-negative integer
 // and every intermediate quantity makes sense (no giving away more than
-// one has, shares that divide evenly).
+// one has, shares that divide evenly); counts stated in the text are ≥ 2
+// where a plural noun follows.
 //
 // What it deliberately is not: linguistically varied. The point is a cheap,
 // endless, exactly-scored task family for CPU smoke runs and for watching
@@ -53,7 +54,7 @@ func packsProblem(r *rollout.Rand, d int) (string, int) {
 	q := fmt.Sprintf("%s buys %d packs of %s with %d %s in each pack.", p.name, a, it, b, it)
 	ask := fmt.Sprintf("How many %s does %s have now?", it, p.name)
 	if d >= 2 {
-		c := r.Range(1, total-1)
+		c := r.Range(2, total-1) // total ≥ 4: a plural, and something is left
 		total -= c
 		q += fmt.Sprintf(" %s gives %d %s to a friend.", upper(p.subj), c, it)
 	}
@@ -82,7 +83,7 @@ func savingsProblem(r *rollout.Rand, d int) (string, int) {
 	total := a * b
 	q := fmt.Sprintf("%s saves %d dollars every week for %d weeks.", p.name, a, b)
 	if d >= 2 {
-		c := r.Range(1, total)
+		c := r.Range(2, total)
 		total -= c
 		q += fmt.Sprintf(" Then %s spends %d dollars on a %s.", p.subj, c, pick(r, []string{"bicycle", "game", "jacket", "book"}))
 	}
@@ -101,17 +102,17 @@ func savingsProblem(r *rollout.Rand, d int) (string, int) {
 
 func travelProblem(r *rollout.Rand, d int) (string, int) {
 	vehicle := pick(r, []string{"train", "bus", "car", "ferry"})
-	a, b := r.Range(2, 2+wordScale[d]/2)*5, r.Range(1, 6)
+	a, b := r.Range(2, 2+wordScale[d]/2)*5, r.Range(2, 6)
 	dist := a * b
 	q := fmt.Sprintf("A %s travels at %d kilometres per hour for %d hours", vehicle, a, b)
 	if d >= 2 {
-		c, e := r.Range(2, 2+wordScale[d]/2)*5, r.Range(1, 5)
+		c, e := r.Range(2, 2+wordScale[d]/2)*5, r.Range(2, 5)
 		dist += c * e
 		q += fmt.Sprintf(", then at %d kilometres per hour for %d hours", c, e)
 	}
 	q += "."
 	if d >= 4 {
-		rest := r.Range(1, wordScale[d])
+		rest := r.Range(2, wordScale[d])
 		return q + fmt.Sprintf(" The whole trip is %d kilometres long. How many kilometres are left to travel?", dist+rest), rest
 	}
 	return q + " How many kilometres does it travel in total?", dist
@@ -137,7 +138,7 @@ func fencingProblem(r *rollout.Rand, d int) (string, int) {
 func agesProblem(r *rollout.Rand, d int) (string, int) {
 	ps := r.Perm(len(people))
 	p, m := people[ps[0]], people[ps[1]]
-	gap, young, later := r.Range(1, 30), r.Range(1, 40+wordScale[d]/10), r.Range(1, 20)
+	gap, young, later := r.Range(2, 30), r.Range(2, 40+wordScale[d]/10), r.Range(2, 20)
 	q := fmt.Sprintf("%s is %d years older than %s.", p.name, gap, m.name)
 	if d <= 2 {
 		return q + fmt.Sprintf(" %s is %d years old. How old will %s be in %d years?", m.name, young, p.name, later), young + gap + later
