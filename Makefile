@@ -10,7 +10,7 @@ export TROUPE_THREADS ?= $(NPROC)
 # Go's caches do not hash libtshim.so; a stamp of it in CGO_CFLAGS makes a
 # rebuilt shim rebuild (and retest) the packages that link it.
 SHIM_STAMP = $(shell sha256sum build/libtshim.so 2>/dev/null | cut -c1-12)
-export CGO_CFLAGS = -O2 -g -DTSHIM_STAMP=$(SHIM_STAMP)
+export CGO_CFLAGS = -O2 -g -Wno-deprecated-declarations -DTSHIM_STAMP=$(SHIM_STAMP)
 
 .PHONY: all setup shim build test vet bench demo clean
 

@@ -153,6 +153,14 @@ func (t *Tensor) MaskedFill(mask *Tensor, v float64) *Tensor {
 	return wrap(out)
 }
 
+// MaskedSelect returns the elements where mask (bool, broadcast) is true,
+// as a 1-d tensor in row-major order.
+func (t *Tensor) MaskedSelect(mask *Tensor) *Tensor {
+	var out C.ts_tensor
+	check("masked_select", C.ts_masked_select(t.handle(), mask.handle(), &out))
+	return wrap(out)
+}
+
 // Where picks a where cond is true and b elsewhere (broadcasting).
 func Where(cond, a, b *Tensor) *Tensor {
 	var out C.ts_tensor

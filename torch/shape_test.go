@@ -45,6 +45,7 @@ func TestViewsAndIndexing(t *testing.T) {
 		closeTo(t, "index_put accumulate", acc.Float64s(), []float64{2, 3, 4, 3, 4, 5}, 0)
 		mask := FromBool([]bool{true, false, true})
 		closeTo(t, "masked_fill", tx.MaskedFill(mask, -5).Float64s(), []float64{-5, 1, -5, -5, 4, -5}, 0)
+		closeTo(t, "masked_select", tx.MaskedSelect(tx.GtScalar(2)).Float64s(), []float64{3, 4, 5}, 0)
 		closeTo(t, "where", Where(tx.GtScalar(2), tx, tx.Neg()).Float64s(), []float64{0, -1, -2, 3, 4, 5}, 0)
 		sq := Ones([]int64{3, 3}, Float64, CPU)
 		closeTo(t, "triu", sq.Triu(1).Float64s(), []float64{0, 1, 1, 0, 0, 1, 0, 0, 0}, 0)

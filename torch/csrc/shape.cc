@@ -8,6 +8,7 @@
 #include <ATen/ops/index_put.h>
 #include <ATen/ops/index_select.h>
 #include <ATen/ops/masked_fill.h>
+#include <ATen/ops/masked_select.h>
 #include <ATen/ops/repeat_interleave.h>
 #include <ATen/ops/scatter.h>
 #include <ATen/ops/scatter_add.h>
@@ -150,6 +151,12 @@ ts_err ts_masked_fill(ts_tensor t, ts_tensor mask, double value, ts_tensor* out)
   const auto& x = T(t);
   at::Scalar v = at::isIntegralType(x.scalar_type(), true) ? at::Scalar(static_cast<int64_t>(value)) : at::Scalar(value);
   *out = wrap(at::masked_fill(x, T(mask), v));
+  TS_CATCH
+}
+
+ts_err ts_masked_select(ts_tensor t, ts_tensor mask, ts_tensor* out) {
+  TS_TRY
+  *out = wrap(at::masked_select(T(t), T(mask)));
   TS_CATCH
 }
 

@@ -1,0 +1,23 @@
+// Package model is the Qwen2 / Qwen2.5 / Qwen3 causal language model on
+// troupe's torch binding: configs and weights in the Hugging Face layout,
+// the forward pass the policy update needs, and batched generation with a
+// KV cache for rollouts.
+//
+//   - config.go   Config from config.json; unsupported features are refused by name
+//   - qwen.go     the network: RMSNorm → rotary → attention → MLP → block → model
+//   - weights.go  Load (safetensors, strict), New (seeded random init), Save, Params
+//   - input.go    padded batches (Pack) and the attention mask
+//   - logprobs.go TokenLogProbs: per-token log-probs (and entropy) at chosen positions
+//   - cache.go    KVCache, passed in by the caller
+//   - sample.go   per-row temperature / top-k / top-p sampling
+//   - generate.go Generate: prefill + decode, stop tokens, finished rows compacted away
+//
+// A Model holds weights only and is safe to share between agents and
+// rollouts; the cache, the generator and the sampling parameters are
+// arguments. Every exported entry point recovers torch panics into errors.
+// All torch work must run on one goroutine (see package torch).
+//
+// What it is not: a general transformer library. Sliding-window attention,
+// rope scaling (YaRN, linear, dynamic) and other architectures are refused
+// at load time rather than computed approximately.
+package model

@@ -1,0 +1,203 @@
+package model
+
+// generate.go — batched generation with a KV cache: one prefill over the
+// left-padded prompts, then one decode step per token for every row still
+// running. Rows finish on a stop token (kept in the output) or at their own
+// max_new_tokens; once a quarter of the batch has finished, the cache is
+// compacted to the running rows so finished rows stop costing work.
+
+import (
+	"fmt"
+
+	"troupe/torch"
+)
+
+// GenRequest is one row to generate.
+type GenRequest struct {
+	Prompt       []int
+	MaxNewTokens int
+	Stop         []int // token ids that end the row (the stop token is returned)
+	Sampling     Sampling
+}
+
+// Finish says why a row stopped.
+type Finish int
+
+const (
+	FinishStop   Finish = iota // produced a stop token
+	FinishLength               // reached MaxNewTokens
+)
+
+func (f Finish) String() string {
+	if f == FinishStop {
+		return "stop"
+	}
+	return "length"
+}
+
+// GenResult is one row's output.
+type GenResult struct {
+	Tokens   []int
+	LogProbs []float32 // of each token, see sample.go for the distribution
+	Finish   Finish
+}
+
+// Generate samples continuations of every request in one batch. cache may be
+// nil (one is allocated for the call); a cache passed in must fit
+// len(reqs) rows of max(prompt) + max(max_new_tokens) tokens and is reused.
+// g draws the random numbers (nil: the global generator); the same
+// generator state and requests give the same tokens.
+func (m *Model) Generate(reqs []GenRequest, cache *KVCache, g *torch.Generator) (out []GenResult, err error) {
+	defer torch.Recover(&err)
+	if len(reqs) == 0 {
+		return nil, nil
+	}
+	maxPrompt, maxNew := 0, 0
+	for i, r := range reqs {
+		if len(r.Prompt) == 0 {
+			return nil, fmt.Errorf("model: generate: request %d has an empty prompt", i)
+		}
+		if r.MaxNewTokens < 0 {
+			return nil, fmt.Errorf("model: generate: request %d: max_new_tokens must be ≥ 0, got %d", i, r.MaxNewTokens)
+		}
+		if err := r.Sampling.validate(); err != nil {
+			return nil, fmt.Errorf("model: generate: request %d: %w", i, err)
+		}
+		for _, id := range append(append([]int(nil), r.Prompt...), r.Stop...) {
+			if id < 0 || id >= m.Config.VocabSize {
+				return nil, fmt.Errorf("model: generate: request %d: token id %d outside the vocabulary [0, %d)", i, id, m.Config.VocabSize)
+			}
+		}
+		maxPrompt, maxNew = max(maxPrompt, len(r.Prompt)), max(maxNew, r.MaxNewTokens)
+	}
+	out = make([]GenResult, len(reqs))
+	if maxNew == 0 {
+		for i := range out {
+			out[i].Finish = FinishLength
+		}
+		return out, nil
+	}
+	if cache == nil {
+		if cache, err = m.NewCache(len(reqs), maxPrompt+maxNew); err != nil {
+			return nil, err
+		}
+		defer cache.Free()
+	} else if !cache.Fits(len(reqs), maxPrompt+maxNew) {
+		return nil, fmt.Errorf("model: generate: cache holds %d rows × %d tokens, the batch needs %d × %d", cache.batch, cache.capacity, len(reqs), maxPrompt+maxNew)
+	}
+	torch.NoGrad(func() { m.generate(reqs, out, cache, g, maxPrompt) })
+	return out, nil
+}
+
+func (m *Model) generate(reqs []GenRequest, out []GenResult, cache *KVCache, g *torch.Generator, P int) {
+	cache.reset()
+	rows := make([]int, len(reqs)) // rows[i] = request index of batch row i
+	next := make([]int64, len(reqs))
+	for i := range reqs {
+		rows[i] = i
+		next[i] = int64(len(reqs[i].Prompt))
+	}
+	prompts := make([][]int, len(reqs))
+	for i, r := range reqs {
+		prompts[i] = r.Prompt
+	}
+
+	outer := torch.NewScope()
+	defer outer.Close()
+	in, err := Pack(prompts, PadLeft, m.device)
+	if err != nil {
+		panic(&torch.Error{Op: "generate", Msg: err.Error()})
+	}
+	B := int64(len(reqs))
+	cache.valid.Narrow(0, 0, B).Narrow(1, 0, int64(P)).CopyFrom(in.Valid)
+	h := m.hidden(in.IDs, in.Positions, cache.valid.Narrow(0, 0, B).Narrow(1, 0, int64(P)), cache)
+	logits := torch.Linear(h.Narrow(1, int64(P-1), 1).Squeeze(1), m.LMHead, nil).ToDType(torch.Float32) // (B,V)
+	params := m.params(reqs, rows)
+	defer func() { params.free() }()
+	finished := make([]bool, len(reqs))
+	stops := make([]map[int]bool, len(reqs))
+	for i, r := range reqs {
+		stops[i] = map[int]bool{}
+		for _, s := range r.Stop {
+			stops[i][s] = true
+		}
+	}
+
+	for {
+		s := torch.NewScope()
+		tok, lp := sampleNext(logits, params, g)
+		toks, lps := tok.Int64s(), lp.Float32s()
+		var running []int // batch positions still running
+		for i, req := range rows {
+			if finished[req] {
+				continue // finished earlier, not yet compacted away
+			}
+			o := &out[req]
+			o.Tokens = append(o.Tokens, int(toks[i]))
+			o.LogProbs = append(o.LogProbs, lps[i])
+			switch {
+			case stops[req][int(toks[i])]:
+				o.Finish = FinishStop
+			case len(o.Tokens) >= reqs[req].MaxNewTokens:
+				o.Finish = FinishLength
+			default:
+				running = append(running, i)
+				continue
+			}
+			finished[req] = true
+		}
+		if len(running) == 0 {
+			s.Close()
+			return
+		}
+		cur := int64(len(rows))
+		ids := make([]int64, len(rows))
+		pos := make([]int64, len(rows))
+		for i, req := range rows {
+			ids[i] = toks[i]
+			pos[i] = next[req]
+			next[req]++
+		}
+		idsT := torch.FromInt64(ids, cur, 1).ToDevice(m.device)
+		posT := torch.FromInt64(pos, cur, 1).ToDevice(m.device)
+		if done := len(rows) - len(running); done > 0 && done*4 >= len(rows) {
+			keep := make([]int64, len(running))
+			kept := make([]int, len(running))
+			for j, i := range running {
+				keep[j], kept[j] = int64(i), rows[i]
+			}
+			keepT := torch.FromInt64(keep).ToDevice(m.device)
+			cache.keepRows(keepT, cur)
+			idsT, posT = idsT.IndexSelect(0, keepT), posT.IndexSelect(0, keepT)
+			rows, cur = kept, int64(len(kept))
+			params.free()
+			params = m.params(reqs, rows)
+		}
+		slot := cache.length
+		cache.valid.Narrow(0, 0, cur).Narrow(1, slot, 1).Fill(1)
+		h := m.hidden(idsT, posT, cache.valid.Narrow(0, 0, cur).Narrow(1, 0, slot+1), cache)
+		newLogits := s.Keep(torch.Linear(h.Squeeze(1), m.LMHead, nil).ToDType(torch.Float32)) // into outer
+		s.Close()
+		logits.Free()
+		logits = newLogits
+	}
+}
+
+// params builds the sampling tensors for the requests at rows, owned by the
+// caller (not by any scope); free with rowParams.free.
+func (m *Model) params(reqs []GenRequest, rows []int) rowParams {
+	ss := make([]Sampling, len(rows))
+	for i, r := range rows {
+		ss[i] = reqs[r].Sampling
+	}
+	s := torch.NewScope()
+	p := newRowParams(ss, int64(m.Config.VocabSize), m.device)
+	s.Keep(p.greedy, p.temp, p.topK, p.topP)
+	s.Close()
+	for _, t := range []*torch.Tensor{p.greedy, p.temp, p.topK, p.topP} {
+		t.Untrack()
+	}
+	return p
+}
+
+func (p rowParams) free() { torch.FreeAll(p.greedy, p.temp, p.topK, p.topP) }

@@ -1,0 +1,89 @@
+package model
+
+import (
+	"math"
+	"testing"
+
+	"troupe/torch"
+)
+
+var cpu32 = Options{DType: torch.Float32, Device: torch.CPU}
+
+// tinyConfig is a small model with the features of the family: GQA, and for
+// Qwen3 a head_dim that is not hidden/heads. A larger init range than
+// transformers' default makes the logits far from uniform, so a wrong
+// computation shows.
+func tinyConfig(f Family) Config {
+	c := Config{Family: f, VocabSize: 64, HiddenSize: 32, IntermediateSize: 48, NumLayers: 2,
+		NumHeads: 4, NumKVHeads: 2, HeadDim: 8, RopeTheta: 10000, RMSNormEps: 1e-6,
+		MaxPositions: 128, InitializerRange: 0.2}
+	if f == Qwen2 {
+		c.AttentionBias = true
+	} else {
+		c.HeadDim = 16
+		c.RopeTheta = 1e6
+	}
+	return c
+}
+
+func newTiny(t *testing.T, f Family, seed uint64, opt Options) *Model {
+	t.Helper()
+	m, err := New(tinyConfig(f), seed, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Free)
+	return m
+}
+
+func noLeaks(t *testing.T) {
+	t.Helper()
+	before := torch.LiveTensors()
+	t.Cleanup(func() {
+		if after := torch.LiveTensors(); after != before {
+			t.Errorf("live tensors: %d before, %d after", before, after)
+		}
+	})
+}
+
+func scoped(fn func()) {
+	s := torch.NewScope()
+	defer s.Close()
+	fn()
+}
+
+func relErr(got, want []float32) float64 {
+	num, den := 0.0, 0.0
+	for i := range got {
+		d := float64(got[i] - want[i])
+		num += d * d
+		den += float64(want[i]) * float64(want[i])
+	}
+	return math.Sqrt(num / math.Max(den, 1e-30))
+}
+
+func maxAbs(got, want []float32) float64 {
+	m := 0.0
+	for i := range got {
+		m = math.Max(m, math.Abs(float64(got[i]-want[i])))
+	}
+	return m
+}
+
+// rowLogits returns the (T, V) logits of one unpadded sequence.
+func rowLogits(t *testing.T, m *Model, seq []int) []float32 {
+	t.Helper()
+	var out []float32
+	scoped(func() {
+		in, err := Pack([][]int{seq}, PadRight, m.Device())
+		if err != nil {
+			t.Fatal(err)
+		}
+		lg, err := m.Logits(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = lg.Float32s()
+	})
+	return out
+}

@@ -1,0 +1,166 @@
+package model
+
+// qwen.go — the Qwen2 / Qwen3 decoder, in reading order: Config (config.go)
+// → RMSNorm → rotary embedding → attention → MLP → block → model.
+//
+// Structs mirror the Hugging Face checkpoint key path
+// (model.layers.N.self_attn.q_proj.weight is Model.Layers[N].Attn.Q.W) and
+// hold weights only: the KV cache, positions and masks are arguments, so many
+// agents and rollouts share one Model.
+//
+// Departures from the Hugging Face definition: none in the math. Attention
+// uses a bool mask in which a padded query attends to itself (see
+// attentionMask), where transformers lets such rows attend to nothing; the
+// outputs at real tokens are the same.
+
+import (
+	"troupe/torch"
+)
+
+// RMSNorm is the Qwen RMSNorm (normalised in float32, scaled in the model dtype).
+type RMSNorm struct {
+	W   *torch.Tensor // (D)
+	Eps float64
+}
+
+func (n RMSNorm) Forward(x *torch.Tensor) *torch.Tensor { return torch.RMSNorm(x, n.W, n.Eps) }
+
+// rotary holds the inverse frequencies θ^(−2i/d), i < d/2, in float32.
+type rotary struct {
+	invFreq *torch.Tensor // (Dh/2)
+}
+
+func newRotary(cfg Config, dev torch.Device) rotary {
+	s := torch.NewScope()
+	defer s.Close()
+	// computed as transformers does: float32 θ ** (arange(0, d, 2) / d)
+	exps := torch.Arange(0, float64(cfg.HeadDim), 2, torch.Int64, dev).ToDType(torch.Float32).DivScalar(float64(cfg.HeadDim))
+	base := torch.Full(nil, cfg.RopeTheta, torch.Float32, dev)
+	return rotary{invFreq: s.Keep(base.Pow(exps).Reciprocal()).Untrack()}
+}
+
+// cosSin returns the (B, 1, T, Dh) tables for integer positions (B, T), in dt.
+func (r rotary) cosSin(positions *torch.Tensor, dt torch.DType) (cos, sin *torch.Tensor) {
+	freqs := positions.ToDType(torch.Float32).Unsqueeze(-1).Mul(r.invFreq) // (B,T,Dh/2)
+	emb := torch.Cat([]*torch.Tensor{freqs, freqs}, -1).Unsqueeze(1)       // (B,1,T,Dh)
+	return emb.Cos().ToDType(dt), emb.Sin().ToDType(dt)
+}
+
+// Linear is y = x·Wᵀ (+ B).
+type Linear struct {
+	W *torch.Tensor // (out, in)
+	B *torch.Tensor // (out) or nil
+}
+
+func (l Linear) Forward(x *torch.Tensor) *torch.Tensor { return torch.Linear(x, l.W, l.B) }
+
+// Attention is grouped-query self-attention with rotary embedding; Qwen3
+// adds an RMSNorm over each head's q and k before the rotation.
+type Attention struct {
+	Q, K, V, O   Linear
+	QNorm, KNorm *RMSNorm // Qwen3 only
+	heads        int64
+	kvHeads      int64
+	headDim      int64
+}
+
+// Forward maps x (B, T, D) to (B, T, D). cos/sin are (B, 1, T, Dh); mask is
+// (B, 1, T, S) bool. With a cache layer, k and v of the T new positions are
+// written at slots [past, past+T) and attention runs over all past+T slots.
+func (a *Attention) Forward(x, cos, sin, mask *torch.Tensor, layer *cacheLayer) *torch.Tensor {
+	shape := x.Shape()
+	B, T := shape[0], shape[1]
+	q := a.Q.Forward(x).View(B, T, a.heads, a.headDim)   // (B,T,H,Dh)
+	k := a.K.Forward(x).View(B, T, a.kvHeads, a.headDim) // (B,T,KVH,Dh)
+	v := a.V.Forward(x).View(B, T, a.kvHeads, a.headDim)
+	if a.QNorm != nil {
+		q = a.QNorm.Forward(q)
+		k = a.KNorm.Forward(k)
+	}
+	q = torch.RoPE(q.Transpose(1, 2), cos, sin) // (B,H,T,Dh)
+	k = torch.RoPE(k.Transpose(1, 2), cos, sin) // (B,KVH,T,Dh)
+	v = v.Transpose(1, 2)
+	if layer != nil {
+		k, v = layer.append(k, v) // (B,KVH,S,Dh)
+	}
+	if rep := a.heads / a.kvHeads; rep > 1 {
+		k = k.RepeatInterleave(rep, 1) // (B,H,S,Dh)
+		v = v.RepeatInterleave(rep, 1)
+	}
+	out := torch.ScaledDotProductAttention(q, k, v, torch.Attention{Mask: mask}) // (B,H,T,Dh)
+	return a.O.Forward(out.Transpose(1, 2).Reshape(B, T, a.heads*a.headDim))
+}
+
+// MLP is the SwiGLU feed-forward: down(silu(gate(x)) · up(x)).
+type MLP struct {
+	Gate, Up, Down Linear
+}
+
+func (m *MLP) Forward(x *torch.Tensor) *torch.Tensor {
+	return m.Down.Forward(m.Gate.Forward(x).Silu().Mul(m.Up.Forward(x)))
+}
+
+// Block is one pre-norm decoder layer.
+type Block struct {
+	InputNorm RMSNorm
+	Attn      Attention
+	PostNorm  RMSNorm
+	MLP       MLP
+}
+
+func (b *Block) Forward(x, cos, sin, mask *torch.Tensor, layer *cacheLayer) *torch.Tensor {
+	h := x.Add(b.Attn.Forward(b.InputNorm.Forward(x), cos, sin, mask, layer))
+	return h.Add(b.MLP.Forward(b.PostNorm.Forward(h)))
+}
+
+// Model is a Qwen2/Qwen3 causal language model.
+type Model struct {
+	Config Config
+	Embed  *torch.Tensor // model.embed_tokens.weight (V, D)
+	Layers []*Block      // model.layers.N
+	Norm   RMSNorm       // model.norm
+	LMHead *torch.Tensor // lm_head.weight (V, D); the same tensor as Embed when tied
+
+	rope   rotary
+	dtype  torch.DType
+	device torch.Device
+}
+
+// DType is the dtype of the weights and of the forward computation.
+func (m *Model) DType() torch.DType { return m.dtype }
+
+// Device is where the weights live.
+func (m *Model) Device() torch.Device { return m.device }
+
+// hidden runs the decoder over ids/positions (B, T) and returns the final
+// normalised hidden states (B, T, D). keyValid (B, S) marks the real slots
+// among the S = past+T keys; cache, when given, holds the past and receives
+// the new keys and values.
+func (m *Model) hidden(ids, positions, keyValid *torch.Tensor, cache *KVCache) *torch.Tensor {
+	T := ids.Size(1)
+	x := torch.Embedding(m.Embed, ids) // (B,T,D)
+	cos, sin := m.rope.cosSin(positions, m.dtype)
+	mask := attentionMask(keyValid, T)
+	for i, blk := range m.Layers {
+		var layer *cacheLayer
+		if cache != nil {
+			layer = &cache.layers[i]
+		}
+		x = blk.Forward(x, cos, sin, mask, layer)
+	}
+	if cache != nil {
+		cache.advance(T)
+	}
+	return m.Norm.Forward(x)
+}
+
+// Logits runs a full forward over a padded batch and returns (B, T, V)
+// logits in the model dtype. Meant for tests and small batches: training
+// uses TokenLogProbs, which never materialises all of them at once.
+func (m *Model) Logits(in Input) (logits *torch.Tensor, err error) {
+	defer torch.Recover(&err)
+	s := torch.NewScope()
+	defer s.Close()
+	h := m.hidden(in.IDs, in.Positions, in.Valid, nil)
+	return s.Keep(torch.Linear(h, m.LMHead, nil)), nil
+}

@@ -1,0 +1,392 @@
+package model
+
+// reference_test.go — troupe's Qwen2/Qwen3 forward against references that
+// share no code with it.
+//
+//  1. Always (CPU): the tiny models in testdata/model/<name>/ (written by
+//     `go run ./scripts/model/gentiny`) and the logits that
+//     scripts/model/reference.py — plain PyTorch written from the Hugging
+//     Face definitions — computed for them (reference.safetensors beside
+//     each model). float32 within 1e-4 absolute, bfloat16 within 5e-2 of the
+//     largest |logit|, with right and left padding.
+//  2. When TROUPE_HF_FIXTURES=<dir> names the output of
+//     scripts/gpu/hf_reference.py (transformers itself, run on a GPU
+//     machine): logits (float32 ≤ 1e-4, bfloat16 ≤ 2e-2 of the largest
+//     |logit|) and greedy generations token for token; on CUDA when
+//     TROUPE_CUDA=1, else on the CPU.
+//
+// What it is not: a test of the reference scripts (reference.py checks
+// itself against float64 and unpadded runs before writing).
+//
+// Tolerances. float32: reference.py's float32 and float64 runs differ by
+// ≤ 3e-6 on these models, whose logits reach ±3; 1e-4 leaves room for a
+// different summation order (oneDNN, cuBLAS, fused attention) and is still
+// ~1/30000 of the logit range — one weight off by 1% already breaks it (see
+// TestPyTorchReferenceCatchesSmallErrors). bfloat16 (8-bit mantissa):
+// reference.py's own bf16 run lands 1.6–3.4e-2 of the largest |logit| from its
+// float32 run on these deliberately wide-initialised models (the spread is in
+// each fixture's metadata); 5e-2 admits any bf16 implementation that casts
+// where Hugging Face casts and still fails a wrong formula, whose errors are
+// of the order of the logits themselves. The transformers fixtures use a
+// narrower initialisation and the 2e-2 of the task statement, widened only if
+// transformers' own bf16 run is further off than that (then 1.5× its spread).
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"troupe/safetensors"
+	"troupe/torch"
+)
+
+const (
+	refF32Tol         = 1e-4 // absolute, on logits
+	refBF16RelTol     = 5e-2 // × max |reference logit|, reference.py fixtures
+	refHFBF16RelTol   = 2e-2 // × max |reference logit|, transformers fixtures
+	refFixtureRoot    = "../testdata/model"
+	refFixtureFile    = "reference.safetensors"
+	refHFFixturesEnv  = "TROUPE_HF_FIXTURES"
+	refCUDAEnv        = "TROUPE_CUDA"
+	refPerturbedDelta = 0.01
+)
+
+// refFile is a reference.safetensors: float tensors as float32, integer
+// tensors as int64, each with its shape, and the string metadata.
+type refFile struct {
+	path   string
+	floats map[string][]float32
+	ints   map[string][]int64
+	shapes map[string][]int64
+	meta   map[string]string
+}
+
+func readRefFile(t *testing.T, path string) *refFile {
+	t.Helper()
+	f, err := safetensors.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := &refFile{path: path, floats: map[string][]float32{}, ints: map[string][]int64{},
+		shapes: map[string][]int64{}, meta: f.Metadata()}
+	for _, name := range f.Names() {
+		info, _ := f.Info(name)
+		data, err := f.Bytes(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.shapes[name] = info.Shape
+		switch info.DType {
+		case safetensors.I64:
+			v := make([]int64, len(data)/8)
+			for i := range v {
+				v[i] = int64(binary.LittleEndian.Uint64(data[8*i:]))
+			}
+			r.ints[name] = v
+		default:
+			v, err := safetensors.DecodeFloat32s(info.DType, data)
+			if err != nil {
+				t.Fatalf("%s: tensor %s: %v", path, name, err)
+			}
+			r.floats[name] = v
+		}
+	}
+	return r
+}
+
+// seqs cuts the padded (B, T) id tensor idsKey into rows of lenKey's lengths.
+func (r *refFile) seqs(t *testing.T, idsKey, lenKey string) [][]int {
+	t.Helper()
+	ids, lens, shape := r.ints[idsKey], r.ints[lenKey], r.shapes[idsKey]
+	if ids == nil || lens == nil || len(shape) != 2 || int64(len(lens)) != shape[0] {
+		t.Fatalf("%s: needs int64 tensors %s (B, T) and %s (B); has %v", r.path, idsKey, lenKey, r.shapes)
+	}
+	out := make([][]int, len(lens))
+	for b, n := range lens {
+		for _, id := range ids[int64(b)*shape[1] : int64(b)*shape[1]+n] {
+			out[b] = append(out[b], int(id))
+		}
+	}
+	return out
+}
+
+// logits returns the float tensor key, checked to be (N, V) with N the
+// number of real tokens in seqs.
+func (r *refFile) logits(t *testing.T, key string, seqs [][]int, vocab int) []float32 {
+	t.Helper()
+	n := 0
+	for _, s := range seqs {
+		n += len(s)
+	}
+	v, shape := r.floats[key], r.shapes[key]
+	if v == nil || len(shape) != 2 || shape[0] != int64(n) || shape[1] != int64(vocab) {
+		t.Fatalf("%s: tensor %s has shape %v, want (%d real tokens, vocab %d)", r.path, key, shape, n, vocab)
+	}
+	return v
+}
+
+// realTokenLogits runs m over seqs packed with pad and returns the logits
+// at the real tokens, row by row: (N, V) as in the fixtures.
+func realTokenLogits(t *testing.T, m *Model, seqs [][]int, pad Padding) []float32 {
+	t.Helper()
+	s := torch.NewScope()
+	defer s.Close()
+	in, err := Pack(seqs, pad, m.Device())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg, err := m.Logits(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := lg.Float32s() // (B, T, V)
+	_, T := in.Shape()
+	V := m.Config.VocabSize
+	var out []float32
+	for b, seq := range seqs {
+		first := 0
+		if pad == PadLeft {
+			first = int(T) - len(seq)
+		}
+		row := all[b*int(T)*V:]
+		out = append(out, row[first*V:(first+len(seq))*V]...)
+	}
+	return out
+}
+
+// refDiff summarises got − want over (N, V) logits of seqs.
+type refDiff struct {
+	maxAbs float64 // max |got − want|
+	scale  float64 // max |want|
+	where  string  // row, token and vocab id of the largest difference
+}
+
+func (d refDiff) rel() float64 { return d.maxAbs / d.scale }
+
+func (d refDiff) String() string {
+	return fmt.Sprintf("max |Δ| %.3g (%.2g of max |logit| %.3g) at %s", d.maxAbs, d.rel(), d.scale, d.where)
+}
+
+func compareLogits(got, want []float32, seqs [][]int, vocab int) refDiff {
+	var d refDiff
+	worst := 0
+	for i := range want {
+		d.scale = math.Max(d.scale, math.Abs(float64(want[i])))
+		diff := math.Abs(float64(got[i]) - float64(want[i]))
+		if diff > d.maxAbs || math.IsNaN(diff) {
+			d.maxAbs, worst = diff, i
+			if math.IsNaN(diff) {
+				d.maxAbs = math.Inf(1)
+			}
+		}
+	}
+	tok, id := worst/vocab, worst%vocab
+	for b, s := range seqs {
+		if tok < len(s) {
+			d.where = fmt.Sprintf("row %d token %d id %d (got %.6g, want %.6g)", b, tok, id, got[worst], want[worst])
+			break
+		}
+		tok -= len(s)
+	}
+	return d
+}
+
+// refModelDirs lists the model folders under root that carry a fixture.
+func refModelDirs(t *testing.T, root string) []string {
+	t.Helper()
+	matches, err := filepath.Glob(filepath.Join(root, "*", refFixtureFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, m := range matches {
+		dirs = append(dirs, filepath.Dir(m))
+	}
+	if len(dirs) == 0 {
+		t.Fatalf("no %s under %s: regenerate with `go run ./scripts/model/gentiny && /usr/bin/python3 scripts/model/reference.py`", refFixtureFile, root)
+	}
+	return dirs
+}
+
+func loadRefModel(t *testing.T, dir string, opt Options) *Model {
+	t.Helper()
+	m, err := Load(dir, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Free)
+	return m
+}
+
+func TestForwardMatchesPyTorchReference(t *testing.T) {
+	dirs := refModelDirs(t, refFixtureRoot)
+	if len(dirs) < 4 {
+		t.Errorf("want the 4 fixture models of scripts/model/gentiny, found %d: %v", len(dirs), dirs)
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			ref := readRefFile(t, filepath.Join(dir, refFixtureFile))
+			seqs := ref.seqs(t, "input_ids", "lengths")
+			for _, c := range []struct {
+				name string
+				opt  Options
+				pad  Padding
+				tol  func(refDiff) float64
+			}{
+				{"f32/right-padded", Options{DType: torch.Float32, Device: torch.CPU}, PadRight, func(refDiff) float64 { return refF32Tol }},
+				{"f32/left-padded", Options{DType: torch.Float32, Device: torch.CPU}, PadLeft, func(refDiff) float64 { return refF32Tol }},
+				{"bf16/right-padded", Options{DType: torch.BFloat16, Device: torch.CPU}, PadRight, func(d refDiff) float64 { return refBF16RelTol * d.scale }},
+			} {
+				m := loadRefModel(t, dir, c.opt)
+				want := ref.logits(t, "logits", seqs, m.Config.VocabSize)
+				d := compareLogits(realTokenLogits(t, m, seqs, c.pad), want, seqs, m.Config.VocabSize)
+				if tol := c.tol(d); !(d.maxAbs <= tol) {
+					t.Errorf("%s: %v exceeds the tolerance %.3g", c.name, d, tol)
+				} else {
+					t.Logf("%s: %v (tolerance %.3g; reference.py's own bf16 spread %s)", c.name, d, tol, ref.meta["bf16_vs_f32_max_abs"])
+				}
+			}
+		})
+	}
+}
+
+// TestPyTorchReferenceCatchesSmallErrors shows the comparison can fail: one
+// weight changed by 1% (an RMSNorm gain, which multiplies one hidden channel
+// of every token) must move the logits past the float32 tolerance.
+func TestPyTorchReferenceCatchesSmallErrors(t *testing.T) {
+	for _, c := range []struct{ model, param string }{
+		{"qwen2-tiny", "model.layers.1.input_layernorm.weight"},
+		{"qwen3-tiny", "model.layers.0.self_attn.k_norm.weight"},
+	} {
+		dir := filepath.Join(refFixtureRoot, c.model)
+		ref := readRefFile(t, filepath.Join(dir, refFixtureFile))
+		seqs := ref.seqs(t, "input_ids", "lengths")
+		m := loadRefModel(t, dir, Options{DType: torch.Float32, Device: torch.CPU})
+		found := false
+		for _, p := range m.Params() {
+			if p.Name != c.param {
+				continue
+			}
+			found = true
+			w := p.T.Float32s()
+			w[0] *= 1 + refPerturbedDelta
+			s := torch.NewScope()
+			p.T.CopyFrom(torch.FromFloat32(w, p.T.Shape()...))
+			s.Close()
+		}
+		if !found {
+			t.Fatalf("%s: no parameter %s", c.model, c.param)
+		}
+		want := ref.logits(t, "logits", seqs, m.Config.VocabSize)
+		d := compareLogits(realTokenLogits(t, m, seqs, PadRight), want, seqs, m.Config.VocabSize)
+		if d.maxAbs <= refF32Tol {
+			t.Errorf("%s with %s[0] × %g: %v, within the tolerance %g: the fixture cannot tell a perturbed model apart",
+				c.model, c.param, 1+refPerturbedDelta, d, refF32Tol)
+		} else {
+			t.Logf("%s with %s[0] × %g: %v (> %g, caught)", c.model, c.param, 1+refPerturbedDelta, d, refF32Tol)
+		}
+	}
+}
+
+// ---- transformers fixtures (scripts/gpu/hf_reference.py) ----
+
+// refDevice is CUDA(0) when TROUPE_CUDA=1 and a GPU is there, else the CPU.
+func refDevice(t *testing.T) torch.Device {
+	if os.Getenv(refCUDAEnv) != "1" {
+		return torch.CPU
+	}
+	if !torch.CUDAAvailable() {
+		t.Fatalf("%s=1 but libtorch sees no CUDA device (is LD_LIBRARY_PATH pointing at a shim built with scripts/gpu/build-shim.sh?)", refCUDAEnv)
+	}
+	return torch.CUDA(0)
+}
+
+// TestForwardMatchesTransformers compares troupe with fixtures written by
+// transformers (see scripts/gpu/hf_reference.py for their layout): for each
+// model folder, float32 and bfloat16 logits over a padded batch, and greedy
+// generations of a batch of prompts.
+func TestForwardMatchesTransformers(t *testing.T) {
+	root := os.Getenv(refHFFixturesEnv)
+	if root == "" {
+		t.Skipf("set %s to the output folder of scripts/gpu/hf_reference.py to compare with transformers", refHFFixturesEnv)
+	}
+	dev := refDevice(t)
+	for _, dir := range refModelDirs(t, root) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			ref := readRefFile(t, filepath.Join(dir, refFixtureFile))
+			seqs := ref.seqs(t, "input_ids", "lengths")
+			prompts := ref.seqs(t, "prompt_ids", "prompt_lengths")
+			for _, dt := range []torch.DType{torch.Float32, torch.BFloat16} {
+				m := loadRefModel(t, dir, Options{DType: dt, Device: dev})
+				V := m.Config.VocabSize
+				want := ref.logits(t, "logits", seqs, V)
+				d := compareLogits(realTokenLogits(t, m, seqs, PadRight), want, seqs, V)
+				tol := refF32Tol
+				if dt == torch.BFloat16 {
+					// transformers' own bf16 logits against its float32 ones
+					hf := compareLogits(ref.logits(t, "logits_bf16", seqs, V), want, seqs, V)
+					tol = math.Max(refHFBF16RelTol*d.scale, 1.5*hf.maxAbs)
+					t.Logf("%v: transformers' own bf16 run: %v", dt, hf)
+				}
+				if !(d.maxAbs <= tol) {
+					t.Errorf("%v logits on %v: %v exceeds the tolerance %.3g", dt, dev, d, tol)
+				} else {
+					t.Logf("%v logits on %v: %v (tolerance %.3g)", dt, dev, d, tol)
+				}
+				checkGreedy(t, m, ref, prompts, dt, tol)
+			}
+		})
+	}
+}
+
+// checkGreedy generates greedily from prompts (one batch, left-padded
+// inside Generate) and compares with transformers' greedy tokens, generated
+// one prompt at a time in float32. Tokens must match one for one, except that
+// a row may part ways where transformers' top two logits were within tol of
+// each other (a near tie that the dtype cannot resolve); the rest of that
+// row is then not compared. In float32 such ties (< 1e-4) are not expected
+// and are reported.
+func checkGreedy(t *testing.T, m *Model, ref *refFile, prompts [][]int, dt torch.DType, tol float64) {
+	t.Helper()
+	want, shape := ref.ints["greedy_tokens"], ref.shapes["greedy_tokens"]
+	margins := ref.floats["greedy_margins"]
+	if want == nil || margins == nil || len(shape) != 2 || shape[0] != int64(len(prompts)) {
+		t.Fatalf("%s: needs greedy_tokens and greedy_margins (%d prompts, N); has %v", ref.path, len(prompts), ref.shapes)
+	}
+	N := int(shape[1])
+	reqs := make([]GenRequest, len(prompts))
+	for i, p := range prompts {
+		reqs[i] = GenRequest{Prompt: p, MaxNewTokens: N, Sampling: Sampling{Temperature: 0}}
+	}
+	got, err := m.Generate(reqs, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact, ties := 0, []string{}
+	for i, r := range got {
+		row := want[i*N : (i+1)*N]
+		if len(r.Tokens) != N {
+			t.Errorf("%v greedy row %d: %d tokens, want %d (finish %v)", dt, i, len(r.Tokens), N, r.Finish)
+			continue
+		}
+		k := 0
+		for k < N && int64(r.Tokens[k]) == row[k] {
+			k++
+		}
+		switch {
+		case k == N:
+			exact++
+		case float64(margins[i*N+k]) < tol:
+			ties = append(ties, fmt.Sprintf("row %d step %d (margin %.2g)", i, k, margins[i*N+k]))
+		default:
+			t.Errorf("%v greedy row %d parts from transformers at step %d: got %v, want %v (transformers' top-2 margin there %.3g ≥ %.3g)",
+				dt, i, k, r.Tokens, row, margins[i*N+k], tol)
+		}
+	}
+	t.Logf("%v greedy: %d/%d rows identical over %d tokens; near-tie partings: %s", dt, exact, len(prompts), N, strings.Join(append(ties, "none")[:max(1, len(ties))], ", "))
+}

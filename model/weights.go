@@ -1,0 +1,451 @@
+package model
+
+// weights.go — building a Model from a weight source by checkpoint key path:
+// Hugging Face safetensors (Load), a seeded random initialisation (New), and
+// writing the same layout back (Save). One constructor, newModel, serves
+// every source: each struct field is fetched by its full key and expected
+// shape, so a missing tensor, an unexpected one or a shape mismatch is
+// reported with the key and both shapes.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"troupe/safetensors"
+	"troupe/torch"
+)
+
+// Options says where the weights go and in which dtype.
+type Options struct {
+	DType  torch.DType  // Float32 or BFloat16 (Float16 works but is untested)
+	Device torch.Device // torch.CPU or torch.CUDA(n)
+}
+
+// source produces a tensor for a key, already in the model's dtype and device.
+type source interface {
+	tensor(key string, shape []int64) (*torch.Tensor, error)
+}
+
+// loadError carries a source error through the constructor's panics to the
+// boundary (Load/New), which returns it.
+type loadError struct{ err error }
+
+// vars is a source seen through a key prefix (candle's VarBuilder.pp). It
+// records every tensor it hands out, so a failed construction frees them.
+type vars struct {
+	prefix  string
+	src     source
+	created *[]*torch.Tensor
+}
+
+func (v vars) pp(name string) vars {
+	if v.prefix == "" {
+		return vars{name, v.src, v.created}
+	}
+	return vars{v.prefix + "." + name, v.src, v.created}
+}
+
+func (v vars) ppi(i int) vars { return v.pp(strconv.Itoa(i)) }
+
+func (v vars) get(name string, shape ...int64) *torch.Tensor {
+	key := v.pp(name).prefix
+	t, err := v.src.tensor(key, shape)
+	if err != nil {
+		panic(loadError{err})
+	}
+	*v.created = append(*v.created, t)
+	return t
+}
+
+func (v vars) linear(name string, out, in int64, bias bool) Linear {
+	l := Linear{W: v.pp(name).get("weight", out, in)}
+	if bias {
+		l.B = v.pp(name).get("bias", out)
+	}
+	return l
+}
+
+func (v vars) norm(name string, dim int64, eps float64) RMSNorm {
+	return RMSNorm{W: v.pp(name).get("weight", dim), Eps: eps}
+}
+
+// newModel fetches every weight by key from src.
+func newModel(cfg Config, src source, opt Options) (m *Model, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m = &Model{Config: cfg, dtype: opt.DType, device: opt.Device}
+	var created []*torch.Tensor
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		torch.FreeAll(created...)
+		m.rope.invFreq.Free()
+		m = nil
+		switch e := r.(type) {
+		case loadError:
+			err = e.err
+		case *torch.Error:
+			err = e
+		default:
+			panic(r)
+		}
+	}()
+	D, V, F := int64(cfg.HiddenSize), int64(cfg.VocabSize), int64(cfg.IntermediateSize)
+	H, KVH, Dh := int64(cfg.NumHeads), int64(cfg.NumKVHeads), int64(cfg.HeadDim)
+	root := vars{src: src, created: &created}
+	mv := root.pp("model")
+	m.Embed = mv.pp("embed_tokens").get("weight", V, D)
+	for i := 0; i < cfg.NumLayers; i++ {
+		lv := mv.pp("layers").ppi(i)
+		av := lv.pp("self_attn")
+		blk := &Block{
+			InputNorm: lv.norm("input_layernorm", D, cfg.RMSNormEps),
+			Attn: Attention{
+				Q:     av.linear("q_proj", H*Dh, D, cfg.AttentionBias),
+				K:     av.linear("k_proj", KVH*Dh, D, cfg.AttentionBias),
+				V:     av.linear("v_proj", KVH*Dh, D, cfg.AttentionBias),
+				O:     av.linear("o_proj", D, H*Dh, cfg.Family == Qwen3 && cfg.AttentionBias),
+				heads: H, kvHeads: KVH, headDim: Dh,
+			},
+			PostNorm: lv.norm("post_attention_layernorm", D, cfg.RMSNormEps),
+			MLP: MLP{
+				Gate: lv.pp("mlp").linear("gate_proj", F, D, false),
+				Up:   lv.pp("mlp").linear("up_proj", F, D, false),
+				Down: lv.pp("mlp").linear("down_proj", D, F, false),
+			},
+		}
+		if cfg.Family == Qwen3 {
+			qn, kn := av.norm("q_norm", Dh, cfg.RMSNormEps), av.norm("k_norm", Dh, cfg.RMSNormEps)
+			blk.Attn.QNorm, blk.Attn.KNorm = &qn, &kn
+		}
+		m.Layers = append(m.Layers, blk)
+	}
+	m.Norm = mv.norm("norm", D, cfg.RMSNormEps)
+	if cfg.TieEmbeddings {
+		m.LMHead = m.Embed
+	} else {
+		m.LMHead = root.pp("lm_head").get("weight", V, D)
+	}
+	m.rope = newRotary(cfg, opt.Device)
+	return m, nil
+}
+
+// Param is a named weight.
+type Param struct {
+	Name string
+	T    *torch.Tensor
+}
+
+// Params lists the weights by checkpoint key in module order; a tied lm_head
+// is not listed twice.
+func (m *Model) Params() []Param {
+	ps := []Param{{"model.embed_tokens.weight", m.Embed}}
+	add := func(name string, t *torch.Tensor) {
+		if t != nil {
+			ps = append(ps, Param{name, t})
+		}
+	}
+	for i, b := range m.Layers {
+		p := fmt.Sprintf("model.layers.%d.", i)
+		add(p+"input_layernorm.weight", b.InputNorm.W)
+		for _, l := range []struct {
+			name string
+			lin  Linear
+		}{{"q_proj", b.Attn.Q}, {"k_proj", b.Attn.K}, {"v_proj", b.Attn.V}, {"o_proj", b.Attn.O}} {
+			add(p+"self_attn."+l.name+".weight", l.lin.W)
+			add(p+"self_attn."+l.name+".bias", l.lin.B)
+		}
+		if b.Attn.QNorm != nil {
+			add(p+"self_attn.q_norm.weight", b.Attn.QNorm.W)
+			add(p+"self_attn.k_norm.weight", b.Attn.KNorm.W)
+		}
+		add(p+"post_attention_layernorm.weight", b.PostNorm.W)
+		add(p+"mlp.gate_proj.weight", b.MLP.Gate.W)
+		add(p+"mlp.up_proj.weight", b.MLP.Up.W)
+		add(p+"mlp.down_proj.weight", b.MLP.Down.W)
+	}
+	add("model.norm.weight", m.Norm.W)
+	if !m.Config.TieEmbeddings {
+		add("lm_head.weight", m.LMHead)
+	}
+	return ps
+}
+
+// Parameters lists the weight tensors in Params order (for optimizers).
+func (m *Model) Parameters() []*torch.Tensor {
+	var out []*torch.Tensor
+	for _, p := range m.Params() {
+		out = append(out, p.T)
+	}
+	return out
+}
+
+// NumParams counts the weights' elements (a tied head once).
+func (m *Model) NumParams() int64 {
+	var n int64
+	for _, p := range m.Params() {
+		n += p.T.Numel()
+	}
+	return n
+}
+
+// SetRequiresGrad turns gradient recording on or off for every weight.
+func (m *Model) SetRequiresGrad(on bool) {
+	for _, p := range m.Params() {
+		p.T.SetRequiresGrad(on)
+	}
+}
+
+// Free releases every weight. Idempotent.
+func (m *Model) Free() {
+	if m == nil {
+		return
+	}
+	for _, p := range m.Params() {
+		p.T.Free()
+	}
+	m.LMHead.Free()
+	m.rope.invFreq.Free()
+}
+
+// ---- safetensors ----
+
+// SafetensorsDType maps a torch dtype to its safetensors spelling.
+func SafetensorsDType(d torch.DType) (safetensors.DType, error) {
+	switch d {
+	case torch.Float32:
+		return safetensors.F32, nil
+	case torch.BFloat16:
+		return safetensors.BF16, nil
+	case torch.Float16:
+		return safetensors.F16, nil
+	case torch.Float64:
+		return safetensors.F64, nil
+	case torch.Int64:
+		return safetensors.I64, nil
+	case torch.Int32:
+		return safetensors.I32, nil
+	case torch.Int16:
+		return safetensors.I16, nil
+	case torch.Int8:
+		return safetensors.I8, nil
+	case torch.Uint8:
+		return safetensors.U8, nil
+	case torch.Bool:
+		return safetensors.Bool, nil
+	}
+	return 0, fmt.Errorf("no safetensors dtype for %v", d)
+}
+
+// TorchDType maps a safetensors dtype to torch's.
+func TorchDType(d safetensors.DType) (torch.DType, error) {
+	for _, t := range []torch.DType{torch.Float32, torch.BFloat16, torch.Float16, torch.Float64, torch.Int64, torch.Int32, torch.Int16, torch.Int8, torch.Uint8, torch.Bool} {
+		if s, _ := SafetensorsDType(t); s == d {
+			return t, nil
+		}
+	}
+	return 0, fmt.Errorf("safetensors dtype %v has no torch equivalent here", d)
+}
+
+// fileSource reads tensors from a Hugging Face model directory, converting
+// them to the target dtype and device, and remembers which keys were used.
+type fileSource struct {
+	dir  *safetensors.ModelDir
+	opt  Options
+	used map[string]bool
+}
+
+func (f *fileSource) tensor(key string, shape []int64) (t *torch.Tensor, err error) {
+	info, ok := f.dir.Info(key)
+	if !ok {
+		return nil, fmt.Errorf("%s: missing tensor %s (want shape %v)", f.dir.Dir(), key, shape)
+	}
+	if !sameShape(info.Shape, shape) {
+		return nil, fmt.Errorf("%s: tensor %s has shape %v, the config needs %v", f.dir.Dir(), key, info.Shape, shape)
+	}
+	dt, err := TorchDType(info.DType)
+	if err != nil {
+		return nil, fmt.Errorf("%s: tensor %s: %w", f.dir.Dir(), key, err)
+	}
+	data, err := f.dir.Bytes(key)
+	if err != nil {
+		return nil, err
+	}
+	f.used[key] = true
+	defer torch.Recover(&err)
+	raw := torch.FromBytes(data, dt, shape...).Untrack()
+	defer raw.Free()
+	return raw.To(f.opt.Device, f.opt.DType).Untrack(), nil
+}
+
+func sameShape(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// ignorableKey names tensors some checkpoints carry that the model does not
+// use: a duplicate lm_head in tied checkpoints, and rotary buffers written
+// by old transformers versions.
+func ignorableKey(key string, cfg Config) bool {
+	return (cfg.TieEmbeddings && key == "lm_head.weight") || strings.HasSuffix(key, "rotary_emb.inv_freq")
+}
+
+// Load reads a Hugging Face Qwen2/Qwen3 directory (config.json plus
+// model.safetensors or a sharded index) into opt's dtype and device. The
+// match is strict: every tensor the config implies must be present with its
+// shape, and the files may hold no other tensor.
+func Load(dir string, opt Options) (*Model, error) {
+	cfg, err := LoadConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	md, err := safetensors.OpenModelDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer md.Close()
+	src := &fileSource{dir: md, opt: opt, used: map[string]bool{}}
+	m, err := newModel(cfg, src, opt)
+	if err != nil {
+		return nil, fmt.Errorf("model: loading %s: %w", dir, err)
+	}
+	var extra []string
+	for _, k := range md.Names() {
+		if !src.used[k] && !ignorableKey(k, cfg) {
+			extra = append(extra, k)
+		}
+	}
+	if len(extra) > 0 {
+		m.Free()
+		if len(extra) > 5 {
+			extra = append(extra[:5], fmt.Sprintf("… (%d more)", len(extra)-5))
+		}
+		return nil, fmt.Errorf("model: loading %s: unexpected tensors not used by the %s config: %s", dir, cfg.Family, strings.Join(extra, ", "))
+	}
+	return m, nil
+}
+
+// ---- random initialisation ----
+
+// randomSource initialises like transformers' _init_weights: projection and
+// embedding weights from N(0, initializer_range²), biases zero, norm weights one.
+type randomSource struct {
+	cfg Config
+	opt Options
+	gen *torch.Generator
+}
+
+func (r *randomSource) tensor(key string, shape []int64) (t *torch.Tensor, err error) {
+	defer torch.Recover(&err)
+	s := torch.NewScope()
+	defer s.Close()
+	var out *torch.Tensor
+	switch {
+	case strings.HasSuffix(key, "norm.weight"):
+		out = torch.Ones(shape, r.opt.DType, r.opt.Device)
+	case strings.HasSuffix(key, ".bias"):
+		out = torch.Zeros(shape, r.opt.DType, r.opt.Device)
+	default:
+		// drawn on the CPU in float32 so a seed gives the same weights on any device and dtype
+		out = torch.Randn(shape, torch.Float32, torch.CPU, r.gen).MulScalar(r.cfg.InitializerRange).To(r.opt.Device, r.opt.DType)
+	}
+	return s.Keep(out).Untrack(), nil
+}
+
+// New builds a randomly initialised model from cfg; the same seed gives the
+// same weights.
+func New(cfg Config, seed uint64, opt Options) (m *Model, err error) {
+	defer torch.Recover(&err)
+	gen := torch.NewGenerator(torch.CPU, seed)
+	defer gen.Free()
+	return newModel(cfg, &randomSource{cfg: cfg, opt: opt, gen: gen}, opt)
+}
+
+// ---- saving ----
+
+// DefaultShardBytes is save_pretrained's default shard limit (5 GB).
+const DefaultShardBytes = 5_000_000_000
+
+// Save writes config.json and the weights (model.safetensors, or shards of
+// at most maxShardBytes with an index; ≤ 0 means DefaultShardBytes) into
+// dir in dtype (0 keeps the model's). Tensors are copied off the device one
+// at a time.
+func (m *Model) Save(dir string, dtype torch.DType, maxShardBytes int64) error {
+	if dtype == 0 && m.dtype != torch.Float32 {
+		dtype = m.dtype
+	}
+	if dtype == 0 {
+		dtype = torch.Float32
+	}
+	if maxShardBytes <= 0 {
+		maxShardBytes = DefaultShardBytes
+	}
+	sdt, err := SafetensorsDType(dtype)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var tensors []safetensors.Tensor
+	for _, p := range m.Params() {
+		t := p.T
+		tensors = append(tensors, safetensors.Tensor{
+			Name: p.Name, DType: sdt, Shape: t.Shape(),
+			Bytes: func() (b []byte, err error) {
+				defer torch.Recover(&err)
+				s := torch.NewScope()
+				defer s.Close()
+				return t.Detach().To(torch.CPU, dtype).Bytes(), nil
+			},
+		})
+	}
+	if _, err := safetensors.WriteModelDir(dir, tensors, map[string]string{"format": "pt"}, maxShardBytes); err != nil {
+		return err
+	}
+	cfgJSON, err := m.Config.JSON(dtypeName(dtype))
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, "config.json"), cfgJSON)
+}
+
+func dtypeName(d torch.DType) string {
+	switch d {
+	case torch.BFloat16:
+		return "bfloat16"
+	case torch.Float16:
+		return "float16"
+	}
+	return "float32"
+}
+
+// writeFileAtomic writes data to path through a temporary file and a rename.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(data)
+	serr := tmp.Sync()
+	cerr := tmp.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
