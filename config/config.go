@@ -1,0 +1,147 @@
+// Package config is troupe's run configuration: the typed YAML schema, its
+// defaults, loading with strict keys and `--set a.b.c=value` overrides, and
+// validation whose every message names the key and the fix.
+//
+// Precedence: Default() < the YAML file < --set flags, in that order. Unknown
+// keys are errors naming their full path (and the nearest known key). The
+// resolved config (Marshal) is printed at the start of a run and saved with
+// every checkpoint.
+//
+// Why a package of its own rather than a file in cmd/train: tests and the
+// subcommands (train, eval, export) share it, and its schema is made of the
+// option types of rollout, advantage and policy, which it composes without
+// those packages knowing about each other.
+//
+// Paths in a config (models, datasets, output_dir) are relative to the
+// working directory, not to the config file.
+package config
+
+import (
+	"troupe/advantage"
+	"troupe/policy"
+	"troupe/rollout"
+	mathenv "troupe/rollout/env/math"
+)
+
+// Config is one training run.
+type Config struct {
+	Run          Run              `yaml:"run"`
+	Models       map[string]Model `yaml:"models"`         // checkpoints by name
+	Assignment   string           `yaml:"assignment"`     // separate | shared
+	Agents       []Agent          `yaml:"agents"`         // the team
+	Workflow     Workflow         `yaml:"workflow"`       // the orchestra
+	Env          Env              `yaml:"env"`            // tasks and rewards
+	Batch        Batch            `yaml:"batch"`          // rollout batch per step
+	Sampling     rollout.Sampling `yaml:"sampling"`       // training sampling, overridable per agent
+	MaxNewTokens int              `yaml:"max_new_tokens"` // per response, overridable per agent
+	Advantage    Advantage        `yaml:"advantage"`      // estimator and options
+	Optim        policy.Settings  `yaml:"optim"`          // optimizer and loss, overridable per agent
+	Eval         Eval             `yaml:"eval"`           // periodic evaluation on the test split
+	Checkpoint   Checkpoint       `yaml:"checkpoint"`     // cadence and retention
+	Export       Export           `yaml:"export"`         // Hugging Face export at the end
+}
+
+// Run holds the run-wide settings.
+type Run struct {
+	Name       string `yaml:"name"`        // shown in logs
+	OutputDir  string `yaml:"output_dir"`  // metrics.jsonl, checkpoints/, export/ go here
+	Seed       uint64 `yaml:"seed"`        // every random choice derives from it
+	Steps      int    `yaml:"steps"`       // train steps
+	Device     string `yaml:"device"`      // default device of the models: cpu, cuda, cuda:N
+	DType      string `yaml:"dtype"`       // default dtype of the models: float32 or bfloat16
+	LogSamples int    `yaml:"log_samples"` // rows per step written to samples.jsonl (0 = none)
+}
+
+// Model is a checkpoint to load: a Hugging Face directory with config.json,
+// safetensors weights and tokenizer.json.
+type Model struct {
+	Path      string `yaml:"path"`      // the directory
+	Tokenizer string `yaml:"tokenizer"` // directory or tokenizer.json; default: Path
+	DType     string `yaml:"dtype"`     // default: run.dtype
+	Device    string `yaml:"device"`    // default: run.device
+}
+
+// Agent is one member of the team: rollout's agent settings plus per-agent
+// overrides of the optimizer and loss settings.
+type Agent struct {
+	rollout.AgentConfig `yaml:",inline"`
+	Optim               policy.Overrides `yaml:"optim"`
+}
+
+// Workflow names the orchestra and holds every built-in workflow's options.
+type Workflow struct {
+	Name                    string `yaml:"name"`
+	rollout.WorkflowOptions `yaml:",inline"`
+}
+
+// Env names the environment and holds its options.
+type Env struct {
+	Name string         `yaml:"name"` // math
+	Math mathenv.Config `yaml:"math"`
+}
+
+// Batch is the rollout batch of one train step.
+type Batch struct {
+	PromptsPerStep int  `yaml:"prompts_per_step"` // tasks per step
+	N              int  `yaml:"n"`                // trajectories per task (the GRPO group size)
+	MaxBatchRows   int  `yaml:"max_batch_rows"`   // cap on rows per Generate call (0 = none)
+	Shuffle        bool `yaml:"shuffle"`          // shuffle the train split each epoch
+}
+
+// Advantage selects the estimator; its options are inline.
+type Advantage struct {
+	Estimator         string `yaml:"estimator"`
+	advantage.Options `yaml:",inline"`
+}
+
+// Eval configures evaluation on the test split.
+type Eval struct {
+	Every    int              `yaml:"every"`    // train steps between evaluations (0 = only with the eval subcommand)
+	AtStart  bool             `yaml:"at_start"` // also evaluate before the first step
+	Tasks    int              `yaml:"tasks"`    // test tasks (0 = the whole split)
+	N        int              `yaml:"n"`        // samples per task (avg@n, pass@k)
+	Ks       []int            `yaml:"ks"`       // k values of pass@k
+	Sampling rollout.Sampling `yaml:"sampling"` // evaluation sampling (Dr. MAS: T 0.6, top-p 0.95)
+}
+
+// Checkpoint configures saving.
+type Checkpoint struct {
+	Every    int  `yaml:"every"`     // train steps between checkpoints (0 = only at the end and on a signal)
+	Keep     int  `yaml:"keep"`      // newest checkpoints kept (0 = all)
+	OnSignal bool `yaml:"on_signal"` // save on SIGINT/SIGTERM before exiting
+}
+
+// Export configures the Hugging Face export written at the end of a run.
+type Export struct {
+	AtEnd         bool   `yaml:"at_end"`          // export every trained model when the run ends
+	DType         string `yaml:"dtype"`           // float32 or bfloat16 ("" = the model's dtype)
+	MaxShardBytes int64  `yaml:"max_shard_bytes"` // shard above this size (0 = 5 GB)
+}
+
+// Default returns the defaults every file starts from: a Dr. MAS math run
+// (drmas estimator, reference optimizer settings) of a small size.
+func Default() Config {
+	return Config{
+		Run: Run{
+			Name:      "troupe",
+			OutputDir: "runs/troupe",
+			Seed:      1,
+			Steps:     10,
+			Device:    "cpu",
+			DType:     "float32",
+		},
+		Models:       map[string]Model{},
+		Assignment:   "separate",
+		Workflow:     Workflow{Name: "math-refine", WorkflowOptions: rollout.DefaultWorkflowOptions()},
+		Env:          Env{Name: "math", Math: mathenv.DefaultConfig()},
+		Batch:        Batch{PromptsPerStep: 8, N: 4, MaxBatchRows: 256, Shuffle: true},
+		Sampling:     rollout.DefaultSampling,
+		MaxNewTokens: 512,
+		Advantage:    Advantage{Estimator: "drmas", Options: advantage.DefaultOptions()},
+		Optim:        policy.DefaultSettings(),
+		Eval: Eval{Every: 0, Tasks: 32, N: 4, Ks: []int{1},
+			Sampling: rollout.Sampling{Temperature: 0.6, TopP: 0.95}},
+		Checkpoint: Checkpoint{Every: 0, Keep: 2, OnSignal: true},
+		Export:     Export{AtEnd: true},
+	}
+}

@@ -1,0 +1,139 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeModel makes a directory that passes the path checks (config.json and
+// tokenizer.json present; their contents are not read here).
+func fakeModel(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{"config.json", "tokenizer.json"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func base(t *testing.T) string {
+	return `
+run: {name: t, output_dir: ` + t.TempDir() + `, steps: 3}
+models:
+  tiny: {path: ` + fakeModel(t) + `}
+agents:
+  - {name: solver, preset: math-solver, format_penalty: 0.1}
+  - {name: verifier, preset: math-verifier, format_penalty: 0.1}
+`
+}
+
+func TestParseAndResolve(t *testing.T) {
+	c, err := Parse([]byte(base(t)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Run.Steps != 3 || c.Advantage.Estimator != "drmas" || c.Optim.LR != 1e-6 || c.Batch.N != 4 {
+		t.Fatalf("defaults under the file: %+v", c)
+	}
+	tr := c.Trained()
+	if len(tr) != 2 || tr[0].Name != "solver" || tr[1].Name != "verifier" || tr[0].Source != "tiny" || tr[0].Model.DType != "float32" {
+		t.Fatalf("separate assignment: %+v", tr)
+	}
+	if ac := c.AgentConfigs(); ac[1].Model != "verifier" {
+		t.Fatalf("agents act with their own trained copy: %+v", ac[1])
+	}
+	// shared: one trained model named after the checkpoint
+	c2, err := Parse([]byte(base(t)+"assignment: shared\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr := c2.Trained(); len(tr) != 1 || tr[0].Name != "tiny" || len(tr[0].Agents) != 2 {
+		t.Fatalf("shared assignment: %+v", tr)
+	}
+	// the resolved config round-trips
+	out, err := c.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse(out, nil)
+	if err != nil {
+		t.Fatalf("resolved config does not parse back: %v\n%s", err, out)
+	}
+	again, _ := back.Marshal()
+	if string(again) != string(out) {
+		t.Fatalf("resolved config is not stable:\n%s\n---\n%s", out, again)
+	}
+}
+
+func TestSetOverridesFile(t *testing.T) {
+	c, err := Parse([]byte(base(t)+"optim: {lr: 2e-6}\n"), []string{
+		"run.steps=7", "optim.lr=3e-6", "agents[1].optim.lr=3e-6", "agents.0.sampling.temperature=0.7",
+		"advantage.estimator=grpo", "eval.ks=[1, 2]", "batch.n=2",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Run.Steps != 7 || c.Optim.LR != 3e-6 || *c.Agents[1].Optim.LR != 3e-6 || *c.Agents[0].Sampling.Temperature != 0.7 ||
+		c.Advantage.Estimator != "grpo" || len(c.Eval.Ks) != 2 || c.Batch.N != 2 {
+		t.Fatalf("--set not applied: %+v", c)
+	}
+	if c.Settings(c.Trained()[1]).LR != 3e-6 {
+		t.Fatal("per-agent override not applied")
+	}
+}
+
+// Each bad config gives one clear line naming the key and the fix.
+func TestBadConfigs(t *testing.T) {
+	cases := map[string]struct {
+		yaml string
+		sets []string
+		want []string
+	}{
+		"unknown key":      {base(t) + "optim: {lrr: 1e-6}\n", nil, []string{"optim.lrr: unknown key", "did you mean lr?"}},
+		"unknown nested":   {base(t), []string{"agents[1].optim.cliphigh=0.3"}, []string{"agents[1].optim.cliphigh: unknown key", "clip_high"}},
+		"unknown top":      {base(t) + "steps: 3\n", nil, []string{"steps: unknown key"}},
+		"negative lr":      {base(t) + "optim: {lr: -1e-6}\n", nil, []string{"optim.lr: must be >= 0", "-1e-06"}},
+		"agent lr":         {base(t), []string{"agents[1].optim.lr=-1e-6"}, []string{"agents[1].optim.lr: must be >= 0"}},
+		"shared conflict":  {base(t) + "assignment: shared\n", []string{"agents[1].optim.lr=2e-6", "agents[1].optim.clip_high=0.28"}, []string{`agents "solver" and "verifier" share model "tiny"`, "lr (1e-06 vs 2e-06)", "clip_high (0.2 vs 0.28)"}},
+		"missing model":    {strings.Replace(base(t), "path: /", "path: /nonexistent/", 1), nil, []string{"models.tiny.path:", "no config.json", "train init"}},
+		"unknown workflow": {base(t) + "workflow: {name: debate}\n", nil, []string{"workflow.name: unknown workflow \"debate\"", "math-refine"}},
+		"unknown model":    {base(t), []string{"agents[0].model=big"}, []string{`agents[0].model: "big" is not one of models`}},
+		"wrong type":       {base(t), []string{"run.steps=many"}, []string{`run.steps: "many" is not a valid integer`}},
+		"bad set":          {base(t), []string{"run.steps"}, []string{"want key.path=value"}},
+		"estimator":        {base(t) + "advantage: {estimator: ppo}\n", nil, []string{"advantage.estimator: unknown estimator \"ppo\"", "drmas"}},
+		"assignment":       {base(t) + "assignment: mixed\n", nil, []string{"assignment: must be separate"}},
+		"pass@k":           {base(t) + "eval: {n: 2, ks: [4]}\n", nil, []string{"eval.ks[0]"}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse([]byte(c.yaml), c.sets)
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			msg := err.Error()
+			if strings.Contains(msg, "\n") {
+				t.Fatalf("error spans several lines: %q", msg)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(msg, w) {
+					t.Fatalf("error %q should mention %q", msg, w)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.yaml")
+	os.WriteFile(path, []byte(base(t)), 0o644)
+	if _, err := Load(path, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "none.yaml"), nil); err == nil {
+		t.Fatal("a missing file must fail")
+	}
+}

@@ -1,0 +1,309 @@
+package config
+
+// load.go — reading a config: YAML file, then --set overrides, checked key
+// by key against the schema before decoding over Default().
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Load reads the YAML file at path ("" for none), applies the --set
+// overrides ("a.b.c=value", list items as agents.0.name or agents[0].name),
+// decodes the result over Default() and validates it.
+func Load(path string, sets []string) (*Config, error) {
+	var data []byte
+	if path != "" {
+		var err error
+		if data, err = os.ReadFile(path); err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+	}
+	c, err := Parse(data, sets)
+	if err != nil {
+		if path != "" {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return nil, err
+	}
+	return c, nil
+}
+
+// Parse is Load for YAML already in memory.
+func Parse(data []byte, sets []string) (*Config, error) {
+	root, err := parseDocument(data)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range sets {
+		if err := applySet(root, s); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkNode(root, reflect.TypeOf(Config{}), ""); err != nil {
+		return nil, err
+	}
+	merged, err := yaml.Marshal(root)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	c := Default()
+	dec := yaml.NewDecoder(bytes.NewReader(merged))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// Marshal renders the resolved config as YAML (what a run prints at start
+// and saves with every checkpoint).
+func (c *Config) Marshal() ([]byte, error) {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(c); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), enc.Close()
+}
+
+func parseDocument(data []byte) (*yaml.Node, error) {
+	var doc yaml.Node
+	if len(bytes.TrimSpace(data)) > 0 {
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}, nil
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("config: the top level must be a mapping of keys (run:, models:, agents:, …)")
+	}
+	return root, nil
+}
+
+// splitPath turns "agents[1].optim.lr" or "agents.1.optim.lr" into segments.
+func splitPath(p string) []string {
+	p = strings.ReplaceAll(p, "[", ".")
+	p = strings.ReplaceAll(p, "]", "")
+	return strings.Split(p, ".")
+}
+
+func applySet(root *yaml.Node, set string) error {
+	key, raw, ok := strings.Cut(set, "=")
+	key = strings.TrimSpace(key)
+	if !ok || key == "" {
+		return fmt.Errorf("config: --set %q: want key.path=value, e.g. --set run.steps=20", set)
+	}
+	var val yaml.Node
+	if err := yaml.Unmarshal([]byte(raw), &val); err != nil {
+		return fmt.Errorf("config: --set %s: value %q is not valid YAML: %v", key, raw, err)
+	}
+	var value *yaml.Node
+	if len(val.Content) > 0 {
+		value = val.Content[0]
+	} else {
+		value = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: ""}
+	}
+	node := root
+	segs := splitPath(key)
+	for i, seg := range segs {
+		last := i == len(segs)-1
+		switch node.Kind {
+		case yaml.MappingNode:
+			var child *yaml.Node
+			for j := 0; j+1 < len(node.Content); j += 2 {
+				if node.Content[j].Value == seg {
+					child = node.Content[j+1]
+					if last {
+						node.Content[j+1] = value
+					}
+					break
+				}
+			}
+			if child == nil {
+				child = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+				if last {
+					child = value
+				}
+				node.Content = append(node.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: seg}, child)
+			}
+			node = child
+		case yaml.SequenceNode:
+			idx, err := strconv.Atoi(seg)
+			if err != nil || idx < 0 || idx >= len(node.Content) {
+				return fmt.Errorf("config: --set %s: %q is not an index of a list of %d items", key, seg, len(node.Content))
+			}
+			if last {
+				node.Content[idx] = value
+			}
+			node = node.Content[idx]
+		default:
+			return fmt.Errorf("config: --set %s: %s is a single value, not a section", key, strings.Join(segs[:i], "."))
+		}
+	}
+	return nil
+}
+
+// fields maps YAML keys to struct fields, following inline embeddings.
+func fields(t reflect.Type) map[string]reflect.StructField {
+	out := map[string]reflect.StructField{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("yaml")
+		name, opts, _ := strings.Cut(tag, ",")
+		if strings.Contains(opts, "inline") {
+			for k, v := range fields(f.Type) {
+				out[k] = v
+			}
+			continue
+		}
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		out[name] = f
+	}
+	return out
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// checkNode walks the YAML tree against the Go type: unknown keys and values
+// of the wrong type are reported with their full path.
+func checkNode(n *yaml.Node, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.Tag == "!!null" {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return fmt.Errorf("config: %s: must be a section of keys, got %q", orTop(path), n.Value)
+		}
+		known := fields(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i].Value
+			f, ok := known[key]
+			if !ok {
+				return fmt.Errorf("config: %s: unknown key%s", join(path, key), suggest(key, known))
+			}
+			if err := checkNode(n.Content[i+1], f.Type, join(path, key)); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			return fmt.Errorf("config: %s: must be a mapping of names to sections", orTop(path))
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if err := checkNode(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value)); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			return fmt.Errorf("config: %s: must be a list", orTop(path))
+		}
+		for i, item := range n.Content {
+			if err := checkNode(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	default:
+		if n.Kind != yaml.ScalarNode {
+			return fmt.Errorf("config: %s: must be a single %s value", path, kindName(t))
+		}
+		if err := n.Decode(reflect.New(t).Interface()); err != nil {
+			return fmt.Errorf("config: %s: %q is not a valid %s", path, n.Value, kindName(t))
+		}
+	}
+	return nil
+}
+
+func orTop(path string) string {
+	if path == "" {
+		return "(top level)"
+	}
+	return path
+}
+
+func kindName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Bool:
+		return "boolean (true or false)"
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "integer"
+	case reflect.Uint64, reflect.Uint, reflect.Uint32:
+		return "non-negative integer"
+	case reflect.Float64, reflect.Float32:
+		return "number"
+	case reflect.String:
+		return "string"
+	}
+	return t.String()
+}
+
+// suggest names the closest known key (edit distance ≤ 2), or lists them.
+func suggest(key string, known map[string]reflect.StructField) string {
+	var names []string
+	for k := range known {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	best, bestD := "", 3
+	for _, k := range names {
+		if d := editDistance(key, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if best != "" {
+		return fmt.Sprintf(" (did you mean %s?)", best)
+	}
+	return fmt.Sprintf("; known keys here: %s", strings.Join(names, ", "))
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

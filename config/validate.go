@@ -1,0 +1,387 @@
+package config
+
+// validate.go — checking a decoded config, and resolving it into what the
+// run builds: trained models with their agents and settings.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"troupe/advantage"
+	"troupe/policy"
+	"troupe/rollout"
+	"troupe/torch"
+)
+
+// Validate checks every section; the error names the key and the fix. It
+// also checks that model directories and dataset files exist.
+func (c *Config) Validate() error {
+	c.fillAgentModels()
+	checks := []func() error{c.validateRun, c.validateModels, c.validateAgents, c.validateWorkflow,
+		c.validateEnv, c.validateBatch, c.validateAdvantage, c.validateOptim, c.validateSharing,
+		c.validateEval, c.validateCheckpoint}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return fmt.Errorf("config: %w", err)
+		}
+	}
+	return nil
+}
+
+// fillAgentModels lets a single-model config omit agents[i].model.
+func (c *Config) fillAgentModels() {
+	if len(c.Models) != 1 {
+		return
+	}
+	for name := range c.Models {
+		for i := range c.Agents {
+			if c.Agents[i].Model == "" {
+				c.Agents[i].Model = name
+			}
+		}
+	}
+}
+
+func (c *Config) validateRun() error {
+	r := c.Run
+	switch {
+	case r.Steps < 1:
+		return fmt.Errorf("run.steps: must be >= 1, got %d", r.Steps)
+	case strings.TrimSpace(r.OutputDir) == "":
+		return fmt.Errorf("run.output_dir: must name the directory for metrics, checkpoints and exports")
+	case r.LogSamples < 0:
+		return fmt.Errorf("run.log_samples: must be >= 0, got %d", r.LogSamples)
+	}
+	if _, err := torch.ParseDevice(r.Device); err != nil {
+		return fmt.Errorf("run.device: %v", err)
+	}
+	return checkDType("run.dtype", r.DType)
+}
+
+func checkDType(key, s string) error {
+	d, err := torch.ParseDType(s)
+	if err != nil {
+		return fmt.Errorf("%s: %v", key, err)
+	}
+	if d != torch.Float32 && d != torch.BFloat16 {
+		return fmt.Errorf("%s: models train in float32 or bfloat16, got %s", key, s)
+	}
+	return nil
+}
+
+func (c *Config) validateModels() error {
+	if len(c.Models) == 0 {
+		return fmt.Errorf("models: none configured; add one, e.g. models: {policy: {path: runs/tiny-model}} (make one with `train init runs/tiny-model`)")
+	}
+	for _, name := range c.modelNames() {
+		m := c.Models[name]
+		key := "models." + name
+		if strings.TrimSpace(m.Path) == "" {
+			return fmt.Errorf("%s.path: must name a Hugging Face model directory", key)
+		}
+		if _, err := os.Stat(filepath.Join(m.Path, "config.json")); err != nil {
+			return fmt.Errorf("%s.path: %q has no config.json (%v); point it at a Hugging Face model directory, or create a tiny one with `train init %s`", key, m.Path, errors.Unwrap(err), m.Path)
+		}
+		tok := m.Tokenizer
+		if tok == "" {
+			tok = m.Path
+		}
+		if st, err := os.Stat(tok); err == nil && st.IsDir() {
+			tok = filepath.Join(tok, "tokenizer.json")
+		}
+		if _, err := os.Stat(tok); err != nil {
+			return fmt.Errorf("%s.tokenizer: %q not found; set it to the directory holding tokenizer.json", key, tok)
+		}
+		if m.DType != "" {
+			if err := checkDType(key+".dtype", m.DType); err != nil {
+				return err
+			}
+		}
+		if m.Device != "" {
+			if _, err := torch.ParseDevice(m.Device); err != nil {
+				return fmt.Errorf("%s.device: %v", key, err)
+			}
+		}
+	}
+	if c.Assignment != "separate" && c.Assignment != "shared" {
+		return fmt.Errorf("assignment: must be separate (every agent trains its own copy of its model) or shared (agents naming the same model train it together), got %q", c.Assignment)
+	}
+	return nil
+}
+
+func (c *Config) modelNames() []string {
+	var names []string
+	for n := range c.Models {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// stubBinding lets agent configs be checked before any tokenizer is loaded.
+func stubBinding(rollout.AgentConfig) (rollout.Binding, error) {
+	return rollout.Binding{
+		Chat:  func(system, user string) (string, error) { return system + "\n" + user, nil },
+		Codec: stubCodec{},
+	}, nil
+}
+
+type stubCodec struct{}
+
+func (stubCodec) Encode(s string) []int   { return make([]int, len(s)) }
+func (stubCodec) Decode(ids []int) string { return "" }
+
+func (c *Config) validateAgents() error {
+	if len(c.Agents) == 0 {
+		return fmt.Errorf("agents: none configured; a workflow needs at least one agent (e.g. name: solver, preset: math-solver)")
+	}
+	for i, a := range c.Agents {
+		if _, ok := c.Models[a.Model]; !ok {
+			return fmt.Errorf("agents[%d].model: %q is not one of models (%s)", i, a.Model, strings.Join(c.modelNames(), ", "))
+		}
+	}
+	if err := c.Sampling.Validate(); err != nil {
+		return fmt.Errorf("sampling.%w", err)
+	}
+	if c.MaxNewTokens < 1 {
+		return fmt.Errorf("max_new_tokens: must be >= 1, got %d", c.MaxNewTokens)
+	}
+	_, err := rollout.NewAgents(c.rolloutAgentConfigs(), c.AgentDefaults(), stubBinding)
+	return err
+}
+
+func (c *Config) validateWorkflow() error {
+	if !slices.Contains(rollout.WorkflowNames(), c.Workflow.Name) {
+		return fmt.Errorf("workflow.name: unknown workflow %q; valid: %s", c.Workflow.Name, strings.Join(rollout.WorkflowNames(), ", "))
+	}
+	if err := c.Workflow.WorkflowOptions.Validate(c.Workflow.Name); err != nil {
+		return err
+	}
+	names := c.agentNames()
+	if c.Workflow.Name == "math-refine" {
+		o := c.Workflow.MathRefine
+		for key, want := range map[string]string{"solver": o.Solver, "verifier": o.Verifier} {
+			if !slices.Contains(names, want) {
+				return fmt.Errorf("workflow.math_refine.%s: names agent %q, which is not configured (agents: %s)", key, want, strings.Join(names, ", "))
+			}
+		}
+	}
+	return nil
+}
+
+func (c *Config) agentNames() []string {
+	var names []string
+	for _, a := range c.Agents {
+		names = append(names, a.Name)
+	}
+	return names
+}
+
+func (c *Config) validateEnv() error {
+	if c.Env.Name != "math" {
+		return fmt.Errorf("env.name: unknown environment %q; valid: math", c.Env.Name)
+	}
+	m := c.Env.Math
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	if m.Source == "file" {
+		for key, p := range map[string]string{"env.math.train": m.Train, "env.math.test": m.Test} {
+			if p == "" {
+				continue
+			}
+			if _, err := os.Stat(p); err != nil {
+				return fmt.Errorf("%s: dataset file %q not found", key, p)
+			}
+		}
+	}
+	return nil
+}
+
+func (c *Config) validateBatch() error {
+	b := c.Batch
+	switch {
+	case b.PromptsPerStep < 1:
+		return fmt.Errorf("batch.prompts_per_step: must be >= 1, got %d", b.PromptsPerStep)
+	case b.N < 1:
+		return fmt.Errorf("batch.n: must be >= 1 trajectory per task, got %d (group estimators need >= 2)", b.N)
+	case b.MaxBatchRows < 0:
+		return fmt.Errorf("batch.max_batch_rows: must be >= 0 (0 = no cap), got %d", b.MaxBatchRows)
+	}
+	return nil
+}
+
+func (c *Config) validateAdvantage() error {
+	if !slices.Contains(advantage.Names(), c.Advantage.Estimator) {
+		return fmt.Errorf("advantage.estimator: unknown estimator %q; valid: %s", c.Advantage.Estimator, strings.Join(advantage.Names(), ", "))
+	}
+	_, err := advantage.New(c.Advantage.Estimator, c.Advantage.Options)
+	return err
+}
+
+func (c *Config) validateOptim() error {
+	if err := c.withRunSteps(c.Optim).Validate(); err != nil {
+		return fmt.Errorf("optim.%w", err)
+	}
+	for i, a := range c.Agents {
+		if err := c.agentSettings(a.Name).Validate(); err != nil {
+			return fmt.Errorf("agents[%d].optim.%w", i, err)
+		}
+	}
+	return nil
+}
+
+// validateSharing refuses agents that train one model with different settings.
+func (c *Config) validateSharing() error {
+	for _, t := range c.Trained() {
+		if len(t.Agents) < 2 {
+			continue
+		}
+		first := c.agentSettings(t.Agents[0])
+		for _, other := range t.Agents[1:] {
+			if diff := policy.SettingsDiff(first, c.agentSettings(other)); len(diff) > 0 {
+				return fmt.Errorf("agents %q and %q share model %q (assignment: shared) but differ in %s; give them identical optim settings or use assignment: separate",
+					t.Agents[0], other, t.Name, strings.Join(diff, ", "))
+			}
+		}
+	}
+	return nil
+}
+
+func (c *Config) validateEval() error {
+	e := c.Eval
+	switch {
+	case e.Every < 0:
+		return fmt.Errorf("eval.every: must be >= 0 (0 = no periodic evaluation), got %d", e.Every)
+	case e.Tasks < 0:
+		return fmt.Errorf("eval.tasks: must be >= 0 (0 = the whole test split), got %d", e.Tasks)
+	case e.N < 1:
+		return fmt.Errorf("eval.n: must be >= 1 sample per task, got %d", e.N)
+	}
+	for i, k := range e.Ks {
+		if k < 1 || k > e.N {
+			return fmt.Errorf("eval.ks[%d]: pass@k needs 1 <= k <= eval.n (%d), got %d", i, e.N, k)
+		}
+	}
+	if err := e.Sampling.Validate(); err != nil {
+		return fmt.Errorf("eval.sampling.%w", err)
+	}
+	return nil
+}
+
+func (c *Config) validateCheckpoint() error {
+	switch {
+	case c.Checkpoint.Every < 0:
+		return fmt.Errorf("checkpoint.every: must be >= 0 (0 = only at the end), got %d", c.Checkpoint.Every)
+	case c.Checkpoint.Keep < 0:
+		return fmt.Errorf("checkpoint.keep: must be >= 0 (0 = keep all), got %d", c.Checkpoint.Keep)
+	case c.Export.MaxShardBytes < 0:
+		return fmt.Errorf("export.max_shard_bytes: must be >= 0 (0 = 5 GB), got %d", c.Export.MaxShardBytes)
+	}
+	if c.Export.DType != "" {
+		return checkDType("export.dtype", c.Export.DType)
+	}
+	return nil
+}
+
+// ---- resolution ----
+
+// Trained is one model the run trains: its name (what agents' rows carry),
+// the checkpoint it starts from, and the agents that act with it.
+type Trained struct {
+	Name   string   // trained model name
+	Source string   // key in Config.Models
+	Model  Model    // with dtype/device/tokenizer defaults filled in
+	Agents []string // agent names, in config order
+}
+
+// Trained lists the models the run trains, in a stable order. With
+// assignment separate every agent trains its own copy (named after the
+// agent); with shared, agents naming the same model train it together
+// (named after the model).
+func (c *Config) Trained() []Trained {
+	var out []Trained
+	index := map[string]int{}
+	for _, a := range c.Agents {
+		name := a.Model
+		if c.Assignment == "separate" {
+			name = a.Name
+		}
+		i, ok := index[name]
+		if !ok {
+			m := c.Models[a.Model]
+			if m.DType == "" {
+				m.DType = c.Run.DType
+			}
+			if m.Device == "" {
+				m.Device = c.Run.Device
+			}
+			if m.Tokenizer == "" {
+				m.Tokenizer = m.Path
+			}
+			index[name] = len(out)
+			out = append(out, Trained{Name: name, Source: a.Model, Model: m})
+			i = len(out) - 1
+		}
+		out[i].Agents = append(out[i].Agents, a.Name)
+	}
+	return out
+}
+
+// TrainedName is the trained model agent acts with.
+func (c *Config) TrainedName(agent string) string {
+	for _, t := range c.Trained() {
+		if slices.Contains(t.Agents, agent) {
+			return t.Name
+		}
+	}
+	return ""
+}
+
+// agentSettings is the base optim with the agent's overrides.
+func (c *Config) agentSettings(agent string) policy.Settings {
+	for _, a := range c.Agents {
+		if a.Name == agent {
+			return c.withRunSteps(a.Optim.Apply(c.Optim))
+		}
+	}
+	return c.withRunSteps(c.Optim)
+}
+
+// withRunSteps lets a cosine schedule default its length to run.steps.
+func (c *Config) withRunSteps(s policy.Settings) policy.Settings {
+	if s.LRSchedule == policy.ScheduleCosine && s.TotalSteps == 0 {
+		s.TotalSteps = c.Run.Steps
+	}
+	return s
+}
+
+// Settings is the optimizer and loss settings of a trained model (its
+// agents' settings, identical by validation).
+func (c *Config) Settings(t Trained) policy.Settings { return c.agentSettings(t.Agents[0]) }
+
+// rolloutAgentConfigs are the agents as rollout sees them: each acts with
+// its trained model.
+func (c *Config) rolloutAgentConfigs() []rollout.AgentConfig {
+	var out []rollout.AgentConfig
+	for _, a := range c.Agents {
+		ac := a.AgentConfig
+		if c.Assignment == "separate" {
+			ac.Model = a.Name
+		}
+		out = append(out, ac)
+	}
+	return out
+}
+
+// AgentConfigs returns the rollout agent configs, each bound to its trained model.
+func (c *Config) AgentConfigs() []rollout.AgentConfig { return c.rolloutAgentConfigs() }
+
+// AgentDefaults are the run-wide sampling and length defaults.
+func (c *Config) AgentDefaults() rollout.AgentDefaults {
+	return rollout.AgentDefaults{Sampling: c.Sampling, MaxNewTokens: c.MaxNewTokens}
+}
