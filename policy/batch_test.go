@@ -1,0 +1,114 @@
+package policy
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"troupe/torch"
+)
+
+func TestPackMasksResponsePredecessors(t *testing.T) {
+	checkLeaks(t)
+	seqs := []Sequence{
+		{Agent: "a", Prompt: []int{5, 6, 7}, Response: []int{8, 9}, Advantage: 1},    // P=3, R=2: mask at 2, 3
+		{Agent: "b", Prompt: []int{4}, Response: []int{1, 2, 3, 4}, Advantage: -0.5}, // P=1, R=4: mask at 0..3
+	}
+	b, err := Pack(seqs, torch.CPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Free()
+	wantMask := []bool{
+		false, false, true, true, false,
+		true, true, true, true, false,
+	}
+	if got := b.Mask.Bools(); !reflect.DeepEqual(got, wantMask) {
+		t.Fatalf("mask %v, want %v", got, wantMask)
+	}
+	// at every masked position the target is the response token
+	targets, ids := b.Targets.Int64s(), b.Input.IDs.Int64s()
+	var got [][]int64
+	for r := 0; r < 2; r++ {
+		var resp []int64
+		for c := 0; c < 5; c++ {
+			if wantMask[r*5+c] {
+				resp = append(resp, targets[r*5+c])
+			}
+		}
+		got = append(got, resp)
+	}
+	if !reflect.DeepEqual(got, [][]int64{{8, 9}, {1, 2, 3, 4}}) {
+		t.Fatalf("targets under the mask %v (ids %v)", got, ids)
+	}
+	if adv := b.Advantages.Float64s(); !reflect.DeepEqual(adv, []float64{1, -0.5}) || !slices.Equal(b.Advantages.Shape(), []int64{2, 1}) {
+		t.Fatalf("advantages %v %v", adv, b.Advantages.Shape())
+	}
+	if !reflect.DeepEqual(b.Tokens, []int{2, 4}) {
+		t.Fatalf("tokens %v", b.Tokens)
+	}
+}
+
+func TestCheckSequences(t *testing.T) {
+	good := Sequence{Agent: "a", Prompt: []int{1}, Response: []int{2}, Advantage: 0.5}
+	if err := CheckSequences([]Sequence{good}, []string{"a"}, 10); err != nil {
+		t.Fatal(err)
+	}
+	nan := good
+	nan.Advantage = zero() / zero()
+	cases := []struct {
+		s    Sequence
+		want string
+	}{
+		{Sequence{Agent: "x", Prompt: []int{1}, Response: []int{2}}, `agent "x" is not trained by this model`},
+		{Sequence{Agent: "a", Response: []int{2}}, "empty prompt"},
+		{Sequence{Agent: "a", Prompt: []int{1}}, "empty response"},
+		{Sequence{Agent: "a", Prompt: []int{1}, Response: []int{2, 10}}, "response token 1 is id 10, outside the model's vocabulary [0, 10)"},
+		{Sequence{Agent: "a", Prompt: []int{-1}, Response: []int{2}}, "prompt token 0 is id -1"},
+		{nan, "advantage is NaN"},
+	}
+	for _, c := range cases {
+		err := CheckSequences([]Sequence{good, c.s}, []string{"a"}, 10)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "sequence 1") {
+			t.Errorf("%+v: got %v, want an error about sequence 1 containing %q", c.s, err, c.want)
+		}
+	}
+}
+
+func TestSplitPartitionsDeterministically(t *testing.T) {
+	for _, c := range []struct{ n, updates, micro int }{{10, 3, 2}, {7, 1, 3}, {2, 5, 1}, {16, 4, 4}} {
+		a := Split(c.n, c.updates, c.micro, 42, 3)
+		if !reflect.DeepEqual(a, Split(c.n, c.updates, c.micro, 42, 3)) {
+			t.Fatalf("%+v: split is not deterministic", c)
+		}
+		if want := min(c.updates, c.n); len(a) != want {
+			t.Fatalf("%+v: %d mini-batches, want %d", c, len(a), want)
+		}
+		var all []int
+		sizes := map[int]bool{}
+		for _, mini := range a {
+			size := 0
+			for _, micro := range mini {
+				if len(micro) == 0 || len(micro) > c.micro {
+					t.Fatalf("%+v: micro-batch of %d rows", c, len(micro))
+				}
+				size += len(micro)
+				all = append(all, micro...)
+			}
+			sizes[size] = true
+		}
+		if len(sizes) > 2 {
+			t.Fatalf("%+v: mini-batch sizes %v differ by more than one", c, sizes)
+		}
+		slices.Sort(all)
+		for i, r := range all {
+			if r != i {
+				t.Fatalf("%+v: rows %v are not a permutation of 0..%d", c, all, c.n-1)
+			}
+		}
+	}
+	if reflect.DeepEqual(Split(16, 1, 16, 42, 3), Split(16, 1, 16, 42, 4)) {
+		t.Fatal("the order does not depend on the step")
+	}
+}

@@ -1,0 +1,64 @@
+// Package policy updates the trained models: the per-token losses (the
+// clipped surrogate with dual clip, MAGRPO's objective, the KL and entropy
+// terms) and their aggregation modes, the update step with mini-batches,
+// micro-batch gradient accumulation, grad clipping, AdamW and the learning
+// rate schedule, per-agent optimizer settings, and the assignment of agents
+// to models (shared or separate). The semantics are those of the project's
+// reference algorithms.md §5–6; where this package departs from the
+// reference code, the file that does so says why.
+//
+// It imports model and torch, and neither rollout nor advantage: the
+// training loop converts rollout samples and their advantages into Sequence
+// rows.
+//
+// # Use
+//
+//	groups, err := policy.Assign(specs)             // agent → model, settings checked
+//	for _, g := range groups {                      // one trainer per trained model
+//		var ref *model.Model                        // only when g.Settings.NeedsReference()
+//		tr, err := policy.NewTrainer(policy.TrainerConfig{Group: g, Policy: m, Reference: ref, Temperature: 1})
+//		...
+//	}
+//	metrics, err := tr.Update(rows, step)           // on the torch goroutine, once per step
+//
+// # Files
+//
+//	settings.go   Settings, DefaultSettings (Dr. MAS math), Validate
+//	overrides.go  per-agent partial settings; the key-by-key diff
+//	schedule.go   constant / cosine learning rate with warmup
+//	loss.go       ClippedLoss, MAGRPOLoss, KLPenalty, Aggregate, Loss
+//	batch.go      Sequence rows, Pack (tokens → tensors + response mask), Split
+//	assign.go     Assign: agents → models, refusing shared models with differing settings
+//	trainer.go    Trainer: old log-probs, mini/micro-batches, clip, AdamW, skips
+//	metrics.go    per-agent metrics of one update
+//
+// # Memory per parameter
+//
+// What the update keeps per trained parameter, in bytes:
+//
+//	                      weight  grad  master f32  exp_avg  exp_avg_sq  total
+//	bf16 (GPU)              2      2       4          4         4         16
+//	f32 (CPU, tests)        4      4       —          4         4         16
+//
+// The grad exists from the first backward of a mini-batch to its optimizer
+// step (ZeroGrad releases it), so between updates — while the sampler runs —
+// the bf16 model holds 14 bytes per parameter and the f32 one 12. The
+// optimizer state is created at the first step. A frozen KL reference adds 2
+// (bf16) or 4 (f32) bytes per parameter of its own, and is loaded only when
+// kl_coef > 0. Activations, the log-prob chunks' float32 logits and the
+// sampler's KV cache come on top. For scale: Qwen3-4B (4.0 B parameters)
+// needs 64 GB during the update in bf16, so two separately trained 4B models
+// (Dr. MAS math without sharing) do not fit on one 80 GB GPU this way;
+// sharing one model does.
+//
+// Mixed precision is the model's dtype plus the optimizer's float32 master
+// copy: forward and backward run in bf16, grads are bf16 and accumulate over
+// micro-batches in bf16, the norm is computed in float32, and AdamW updates
+// the float32 master with float32 moments before rounding it into the bf16
+// weight. Accumulating grads in bf16 instead of float32 adds one rounding
+// (relative 2⁻⁹) per micro-batch to each grad element; with the reference's
+// few micro-batches per mini-batch that is far below the noise of a
+// policy-gradient estimate and is scale-free under Adam's normalisation,
+// and it saves 2 bytes per parameter against float32 grads. bf16 keeps
+// float32's exponent range, so no loss scaling is needed.
+package policy

@@ -1,0 +1,186 @@
+package policy
+
+// settings.go — the per-agent optimizer and loss settings: one plain struct
+// that maps onto an agent's `optim:` section of a run config, the reference
+// defaults, and validation whose messages name the key, the value and the fix.
+//
+// What this file is not: the config loader. The config package decodes YAML
+// over DefaultSettings() (absent keys keep their defaults), rejects unknown
+// keys, applies per-agent overrides (overrides.go) and prefixes Validate's
+// messages with the key path, e.g. `config: agents[1].optim.` + `lr: ...`.
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Values of Settings.Loss.
+const (
+	// LossClipped is the PPO clipped surrogate with separate low/high clip
+	// ratios and dual clip (Dr. MAS, AT-GRPO; algorithms.md §6).
+	LossClipped = "clipped"
+	// LossMAGRPO is MAGRPO's objective: per token −A·log π, no ratio, no
+	// clipping (algorithms.md §5). With loss_agg seq-mean-token-sum it is
+	// exactly −mean_k A_k · Σ_t log π.
+	LossMAGRPO = "magrpo"
+)
+
+// Values of Settings.LossAgg: how per-token losses of a micro-batch become
+// one number (see Aggregate).
+const (
+	TokenMean           = "token-mean"              // Σ masked / number of response tokens
+	SeqMeanTokenSum     = "seq-mean-token-sum"      // mean over sequences of their token sums
+	SeqMeanTokenMean    = "seq-mean-token-mean"     // mean over sequences of their token means
+	SeqMeanTokenSumNorm = "seq-mean-token-sum-norm" // mean over sequences of token sum / dr_grpo_length (Dr. GRPO)
+)
+
+// Values of Settings.KLEstimator.
+const (
+	KLK1       = "k1"         // log π − log π_ref
+	KLK3       = "k3"         // exp(ref − log π) − (ref − log π) − 1, clamped to [−10, 10]
+	KLLowVarKL = "low_var_kl" // verl's name for k3
+)
+
+// Values of Settings.LRSchedule.
+const (
+	ScheduleConstant = "constant" // after warmup the lr stays at lr
+	ScheduleCosine   = "cosine"   // after warmup a half cosine from lr down to min_lr_ratio·lr
+)
+
+// Settings are one trained model's optimizer and loss settings. Agents that
+// share a model must have identical Settings (Assign checks it).
+type Settings struct {
+	// AdamW (decoupled weight decay).
+	LR          float64 `yaml:"lr"`           // peak learning rate; 0 freezes the model
+	Beta1       float64 `yaml:"beta1"`        // first-moment decay
+	Beta2       float64 `yaml:"beta2"`        // second-moment decay
+	Eps         float64 `yaml:"eps"`          // added to √v̂
+	WeightDecay float64 `yaml:"weight_decay"` // decoupled: p ← p·(1 − lr·wd)
+	GradClip    float64 `yaml:"grad_clip"`    // max total grad 2-norm; 0 disables clipping
+
+	// Learning-rate schedule over train steps (schedule.go).
+	LRSchedule  string  `yaml:"lr_schedule"`  // constant | cosine
+	WarmupSteps int     `yaml:"warmup_steps"` // linear warmup: lr·(step+1)/warmup_steps
+	MinLRRatio  float64 `yaml:"min_lr_ratio"` // cosine floor as a fraction of lr
+	TotalSteps  int     `yaml:"total_steps"`  // cosine: the step at which the floor is reached
+
+	// Loss (loss.go).
+	Loss         string  `yaml:"loss"`           // clipped | magrpo
+	LossAgg      string  `yaml:"loss_agg"`       // token-mean | seq-mean-token-sum | seq-mean-token-mean | seq-mean-token-sum-norm
+	DrGRPOLength int     `yaml:"dr_grpo_length"` // the constant length of seq-mean-token-sum-norm
+	ClipLow      float64 `yaml:"clip_low"`       // ε_low: ratio clipped below at 1 − ε_low
+	ClipHigh     float64 `yaml:"clip_high"`      // ε_high: ratio clipped above at 1 + ε_high
+	DualClip     float64 `yaml:"dual_clip"`      // c: for A < 0 the loss is at most −A·c; 0 turns it off
+	EntropyCoef  float64 `yaml:"entropy_coef"`   // loss −= coef · agg(entropy)
+	KLCoef       float64 `yaml:"kl_coef"`        // loss += coef · agg(KL to the reference model); > 0 loads the reference
+	KLEstimator  string  `yaml:"kl_estimator"`   // k1 | k3 (= low_var_kl)
+
+	// Batching of one update.
+	MicroBatchSize int `yaml:"micro_batch_size"` // sequences per forward/backward
+	UpdatesPerStep int `yaml:"updates_per_step"` // mini-batches (optimizer steps) per train step
+}
+
+// DefaultSettings returns the Dr. MAS math column of algorithms.md §6: lr
+// 1e-6 constant, clip 0.2/0.2, dual clip 3, one update per step, no entropy
+// bonus, KL off (k3 when switched on), AdamW β (0.9, 0.999), ε 1e-8 (torch's
+// default, which verl does not override), weight decay 0.01, grad clip 1.0,
+// token-mean aggregation, and micro-batches of 2 sequences (the Dr. MAS math
+// script's ppo_micro_batch_size_per_gpu).
+func DefaultSettings() Settings {
+	return Settings{
+		LR:             1e-6,
+		Beta1:          0.9,
+		Beta2:          0.999,
+		Eps:            1e-8,
+		WeightDecay:    0.01,
+		GradClip:       1.0,
+		LRSchedule:     ScheduleConstant,
+		Loss:           LossClipped,
+		LossAgg:        TokenMean,
+		ClipLow:        0.2,
+		ClipHigh:       0.2,
+		DualClip:       3,
+		KLEstimator:    KLK3,
+		MicroBatchSize: 2,
+		UpdatesPerStep: 1,
+	}
+}
+
+// Validate reports the first invalid setting as "key: problem, got value;
+// fix", the key being the YAML key.
+func (s Settings) Validate() error {
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	switch {
+	case !(s.LR >= 0) || !finite(s.LR):
+		return fmt.Errorf("lr: must be >= 0 and finite, got %g; the reference uses 1e-06 (0 freezes the model)", s.LR)
+	case !(s.Beta1 >= 0 && s.Beta1 < 1):
+		return fmt.Errorf("beta1: must be in [0, 1), got %g; AdamW's usual value is 0.9", s.Beta1)
+	case !(s.Beta2 >= 0 && s.Beta2 < 1):
+		return fmt.Errorf("beta2: must be in [0, 1), got %g; AdamW's usual value is 0.999", s.Beta2)
+	case !(s.Eps > 0) || !finite(s.Eps):
+		return fmt.Errorf("eps: must be > 0 and finite, got %g; AdamW's usual value is 1e-08", s.Eps)
+	case !(s.WeightDecay >= 0) || !finite(s.WeightDecay):
+		return fmt.Errorf("weight_decay: must be >= 0 and finite, got %g; the reference uses 0.01", s.WeightDecay)
+	case !(s.GradClip >= 0) || !finite(s.GradClip):
+		return fmt.Errorf("grad_clip: must be >= 0 and finite, got %g; the reference uses 1.0 (0 disables clipping)", s.GradClip)
+	}
+	if err := oneOf("lr_schedule", s.LRSchedule, ScheduleConstant, ScheduleCosine); err != nil {
+		return err
+	}
+	switch {
+	case s.WarmupSteps < 0:
+		return fmt.Errorf("warmup_steps: must be >= 0, got %d; 0 means no warmup", s.WarmupSteps)
+	case !(s.MinLRRatio >= 0 && s.MinLRRatio <= 1):
+		return fmt.Errorf("min_lr_ratio: must be in [0, 1], got %g; it is the cosine floor as a fraction of lr", s.MinLRRatio)
+	case s.TotalSteps < 0:
+		return fmt.Errorf("total_steps: must be >= 0, got %d", s.TotalSteps)
+	case s.LRSchedule == ScheduleCosine && s.TotalSteps <= s.WarmupSteps:
+		return fmt.Errorf("total_steps: lr_schedule cosine needs total_steps > warmup_steps (%d), got %d; set it to the run's number of train steps", s.WarmupSteps, s.TotalSteps)
+	}
+	if err := oneOf("loss", s.Loss, LossClipped, LossMAGRPO); err != nil {
+		return err
+	}
+	if err := oneOf("loss_agg", s.LossAgg, TokenMean, SeqMeanTokenSum, SeqMeanTokenMean, SeqMeanTokenSumNorm); err != nil {
+		return err
+	}
+	switch {
+	case s.LossAgg == SeqMeanTokenSumNorm && s.DrGRPOLength <= 0:
+		return fmt.Errorf("dr_grpo_length: loss_agg %s divides by a constant length, got %d; set it to the maximum response length (e.g. 4096)", SeqMeanTokenSumNorm, s.DrGRPOLength)
+	case s.DrGRPOLength < 0:
+		return fmt.Errorf("dr_grpo_length: must be >= 0, got %d", s.DrGRPOLength)
+	case !(s.ClipLow >= 0 && s.ClipLow < 1):
+		return fmt.Errorf("clip_low: must be in [0, 1), got %g; the reference uses 0.2", s.ClipLow)
+	case !(s.ClipHigh >= 0) || !finite(s.ClipHigh):
+		return fmt.Errorf("clip_high: must be >= 0 and finite, got %g; the reference uses 0.2 (DAPO's clip-higher uses 0.28)", s.ClipHigh)
+	case !(s.DualClip == 0 || s.DualClip > 1) || !finite(s.DualClip):
+		return fmt.Errorf("dual_clip: must be > 1, or 0 to turn it off, got %g; the reference uses 3", s.DualClip)
+	case !(s.EntropyCoef >= 0) || !finite(s.EntropyCoef):
+		return fmt.Errorf("entropy_coef: must be >= 0 and finite, got %g; 0 turns the bonus off", s.EntropyCoef)
+	case !(s.KLCoef >= 0) || !finite(s.KLCoef):
+		return fmt.Errorf("kl_coef: must be >= 0 and finite, got %g; 0 turns the KL term off", s.KLCoef)
+	}
+	if err := oneOf("kl_estimator", s.KLEstimator, KLK1, KLK3, KLLowVarKL); err != nil {
+		return err
+	}
+	switch {
+	case s.MicroBatchSize < 1:
+		return fmt.Errorf("micro_batch_size: must be >= 1 sequence, got %d", s.MicroBatchSize)
+	case s.UpdatesPerStep < 1:
+		return fmt.Errorf("updates_per_step: must be >= 1 mini-batch, got %d", s.UpdatesPerStep)
+	}
+	return nil
+}
+
+// NeedsReference reports whether the KL term is on, and so whether a frozen
+// reference model must be loaded for this model.
+func (s Settings) NeedsReference() bool { return s.KLCoef > 0 }
+
+func oneOf(key, got string, valid ...string) error {
+	for _, v := range valid {
+		if got == v {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: must be one of %s, got %q", key, strings.Join(valid, ", "), got)
+}

@@ -1,0 +1,266 @@
+package policy
+
+// trainer.go — the update step for one trained model (algorithms.md §6):
+//
+//  1. split the step's rows into mini-batches of micro-batches (batch.go);
+//  2. without grad, with the parameters as they are before any update:
+//     the old log-probs and the entropy of every micro-batch, and the frozen
+//     reference's log-probs when the KL term is on — all at the sampler's
+//     temperature and in the very micro-batches (same rows, same padding) the
+//     loss will use, so the first mini-batch's ratio is exactly 1;
+//  3. per mini-batch: per micro-batch forward → Loss / (micro-batches in the
+//     mini-batch) → backward, accumulating grads; clip the total grad norm;
+//     AdamW step at the schedule's lr — unless the pre-clip norm is not
+//     finite, in which case the grads are dropped and the skip counted.
+//
+// What this file is not: the training loop. One Trainer serves one model
+// (several agents when shared); the loop calls Update once per model per
+// step, on the torch goroutine.
+//
+// Mixed precision: the Trainer adds nothing of its own. The model's dtype is
+// the compute dtype (bf16 on GPU, f32 on CPU), grads have the parameters'
+// dtype, and the AdamW keeps float32 master weights and float32 moments for
+// any non-float32 parameter (see the package doc for the bytes this costs).
+
+import (
+	"fmt"
+	"math"
+
+	"troupe/model"
+	"troupe/torch"
+)
+
+// TrainerConfig builds a Trainer.
+type TrainerConfig struct {
+	Group     Group        // the model's name, its agents and their settings (from Assign)
+	Policy    *model.Model // trained in place; the caller owns and frees it
+	Reference *model.Model // frozen KL reference: required when Settings.KLCoef > 0, refused otherwise
+	// Temperature is the sampler's training temperature; log-probs are
+	// computed from logits divided by it, as the sampler drew them (0 or 1: none).
+	Temperature float64
+	// Seed fixes the mini-batch order together with the step index.
+	Seed uint64
+	// LogProbChunk is the number of positions projected onto the vocabulary
+	// at once (0: the model's default).
+	LogProbChunk int
+}
+
+// Trainer updates one model with its own AdamW.
+type Trainer struct {
+	cfg            TrainerConfig
+	opt            *torch.AdamW
+	params         []*torch.Tensor
+	skipped        int64
+	optimizerSteps int64
+
+	// onMicroBatch, when set (tests), sees every training forward's
+	// log-probs, the old log-probs and the mask before the backward.
+	onMicroBatch func(mini, micro int, logp, oldLogp, mask *torch.Tensor)
+}
+
+// TrainerState is what a checkpoint needs besides the weights and the
+// optimizer's per-parameter state (Optimizer().State).
+type TrainerState struct {
+	SkippedSteps   int64 `json:"skipped_steps"`   // optimizer steps skipped for a non-finite grad norm
+	OptimizerSteps int64 `json:"optimizer_steps"` // optimizer steps applied
+}
+
+// NewTrainer checks the configuration, turns on grads for the policy's
+// weights (off for the reference's) and builds the AdamW over every policy
+// weight in one group, with float32 master weights when the policy is not
+// float32.
+func NewTrainer(cfg TrainerConfig) (t *Trainer, err error) {
+	defer torch.Recover(&err)
+	g := cfg.Group
+	if err := g.Settings.Validate(); err != nil {
+		return nil, fmt.Errorf("policy: model %q: %w", g.Model, err)
+	}
+	switch {
+	case len(g.Agents) == 0:
+		return nil, fmt.Errorf("policy: model %q: no agents; build groups with Assign", g.Model)
+	case cfg.Policy == nil:
+		return nil, fmt.Errorf("policy: model %q: no policy model given", g.Model)
+	case g.Settings.NeedsReference() && cfg.Reference == nil:
+		return nil, fmt.Errorf("policy: model %q: kl_coef is %g but no reference model was given; load the initial checkpoint as the reference, or set kl_coef: 0", g.Model, g.Settings.KLCoef)
+	case !g.Settings.NeedsReference() && cfg.Reference != nil:
+		return nil, fmt.Errorf("policy: model %q: a reference model was given but kl_coef is 0; do not load it (it only costs memory), or set kl_coef > 0", g.Model)
+	case !(cfg.Temperature >= 0) || math.IsInf(cfg.Temperature, 0):
+		return nil, fmt.Errorf("policy: model %q: temperature must be >= 0 and finite, got %g", g.Model, cfg.Temperature)
+	}
+	if r := cfg.Reference; r != nil {
+		if r.Config.VocabSize != cfg.Policy.Config.VocabSize {
+			return nil, fmt.Errorf("policy: model %q: reference vocabulary %d differs from the policy's %d; the reference must be the policy's initial checkpoint", g.Model, r.Config.VocabSize, cfg.Policy.Config.VocabSize)
+		}
+		if r.Device() != cfg.Policy.Device() {
+			return nil, fmt.Errorf("policy: model %q: reference on %v, policy on %v; load both on the same device", g.Model, r.Device(), cfg.Policy.Device())
+		}
+		r.SetRequiresGrad(false)
+	}
+	cfg.Policy.SetRequiresGrad(true)
+	s := g.Settings
+	params := cfg.Policy.Parameters()
+	opt := torch.NewAdamW([]torch.AdamWGroup{{
+		Params: params, LR: s.LR, Beta1: s.Beta1, Beta2: s.Beta2, Eps: s.Eps, WeightDecay: s.WeightDecay,
+	}}, cfg.Policy.DType() != torch.Float32)
+	return &Trainer{cfg: cfg, opt: opt, params: params}, nil
+}
+
+// Model is the trained model's name.
+func (t *Trainer) Model() string { return t.cfg.Group.Model }
+
+// Agents lists the agents whose rows this trainer takes.
+func (t *Trainer) Agents() []string { return t.cfg.Group.Agents }
+
+// Settings are the model's optimizer and loss settings.
+func (t *Trainer) Settings() Settings { return t.cfg.Group.Settings }
+
+// Optimizer is the model's AdamW, for checkpoints (State/LoadState per
+// parameter, in Model.Params order).
+func (t *Trainer) Optimizer() *torch.AdamW { return t.opt }
+
+// State returns the trainer's counters for a checkpoint.
+func (t *Trainer) State() TrainerState {
+	return TrainerState{SkippedSteps: t.skipped, OptimizerSteps: t.optimizerSteps}
+}
+
+// Restore sets the counters from a checkpoint (the optimizer's state is
+// restored through Optimizer().LoadState).
+func (t *Trainer) Restore(s TrainerState) {
+	t.skipped, t.optimizerSteps = s.SkippedSteps, s.OptimizerSteps
+}
+
+// Free releases the optimizer state. The models belong to the caller.
+func (t *Trainer) Free() {
+	if t != nil {
+		t.opt.Free()
+	}
+}
+
+// microBatch is one packed micro-batch with what the no-grad pass computed.
+type microBatch struct {
+	rows       []int
+	batch      Batch
+	oldLogp    *torch.Tensor // (B,T) float32
+	refLogp    *torch.Tensor // (B,T) float32, nil without KL
+	entropySum []float64     // per row, from the no-grad pass
+}
+
+// Update runs one train step's update over seqs (every row must belong to
+// one of the trainer's agents) and returns the per-agent metrics. step is the
+// 0-based train step: it sets the learning rate and the mini-batch order, so
+// a resumed run repeats an uninterrupted one exactly. It must run on the
+// torch goroutine. On an error the model may have taken some of the step's
+// optimizer steps.
+func (t *Trainer) Update(seqs []Sequence, step int) (metrics Metrics, err error) {
+	set := t.cfg.Group.Settings
+	if err := CheckSequences(seqs, t.cfg.Group.Agents, t.cfg.Policy.Config.VocabSize); err != nil {
+		return nil, fmt.Errorf("model %q: %w", t.Model(), err)
+	}
+	defer torch.Recover(&err)
+	scope := torch.NewScope()
+	defer scope.Close()
+	defer t.opt.ZeroGrad()
+
+	report := stepReport{lr: set.LearningRate(step), settings: set, rows: make([]rowRecord, len(seqs))}
+	for i, s := range seqs {
+		report.rows[i] = rowRecord{agent: s.Agent, advantage: s.Advantage}
+	}
+	t.opt.SetLR(0, report.lr)
+
+	split := Split(len(seqs), set.UpdatesPerStep, set.MicroBatchSize, t.cfg.Seed, step)
+	minis := make([][]*microBatch, len(split))
+	for i, micros := range split {
+		for _, rows := range micros {
+			part := make([]Sequence, len(rows))
+			for j, r := range rows {
+				part[j] = seqs[r]
+			}
+			b, err := Pack(part, t.cfg.Policy.Device())
+			if err != nil {
+				return nil, err
+			}
+			minis[i] = append(minis[i], &microBatch{rows: rows, batch: b})
+		}
+	}
+	if err := t.beforeUpdate(minis); err != nil {
+		return nil, err
+	}
+
+	for i, micros := range minis {
+		for j, mb := range micros {
+			if err := t.accumulate(mb, i, j, len(micros), report.rows); err != nil {
+				return nil, err
+			}
+		}
+		norm := torch.ClipGradNorm(t.params, set.GradClip)
+		report.gradNorms = append(report.gradNorms, norm)
+		if math.IsNaN(norm) || math.IsInf(norm, 0) {
+			t.skipped++
+		} else {
+			t.opt.Step()
+			t.optimizerSteps++
+			report.updates++
+		}
+		t.opt.ZeroGrad()
+	}
+	report.skipped = t.skipped
+	return report.metrics(t.cfg.Group.Agents), nil
+}
+
+// logProbOptions are the options of every log-prob forward of the update.
+func (t *Trainer) logProbOptions(entropy bool) model.LogProbOptions {
+	return model.LogProbOptions{Temperature: t.cfg.Temperature, Entropy: entropy, Chunk: t.cfg.LogProbChunk}
+}
+
+// beforeUpdate fills every micro-batch's old log-probs, entropy sums and
+// reference log-probs, without grad, before the first optimizer step.
+func (t *Trainer) beforeUpdate(minis [][]*microBatch) (err error) {
+	torch.NoGrad(func() {
+		for _, micros := range minis {
+			for _, mb := range micros {
+				b := mb.batch
+				var ent *torch.Tensor
+				mb.oldLogp, ent, err = t.cfg.Policy.TokenLogProbs(b.Input, b.Targets, b.Mask, t.logProbOptions(true))
+				if err != nil {
+					return
+				}
+				mb.entropySum = ent.Mul(b.Mask.ToDType(torch.Float32)).SumDim(1, false).Float64s()
+				if t.cfg.Reference != nil {
+					mb.refLogp, _, err = t.cfg.Reference.TokenLogProbs(b.Input, b.Targets, b.Mask, t.logProbOptions(false))
+					if err != nil {
+						return
+					}
+				}
+			}
+		}
+	})
+	return err
+}
+
+// accumulate runs one micro-batch's forward and backward (its loss divided
+// by the number of micro-batches in its mini-batch) and records its rows'
+// statistics.
+func (t *Trainer) accumulate(mb *microBatch, mini, micro, micros int, rows []rowRecord) error {
+	set := t.cfg.Group.Settings
+	s := torch.NewScope()
+	defer s.Close()
+	b := mb.batch
+	logp, ent, err := t.cfg.Policy.TokenLogProbs(b.Input, b.Targets, b.Mask, t.logProbOptions(set.EntropyCoef > 0))
+	if err != nil {
+		return err
+	}
+	if t.onMicroBatch != nil {
+		t.onMicroBatch(mini, micro, logp, mb.oldLogp, b.Mask)
+	}
+	out := Loss(LossInput{
+		LogProbs: logp, OldLogProbs: mb.oldLogp, RefLogProbs: mb.refLogp, Entropy: ent,
+		Advantages: b.Advantages, Mask: b.Mask,
+	}, set)
+	out.Loss.DivScalar(float64(micros)).Backward()
+	stats := rowStats(out, logp, mb.oldLogp, b.Mask).Float64s() // (B, numStats)
+	for j, r := range mb.rows {
+		copy(rows[r].stats[:], stats[j*numStats:(j+1)*numStats])
+		rows[r].entropySum = mb.entropySum[j]
+	}
+	return nil
+}
