@@ -20,8 +20,33 @@
 //     truncated or bit-flipped checkpoint is refused, never loaded.
 //   - Prune keeps the newest K checkpoints.
 //
-// The torch-dependent half (what goes into the files: model weights through
-// safetensors, optimizer and RNG state) lives in separate files.
+// The torch-dependent half fills a checkpoint and exports models:
+//   - weights.go: SaveWeights/LoadWeights, a model's weights in its own dtype,
+//     loaded back in place (the optimizer's references stay valid), strictly.
+//   - optimizer.go: SaveOptimizer/LoadOptimizer, AdamW moments, master copies
+//     and step counts keyed by parameter name.
+//   - modelstate.go: SaveModelState/LoadModelState, both of the above in
+//     models/<name>/, checked together before either is changed.
+//   - rng.go: SaveGenerators/LoadGenerators, torch generator states.
+//   - files.go: WriteFile, SaveJSON/LoadJSON for the train state and the
+//     resolved config.
+//   - export.go: Export, a Hugging Face directory per trained model.
+//
+// A checkpoint as the training loop writes it:
+//
+//	step-000100/
+//	  MANIFEST.json
+//	  config.yaml                       the resolved run config (WriteFile)
+//	  train_state.json                  step, data position, counters (SaveJSON)
+//	  rng.safetensors                   generator states (SaveGenerators)
+//	  models/<name>/config.json         per trained model (SaveModelState)
+//	  models/<name>/model.safetensors
+//	  models/<name>/optimizer.safetensors
+//
+// Exact resume needs more than the files: every torch op of the run on one
+// goroutine locked to its OS thread (libtorch orders the backward pass by
+// per-thread counters, see resume_test.go), and every random draw from a
+// generator that is saved.
 //
 // What it deliberately is not: a storage layer for remote or object stores,
 // or a format with partial reads; a checkpoint is a plain directory that

@@ -1,0 +1,229 @@
+// weights.go: a model's weights in a checkpoint, saved exactly and loaded
+// back into the live model in place.
+//
+// SaveWeights writes a Hugging Face-shaped directory — config.json and
+// model.safetensors (or shards with an index past model.DefaultShardBytes) —
+// with every tensor in its own dtype, byte for byte what the model holds, so
+// resuming from it is bit-identical and model.Load can also open it (for
+// `train eval` on a checkpoint). LoadWeights copies the tensors into the
+// existing model's tensors under NoGrad: the *torch.Tensor handles an
+// optimizer holds stay valid.
+//
+// Loading is strict and checks everything before it writes anything: a
+// missing tensor, an unexpected one, a shape or a dtype mismatch is refused
+// with the tensor's name and both values, and the model is left untouched.
+// (model.Load converts dtypes on purpose; a checkpoint must not: a bf16 model
+// resumed from f32 weights would not continue the same run.)
+//
+// Deliberately not here: conversion between dtypes or devices of the saved
+// copy (the weights are written in the model's own dtype; Export converts),
+// optimizer state (optimizer.go; with master weights, LoadWeights alone is
+// not a resume — the optimizer's float32 masters must be loaded too, or the
+// next step overwrites the loaded weights with stale masters).
+package ckpt
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"troupe/model"
+	"troupe/safetensors"
+	"troupe/torch"
+)
+
+// ConfigFileName is the Hugging Face config file written next to weights.
+const ConfigFileName = "config.json"
+
+// SaveWeights writes m's config.json and weights into dir (created if
+// missing), each tensor in its own dtype.
+func SaveWeights(dir string, m *model.Model) error {
+	return writeModelDir(dir, m, 0, true, model.DefaultShardBytes)
+}
+
+// writeModelDir writes config.json and m's weights into dir, converted to
+// dtype unless keep is set (then every tensor keeps its own dtype and
+// config.json names the model's).
+func writeModelDir(dir string, m *model.Model, dtype torch.DType, keep bool, maxShardBytes int64) error {
+	if keep {
+		dtype = m.DType()
+	}
+	dtypeName, err := configDTypeName(dtype)
+	if err != nil {
+		return fmt.Errorf("ckpt: saving weights to %s: %w", dir, err)
+	}
+	var tensors []safetensors.Tensor
+	for _, p := range m.Params() {
+		t, want := p.T, dtype
+		if keep {
+			want = t.DType()
+		}
+		sdt, err := model.SafetensorsDType(want)
+		if err != nil {
+			return fmt.Errorf("ckpt: saving weights to %s: tensor %s: %w", dir, p.Name, err)
+		}
+		tensors = append(tensors, safetensors.Tensor{
+			Name: p.Name, DType: sdt, Shape: t.Shape(),
+			Bytes: func() (b []byte, err error) {
+				defer torch.Recover(&err)
+				s := torch.NewScope()
+				defer s.Close()
+				return t.Detach().To(torch.CPU, want).Bytes(), nil
+			},
+		})
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("ckpt: %w", err)
+	}
+	if _, err := safetensors.WriteModelDir(dir, tensors, map[string]string{"format": "pt"}, maxShardBytes); err != nil {
+		return fmt.Errorf("ckpt: saving weights to %s: %w", dir, err)
+	}
+	cfg, err := m.Config.JSON(dtypeName)
+	if err != nil {
+		return fmt.Errorf("ckpt: saving %s: %w", filepath.Join(dir, ConfigFileName), err)
+	}
+	return WriteFile(filepath.Join(dir, ConfigFileName), append(cfg, '\n'))
+}
+
+// configDTypeName is the torch_dtype config.json spells for d.
+func configDTypeName(d torch.DType) (string, error) {
+	switch d {
+	case torch.Float32:
+		return "float32", nil
+	case torch.BFloat16:
+		return "bfloat16", nil
+	case torch.Float16:
+		return "float16", nil
+	}
+	return "", fmt.Errorf("weights must be float32, bfloat16 or float16, got %v", d)
+}
+
+// LoadWeights copies the weights saved in dir (by SaveWeights) into m's
+// tensors in place. Names, shapes and dtypes must match exactly; on any
+// mismatch m is left as it was.
+func LoadWeights(dir string, m *model.Model) error {
+	w, err := openWeights(dir, m)
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	return w.load()
+}
+
+// savedWeights is a weights directory checked against a live model, ready
+// to copy.
+type savedWeights struct {
+	dir    string
+	md     *safetensors.ModelDir
+	params []model.Param
+}
+
+// openWeights opens dir's weights and checks them against m; it changes
+// nothing.
+func openWeights(dir string, m *model.Model) (*savedWeights, error) {
+	md, err := safetensors.OpenModelDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("ckpt: weights in %s: %w", dir, err)
+	}
+	params := m.Params()
+	if err := matchWeights(md, params); err != nil {
+		md.Close()
+		return nil, fmt.Errorf("ckpt: weights in %s: %w", dir, err)
+	}
+	return &savedWeights{dir: dir, md: md, params: params}, nil
+}
+
+// load copies every checked tensor into the model, with grad mode off.
+func (w *savedWeights) load() (err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("ckpt: copying weights from %s (the model may be partly overwritten; reload it): %w", w.dir, err)
+		}
+	}()
+	defer torch.Recover(&err)
+	torch.NoGrad(func() {
+		for _, p := range w.params {
+			copyInto(w.md, p)
+		}
+	})
+	return nil
+}
+
+func (w *savedWeights) close() { w.md.Close() }
+
+// matchWeights checks that md holds exactly params' names, with their
+// shapes and dtypes.
+func matchWeights(md *safetensors.ModelDir, params []model.Param) error {
+	want := make(map[string]bool, len(params))
+	var first string
+	differ := 0
+	for _, p := range params {
+		want[p.Name] = true
+		info, ok := md.Info(p.Name)
+		if !ok {
+			return fmt.Errorf("missing tensor %s (the model has %v %v): the checkpoint was saved from a different model config", p.Name, p.T.DType(), p.T.Shape())
+		}
+		dt, err := model.TorchDType(info.DType)
+		if err != nil {
+			return fmt.Errorf("tensor %s: %w", p.Name, err)
+		}
+		if !equalShapes(info.Shape, p.T.Shape()) || dt != p.T.DType() {
+			if differ == 0 {
+				first = fmt.Sprintf("tensor %s is %v %v in the checkpoint, the model has %v %v", p.Name, dt, info.Shape, p.T.DType(), p.T.Shape())
+			}
+			differ++
+		}
+	}
+	if differ > 0 {
+		more := ""
+		if differ > 1 {
+			more = fmt.Sprintf(" (and %d more tensors differ)", differ-1)
+		}
+		return fmt.Errorf("%s%s: the checkpoint was saved from a different model config or dtype; resume with the config it was saved with", first, more)
+	}
+	var extra []string
+	for _, name := range md.Names() {
+		if !want[name] {
+			extra = append(extra, name)
+		}
+	}
+	if len(extra) > 0 {
+		return fmt.Errorf("unexpected tensors the model does not have: %s: the checkpoint was saved from a different model config", listSome(extra, 5))
+	}
+	return nil
+}
+
+// copyInto copies one checked tensor from md into p.T (grad mode off).
+func copyInto(md *safetensors.ModelDir, p model.Param) {
+	s := torch.NewScope()
+	defer s.Close()
+	data, err := md.Bytes(p.Name)
+	if err != nil {
+		panic(&torch.Error{Op: "load " + p.Name, Msg: err.Error()})
+	}
+	p.T.CopyFrom(torch.FromBytes(data, p.T.DType(), p.T.Shape()...))
+}
+
+func equalShapes(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// listSome joins up to n names, sorted, and says how many more there are.
+func listSome(names []string, n int) string {
+	names = append([]string(nil), names...)
+	sort.Strings(names)
+	if len(names) > n {
+		return strings.Join(names[:n], ", ") + fmt.Sprintf(" … (%d more)", len(names)-n)
+	}
+	return strings.Join(names, ", ")
+}
