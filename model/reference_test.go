@@ -3,17 +3,27 @@ package model
 // reference_test.go — troupe's Qwen2/Qwen3 forward against references that
 // share no code with it.
 //
-//  1. Always (CPU): the tiny models in testdata/model/<name>/ (written by
+//  1. Always, on the CPU (and on CUDA too when TROUPE_CUDA=1): the tiny
+//     models in testdata/model/<name>/ (written by
 //     `go run ./scripts/model/gentiny`) and the logits that
 //     scripts/model/reference.py — plain PyTorch written from the Hugging
 //     Face definitions — computed for them (reference.safetensors beside
 //     each model). float32 within 1e-4 absolute, bfloat16 within 5e-2 of the
-//     largest |logit|, with right and left padding.
+//     largest |logit|, with right and left padding (right padding alone
+//     would not notice a mask that ignores padding: causal attention never
+//     reaches the pads after a sequence).
 //  2. When TROUPE_HF_FIXTURES=<dir> names the output of
 //     scripts/gpu/hf_reference.py (transformers itself, run on a GPU
 //     machine): logits (float32 ≤ 1e-4, bfloat16 ≤ 2e-2 of the largest
-//     |logit|) and greedy generations token for token; on CUDA when
-//     TROUPE_CUDA=1, else on the CPU.
+//     |logit|) and greedy generations token for token, through Generate
+//     (left padding and the KV cache); on CUDA when TROUPE_CUDA=1, else on
+//     the CPU.
+//
+// What neither can see: a shift of every RoPE position by one constant,
+// which leaves the attention scores unchanged (they depend on position
+// differences only) and so is harmless; positions that disagree between
+// prefill and cached decode are caught by TestKVCacheMatchesFullForward and
+// by the greedy comparison in 2.
 //
 // What it is not: a test of the reference scripts (reference.py checks
 // itself against float64 and unpadded runs before writing).
@@ -232,16 +242,26 @@ func TestForwardMatchesPyTorchReference(t *testing.T) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			ref := readRefFile(t, filepath.Join(dir, refFixtureFile))
 			seqs := ref.seqs(t, "input_ids", "lengths")
-			for _, c := range []struct {
+			type check struct {
 				name string
 				opt  Options
 				pad  Padding
 				tol  func(refDiff) float64
-			}{
-				{"f32/right-padded", Options{DType: torch.Float32, Device: torch.CPU}, PadRight, func(refDiff) float64 { return refF32Tol }},
-				{"f32/left-padded", Options{DType: torch.Float32, Device: torch.CPU}, PadLeft, func(refDiff) float64 { return refF32Tol }},
-				{"bf16/right-padded", Options{DType: torch.BFloat16, Device: torch.CPU}, PadRight, func(d refDiff) float64 { return refBF16RelTol * d.scale }},
-			} {
+			}
+			f32Tol := func(refDiff) float64 { return refF32Tol }
+			bf16Tol := func(d refDiff) float64 { return refBF16RelTol * d.scale }
+			checks := []check{
+				{"cpu/f32/right-padded", Options{DType: torch.Float32, Device: torch.CPU}, PadRight, f32Tol},
+				{"cpu/f32/left-padded", Options{DType: torch.Float32, Device: torch.CPU}, PadLeft, f32Tol},
+				{"cpu/bf16/right-padded", Options{DType: torch.BFloat16, Device: torch.CPU}, PadRight, bf16Tol},
+			}
+			if dev := refDevice(t); dev != torch.CPU {
+				checks = append(checks,
+					check{"cuda/f32/right-padded", Options{DType: torch.Float32, Device: dev}, PadRight, f32Tol},
+					check{"cuda/f32/left-padded", Options{DType: torch.Float32, Device: dev}, PadLeft, f32Tol},
+					check{"cuda/bf16/left-padded", Options{DType: torch.BFloat16, Device: dev}, PadLeft, bf16Tol})
+			}
+			for _, c := range checks {
 				m := loadRefModel(t, dir, c.opt)
 				want := ref.logits(t, "logits", seqs, m.Config.VocabSize)
 				d := compareLogits(realTokenLogits(t, m, seqs, c.pad), want, seqs, m.Config.VocabSize)
@@ -388,5 +408,8 @@ func checkGreedy(t *testing.T, m *Model, ref *refFile, prompts [][]int, dt torch
 				dt, i, k, r.Tokens, row, margins[i*N+k], tol)
 		}
 	}
-	t.Logf("%v greedy: %d/%d rows identical over %d tokens; near-tie partings: %s", dt, exact, len(prompts), N, strings.Join(append(ties, "none")[:max(1, len(ties))], ", "))
+	if len(ties) == 0 {
+		ties = []string{"none"}
+	}
+	t.Logf("%v greedy: %d/%d rows identical over %d tokens; near-tie partings: %s", dt, exact, len(prompts), N, strings.Join(ties, ", "))
 }

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# build-shim.sh — builds libtshim.so (torch/csrc/*.cc, the C ABI of
+# torch/tshim.h) with plain g++ against the PyTorch that python3 imports: the
+# CUDA wheel on the GPU machines, which have no CMake package for libtorch
+# but do have the wheel's headers and libraries.
+#
+#   scripts/gpu/build-shim.sh [OUTDIR]      # default OUTDIR: build-gpu/ at the repo root
+#
+# Environment:
+#   PYTHON      the interpreter whose torch to build against (default python3)
+#   TSHIM_CUDA  auto (default): CUDA build when that torch has libtorch_cuda.so;
+#               1: require it; 0: CPU-only build
+#   CUDA_HOME   where cuda_runtime_api.h lives (include/), if not found otherwise
+#   CXX, JOBS   compiler (default g++) and parallel compiles (default nproc)
+#
+# What it does: asks python3's torch for its directory (include/, lib/), its
+# C++ ABI (torch._C._GLIBCXX_USE_CXX11_ABI) and whether it was built with CUDA;
+# compiles every torch/csrc/*.cc with -std=c++20 -O2 -fPIC (and -DTSHIM_CUDA
+# plus the CUDA include directory for a CUDA build) in parallel; links with
+# --no-as-needed so libtorch_cuda stays NEEDED (its kernels register in static
+# initialisers; as-needed linking would drop it and every CUDA op would fail),
+# with an rpath to torch/lib. Go binaries then find the shim through
+# LD_LIBRARY_PATH=OUTDIR (see scripts/gpu/run-tests.sh).
+#
+# What it is not: the CPU build used by `make` (that is CMake against Debian's
+# libtorch, scripts/setup.sh), nor incremental — it rebuilds every file.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+out=${1:-build-gpu}
+[[ $out = /* ]] || out="$root/$out"
+py=${PYTHON:-python3}
+cxx=${CXX:-g++}
+jobs=${JOBS:-$(nproc)}
+want_cuda=${TSHIM_CUDA:-auto}
+
+die() { echo "build-shim: $*" >&2; exit 1; }
+
+command -v "$py" >/dev/null || die "no $py on PATH (set PYTHON to an interpreter with torch installed)"
+command -v "$cxx" >/dev/null || die "no $cxx on PATH (set CXX to a C++20 compiler)"
+
+# One line from torch: directory, C++ ABI flag, version, CUDA version or None.
+info=$("$py" -c '
+import os, torch
+print(os.path.dirname(torch.__file__), int(torch._C._GLIBCXX_USE_CXX11_ABI), torch.__version__, torch.version.cuda)
+') || die "$py cannot import torch (pip install torch, or set PYTHON)"
+read -r torch_dir abi torch_version torch_cuda <<<"$info"
+inc="$torch_dir/include"
+lib="$torch_dir/lib"
+[ -f "$inc/ATen/core/Tensor.h" ] || die "torch $torch_version at $torch_dir has no C++ headers in $inc/ATen (a wheel without include/?)"
+[ -f "$inc/torch/csrc/api/include/torch/version.h" ] || die "torch $torch_version: missing $inc/torch/csrc/api/include/torch/version.h"
+[ -e "$lib/libtorch.so" ] || die "torch $torch_version: missing $lib/libtorch.so"
+
+case "$want_cuda" in
+auto) if [ -e "$lib/libtorch_cuda.so" ]; then cuda=1; else cuda=0; fi ;;
+1) [ -e "$lib/libtorch_cuda.so" ] || die "TSHIM_CUDA=1 but torch $torch_version (CUDA ${torch_cuda}) has no $lib/libtorch_cuda.so; install a CUDA build of torch"
+   cuda=1 ;;
+0) cuda=0 ;;
+*) die "TSHIM_CUDA must be auto, 1 or 0, got '$want_cuda'" ;;
+esac
+
+flags=(-std=c++20 -O2 -fPIC -Wall -Wno-unused-parameter -Wno-deprecated-declarations
+  "-D_GLIBCXX_USE_CXX11_ABI=$abi" -isystem "$inc" -isystem "$inc/torch/csrc/api/include")
+libs=(-ltorch -ltorch_cpu -lc10)
+
+if ((cuda)); then
+  # cuda_runtime_api.h: CUDA_HOME, the toolkit beside nvcc, /usr/local/cuda,
+  # or the nvidia-* pip packages the wheel depends on.
+  candidates=()
+  [ -n "${CUDA_HOME:-}" ] && candidates+=("$CUDA_HOME/include" "$CUDA_HOME/targets/x86_64-linux/include")
+  if command -v nvcc >/dev/null; then
+    nvcc_root=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")
+    candidates+=("$nvcc_root/include" "$nvcc_root/targets/x86_64-linux/include")
+  fi
+  candidates+=(/usr/local/cuda/include /usr/local/cuda/targets/x86_64-linux/include)
+  site=$(dirname "$torch_dir")
+  for d in "$site"/nvidia/*/include "$site"/nvidia/include; do candidates+=("$d"); done
+  cuda_inc=""
+  for d in "${candidates[@]}"; do
+    if [ -f "$d/cuda_runtime_api.h" ]; then cuda_inc=$d; break; fi
+  done
+  [ -n "$cuda_inc" ] || die "CUDA build (torch CUDA $torch_cuda) but no cuda_runtime_api.h in: ${candidates[*]}; set CUDA_HOME"
+  flags+=(-DTSHIM_CUDA -isystem "$cuda_inc")
+  libs+=(-ltorch_cuda -lc10_cuda)
+fi
+
+obj="$out/obj"
+rm -rf "$obj"
+mkdir -p "$obj"
+srcs=("$root"/torch/csrc/*.cc)
+echo "build-shim: torch $torch_version (CUDA ${torch_cuda}, C++11 ABI $abi) at $torch_dir"
+if ((cuda)); then kind="CUDA (-DTSHIM_CUDA, $cuda_inc)"; else kind="CPU only"; fi
+echo "build-shim: $kind build of ${#srcs[@]} files, $jobs at a time, into $out"
+
+start=$SECONDS
+running=0
+for src in "${srcs[@]}"; do
+  name=$(basename "$src" .cc)
+  (
+    if ! "$cxx" "${flags[@]}" -c "$src" -o "$obj/$name.o" >"$obj/$name.log" 2>&1; then
+      touch "$obj/$name.failed"
+    fi
+  ) &
+  running=$((running + 1))
+  if ((running >= jobs)); then
+    wait -n || true
+    running=$((running - 1))
+  fi
+done
+wait
+failed=("$obj"/*.failed)
+if [ -e "${failed[0]}" ]; then
+  for f in "${failed[@]}"; do
+    name=$(basename "$f" .failed)
+    echo "build-shim: compiling torch/csrc/$name.cc failed:" >&2
+    head -c 6000 "$obj/$name.log" >&2
+  done
+  exit 1
+fi
+
+tmp="$out/.libtshim.so.tmp"
+"$cxx" -shared -o "$tmp" "$obj"/*.o -L"$lib" -Wl,-rpath,"$lib" \
+  -Wl,--no-as-needed "${libs[@]}" -Wl,--as-needed
+mv "$tmp" "$out/libtshim.so"
+
+if ((cuda)); then
+  readelf -d "$out/libtshim.so" | grep -q 'NEEDED.*libtorch_cuda' ||
+    die "$out/libtshim.so does not list libtorch_cuda.so as NEEDED; CUDA kernels would not register"
+fi
+echo "build-shim: $out/libtshim.so in $((SECONDS - start)) s; run Go binaries with LD_LIBRARY_PATH=$out"
