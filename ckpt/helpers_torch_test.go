@@ -3,6 +3,7 @@ package ckpt
 import (
 	"bytes"
 	"fmt"
+	"sort"
 	"testing"
 
 	"troupe/model"
@@ -66,6 +67,7 @@ func diffBytes(a, b map[string][]byte) []string {
 			out = append(out, k)
 		}
 	}
+	sort.Strings(out)
 	if len(a) != len(b) {
 		out = append(out, fmt.Sprintf("(%d vs %d tensors)", len(a), len(b)))
 	}
