@@ -66,7 +66,7 @@ func responseLogProb(t *testing.T, m *model.Model, seqs []Sequence) []float64 {
 	t.Helper()
 	s := torch.NewScope()
 	defer s.Close()
-	b, err := Pack(seqs, torch.CPU)
+	b, err := Pack(seqs, m.Device())
 	if err != nil {
 		t.Fatal(err)
 	}
