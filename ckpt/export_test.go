@@ -23,7 +23,7 @@ const chatTemplateJinja = "{%- for m in messages %}<|im_start|>{{ m.role }}\n{{ 
 // writeTokenizer writes a byte-level tokenizer (256 bytes + the Qwen added
 // tokens, EOS <|im_end|> = 258, pad <|endoftext|> = 256) and a
 // chat_template.jinja into a temporary directory.
-func writeTokenizer(t *testing.T) string {
+func writeTokenizer(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "tokenizer")
 	if err := tokenizer.WriteByteLevel(dir, tokenizer.ByteLevelOptions{}); err != nil {
