@@ -51,13 +51,12 @@ type LossInput struct {
 // LossOutput is the micro-batch loss and the per-token pieces the metrics
 // read. Tensors are (B, T) unless noted.
 type LossOutput struct {
-	Loss      *torch.Tensor // scalar: Aggregate(Total), differentiable
-	Total     *torch.Tensor // per-token total loss
-	Policy    *torch.Tensor // per-token policy term (clipped or magrpo)
-	KL        *torch.Tensor // per-token KL estimate; nil when KLCoef == 0
-	Ratio     *torch.Tensor // ρ; nil for magrpo
-	Clipped   ClipIndicators
-	Estimator string // the KL estimator used
+	Loss    *torch.Tensor // scalar: Aggregate(Total), differentiable
+	Total   *torch.Tensor // per-token total loss
+	Policy  *torch.Tensor // per-token policy term (clipped or magrpo)
+	KL      *torch.Tensor // per-token KL estimate; nil when KLCoef == 0
+	Ratio   *torch.Tensor // ρ; nil for magrpo
+	Clipped ClipIndicators
 }
 
 // ClipIndicators mark (bool, (B, T)) where each clip was the active branch;
@@ -81,7 +80,6 @@ func Loss(in LossInput, s Settings) LossOutput {
 	}
 	out.Total = out.Policy
 	if s.KLCoef > 0 {
-		out.Estimator = s.KLEstimator
 		out.KL = KLPenalty(in.LogProbs, in.RefLogProbs, s.KLEstimator)
 		out.Total = out.Total.Add(out.KL.MulScalar(s.KLCoef))
 	}

@@ -78,7 +78,7 @@ type Settings struct {
 
 	// Batching of one update.
 	MicroBatchSize int `yaml:"micro_batch_size"` // sequences per forward/backward
-	UpdatesPerStep int `yaml:"updates_per_step"` // mini-batches (optimizer steps) per train step
+	UpdatesPerStep int `yaml:"updates_per_step"` // mini-batches (optimizer steps) per train step, at most one per row
 }
 
 // DefaultSettings returns the Dr. MAS math column of algorithms.md §6: lr
