@@ -1,0 +1,166 @@
+package ckpt
+
+// The external check of Export: transformers loads what Export wrote. Runs
+// when TROUPE_TRANSFORMERS_PYTHON names a python3 with torch and
+// transformers, or when TROUPE_CUDA=1 (the GPU machines have both; see
+// scripts/gpu/run-tests.sh), and is skipped otherwise.
+//
+// For each variant the test exports a tiny random model, reloads the export
+// with model.Load, and writes the reloaded model's float32 CPU logits, the
+// Go tokenizer's ids of a text and its chat rendering, and the expected
+// generation ids into <variant>.reference.json beside the export; then
+// testdata/ckpt/check_transformers.py loads every export with
+// AutoModelForCausalLM, AutoTokenizer and GenerationConfig and compares
+// (logits to 1e-4 absolute; ids, rendering and eos exactly).
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"troupe/model"
+	"troupe/tokenizer"
+	"troupe/torch"
+)
+
+const transformersPythonEnv = "TROUPE_TRANSFORMERS_PYTHON"
+
+// exportReference is <variant>.reference.json.
+type exportReference struct {
+	Sequences  [][]int       `json:"sequences"`
+	Logits     [][][]float32 `json:"logits"` // per sequence (T, V), float32 model on the CPU
+	Text       string        `json:"text"`
+	TextIDs    []int         `json:"text_ids"`
+	Chat       string        `json:"chat"` // the chat template rendered with a generation prompt
+	EOSTokenID []int         `json:"eos_token_id"`
+	DType      string        `json:"dtype"` // torch_dtype written into config.json
+}
+
+func transformersPython(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv(transformersPythonEnv); p != "" {
+		return p
+	}
+	if os.Getenv("TROUPE_CUDA") == "1" {
+		return "python3"
+	}
+	t.Skipf("set %s to a python3 with torch and transformers (or TROUPE_CUDA=1 on a GPU machine) to check exports against transformers", transformersPythonEnv)
+	return ""
+}
+
+func TestExportLoadsInTransformers(t *testing.T) {
+	python := transformersPython(t)
+	root := t.TempDir()
+	tokDir := filepath.Join(root, "tokenizer-src")
+	if err := tokenizer.WriteByteLevel(tokDir, tokenizer.ByteLevelOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.Load(tokDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qwen2 := tinyConfig()
+	qwen2.Family, qwen2.AttentionBias, qwen2.TieEmbeddings = model.Qwen2, true, true
+	for _, v := range []struct {
+		name string
+		cfg  model.Config
+		opt  ExportOptions
+	}{
+		{"qwen3-f32-sharded", tinyConfig(), ExportOptions{MaxShardBytes: 30_000, Generation: GenerationDefaults{DoSample: true, Temperature: 0.7, TopP: 0.8, TopK: 20}}},
+		{"qwen3-bf16", tinyConfig(), ExportOptions{DType: "bfloat16"}},
+		{"qwen2-tied-f32", qwen2, ExportOptions{}},
+	} {
+		m := newModel(t, v.cfg, 4, torch.Float32)
+		spread(t, m)
+		dst := filepath.Join(root, v.name)
+		if err := Export(dst, m, tokDir, v.opt); err != nil {
+			t.Fatalf("%s: %v", v.name, err)
+		}
+		reloaded, err := model.Load(dst, model.Options{DType: torch.Float32, Device: torch.CPU})
+		if err != nil {
+			t.Fatalf("%s: %v", v.name, err)
+		}
+		ref := exportReference{
+			Sequences: [][]int{{1, 2, 3, 257, 100, 258}, {72, 105, 33}},
+			Text:      "Hi there!<|im_end|>\n<think>x</think>",
+			DType:     map[string]string{"": "float32", "bfloat16": "bfloat16"}[v.opt.DType],
+		}
+		ref.TextIDs = tok.Encode(ref.Text)
+		if ref.Chat, err = tok.ApplyChatTemplate([]tokenizer.Message{{Role: "user", Content: "2+2?"}}, tokenizer.ChatOptions{AddGenerationPrompt: true}); err != nil {
+			t.Fatal(err)
+		}
+		ref.EOSTokenID = appendUnique(nil, tok.Special().EOS, tok.Special().IMEnd)
+		ref.EOSTokenID = appendUnique(ref.EOSTokenID, v.cfg.EOSTokenIDs...)
+		for _, seq := range ref.Sequences {
+			lg := logitsRows(t, reloaded, seq)
+			ref.Logits = append(ref.Logits, lg)
+		}
+		reloaded.Free()
+		if err := SaveJSON(filepath.Join(root, v.name+".reference.json"), ref); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script, err := filepath.Abs(filepath.Join("..", "testdata", "ckpt", "check_transformers.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(python, script, root).CombinedOutput()
+	t.Logf("%s %s %s:\n%s", python, script, root, out)
+	if err != nil {
+		t.Fatalf("transformers check failed: %v", err)
+	}
+}
+
+// spread redraws the weights so that the logits spread over a few units and
+// a loader that dropped a norm gain or a bias would show: matrices
+// N(0, 0.1²), norm gains 1 + 0.2·N(0, 1), biases 0.2·N(0, 1).
+func spread(t *testing.T, m *model.Model) {
+	t.Helper()
+	var err error
+	func() {
+		defer torch.Recover(&err)
+		g := torch.NewGenerator(torch.CPU, 77)
+		defer g.Free()
+		torch.NoGrad(func() {
+			for _, p := range m.Params() {
+				s := torch.NewScope()
+				noise := torch.Randn(p.T.Shape(), torch.Float32, torch.CPU, g)
+				switch {
+				case p.T.Dim() == 2:
+					p.T.CopyFrom(noise.MulScalar(0.1))
+				case strings.HasSuffix(p.Name, ".bias"):
+					p.T.CopyFrom(noise.MulScalar(0.2))
+				default:
+					p.T.CopyFrom(noise.MulScalar(0.2).AddScalar(1))
+				}
+				s.Close()
+			}
+		})
+	}()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// logitsRows runs one unpadded sequence and returns its (T, V) logits.
+func logitsRows(t *testing.T, m *model.Model, seq []int) [][]float32 {
+	t.Helper()
+	s := torch.NewScope()
+	defer s.Close()
+	in, err := model.Pack([][]int{seq}, model.PadRight, torch.CPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg, err := m.Logits(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat, V := lg.Float32s(), m.Config.VocabSize
+	rows := make([][]float32, len(seq))
+	for i := range rows {
+		rows[i] = flat[i*V : (i+1)*V]
+	}
+	return rows
+}
