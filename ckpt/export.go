@@ -144,6 +144,9 @@ func Export(dst string, m *model.Model, tokenizerDir string, opt ExportOptions) 
 	if err != nil {
 		return err
 	}
+	if tokenizerDir == "" {
+		return errors.New("ckpt: export: no tokenizer directory given: an export needs the tokenizer the model was trained with (the base model's directory)")
+	}
 	if st, err := os.Stat(tokenizerDir); err == nil && !st.IsDir() {
 		tokenizerDir = filepath.Dir(tokenizerDir)
 	}

@@ -235,6 +235,7 @@ func TestExportRefusals(t *testing.T) {
 		{"top_p", filepath.Join(root, "c"), m, tok, ExportOptions{Generation: GenerationDefaults{DoSample: true, TopP: 1.5}}, "top_p must be in (0, 1], got 1.5"},
 		{"eos outside vocab", filepath.Join(root, "d"), m, tok, ExportOptions{Generation: GenerationDefaults{EOSTokenIDs: []int{999}}}, "eos token id 999 is outside the vocabulary [0, 272)"},
 		{"no tokenizer", filepath.Join(root, "e"), m, filepath.Join(root, "missing"), ExportOptions{}, "missing"},
+		{"no tokenizer dir", filepath.Join(root, "e"), m, "", ExportOptions{}, "no tokenizer directory given"},
 		{"tokenizer of another model", filepath.Join(root, "f"), smallModel, tok, ExportOptions{}, "has ids up to 260, the model's vocab_size is 200"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
