@@ -93,20 +93,21 @@ func TestBadConfigs(t *testing.T) {
 		sets []string
 		want []string
 	}{
-		"unknown key":      {base(t) + "optim: {lrr: 1e-6}\n", nil, []string{"optim.lrr: unknown key", "did you mean lr?"}},
-		"unknown nested":   {base(t), []string{"agents[1].optim.cliphigh=0.3"}, []string{"agents[1].optim.cliphigh: unknown key", "clip_high"}},
-		"unknown top":      {base(t) + "steps: 3\n", nil, []string{"steps: unknown key"}},
-		"negative lr":      {base(t) + "optim: {lr: -1e-6}\n", nil, []string{"optim.lr: must be >= 0", "-1e-06"}},
-		"agent lr":         {base(t), []string{"agents[1].optim.lr=-1e-6"}, []string{"agents[1].optim.lr: must be >= 0"}},
-		"shared conflict":  {base(t) + "assignment: shared\n", []string{"agents[1].optim.lr=2e-6", "agents[1].optim.clip_high=0.28"}, []string{`agents "solver" and "verifier" share model "tiny"`, "lr (1e-06 vs 2e-06)", "clip_high (0.2 vs 0.28)"}},
-		"missing model":    {strings.Replace(base(t), "path: /", "path: /nonexistent/", 1), nil, []string{"models.tiny.path:", "no config.json", "train init"}},
-		"unknown workflow": {base(t) + "workflow: {name: debate}\n", nil, []string{"workflow.name: unknown workflow \"debate\"", "math-refine"}},
-		"unknown model":    {base(t), []string{"agents[0].model=big"}, []string{`agents[0].model: "big" is not one of models`}},
-		"wrong type":       {base(t), []string{"run.steps=many"}, []string{`run.steps: "many" is not a valid integer`}},
-		"bad set":          {base(t), []string{"run.steps"}, []string{"want key.path=value"}},
-		"estimator":        {base(t) + "advantage: {estimator: ppo}\n", nil, []string{"advantage.estimator: unknown estimator \"ppo\"", "drmas"}},
-		"assignment":       {base(t) + "assignment: mixed\n", nil, []string{"assignment: must be separate"}},
-		"pass@k":           {base(t) + "eval: {n: 2, ks: [4]}\n", nil, []string{"eval.ks[0]"}},
+		"unknown key":        {base(t) + "optim: {lrr: 1e-6}\n", nil, []string{"optim.lrr: unknown key", "did you mean lr?"}},
+		"unknown nested":     {base(t), []string{"agents[1].optim.cliphigh=0.3"}, []string{"agents[1].optim.cliphigh: unknown key", "clip_high"}},
+		"unknown top":        {base(t) + "steps: 3\n", nil, []string{"steps: unknown key"}},
+		"negative lr":        {base(t) + "optim: {lr: -1e-6}\n", nil, []string{"optim.lr: must be >= 0", "-1e-06"}},
+		"agent lr":           {base(t), []string{"agents[1].optim.lr=-1e-6"}, []string{"agents[1].optim.lr: must be >= 0"}},
+		"shared conflict":    {base(t) + "assignment: shared\n", []string{"agents[1].optim.lr=2e-6", "agents[1].optim.clip_high=0.28"}, []string{`agents "solver" and "verifier" share model "tiny"`, "lr (1e-06 vs 2e-06)", "clip_high (0.2 vs 0.28)"}},
+		"shared temperature": {base(t) + "assignment: shared\n", []string{"agents[1].sampling.temperature=0.7"}, []string{`share model "tiny"`, "temperatures 1 and 0.7"}},
+		"missing model":      {strings.Replace(base(t), "path: /", "path: /nonexistent/", 1), nil, []string{"models.tiny.path:", "no config.json", "train init"}},
+		"unknown workflow":   {base(t) + "workflow: {name: debate}\n", nil, []string{"workflow.name: unknown workflow \"debate\"", "math-refine"}},
+		"unknown model":      {base(t), []string{"agents[0].model=big"}, []string{`agents[0].model: "big" is not one of models`}},
+		"wrong type":         {base(t), []string{"run.steps=many"}, []string{`run.steps: "many" is not a valid integer`}},
+		"bad set":            {base(t), []string{"run.steps"}, []string{"want key.path=value"}},
+		"estimator":          {base(t) + "advantage: {estimator: ppo}\n", nil, []string{"advantage.estimator: unknown estimator \"ppo\"", "drmas"}},
+		"assignment":         {base(t) + "assignment: mixed\n", nil, []string{"assignment: must be separate"}},
+		"pass@k":             {base(t) + "eval: {n: 2, ks: [4]}\n", nil, []string{"eval.ks[0]"}},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

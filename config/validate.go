@@ -243,6 +243,10 @@ func (c *Config) validateSharing() error {
 		}
 		first := c.agentSettings(t.Agents[0])
 		for _, other := range t.Agents[1:] {
+			if a, b := c.trainingTemperature(t.Agents[0]), c.trainingTemperature(other); a != b {
+				return fmt.Errorf("agents %q and %q share model %q (assignment: shared) but sample at temperatures %g and %g; the update recomputes log-probs at one temperature per model, so give them the same sampling.temperature or use assignment: separate",
+					t.Agents[0], other, t.Name, a, b)
+			}
 			if diff := policy.SettingsDiff(first, c.agentSettings(other)); len(diff) > 0 {
 				return fmt.Errorf("agents %q and %q share model %q (assignment: shared) but differ in %s; give them identical optim settings or use assignment: separate",
 					t.Agents[0], other, t.Name, strings.Join(diff, ", "))
@@ -286,6 +290,16 @@ func (c *Config) validateCheckpoint() error {
 		return checkDType("export.dtype", c.Export.DType)
 	}
 	return nil
+}
+
+// trainingTemperature is the temperature an agent samples with in training.
+func (c *Config) trainingTemperature(agent string) float64 {
+	for _, a := range c.Agents {
+		if a.Name == agent {
+			return a.Sampling.Apply(c.Sampling).Temperature
+		}
+	}
+	return c.Sampling.Temperature
 }
 
 // ---- resolution ----

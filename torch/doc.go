@@ -31,17 +31,22 @@
 // # Threads
 //
 // libtorch keeps grad mode (and the current CUDA device and stream) per OS
-// thread, while a goroutine may move between OS threads between two cgo
-// calls. troupe's rule: all torch work of a process runs on one goroutine,
-// and the only thread-local state it changes is grad mode, changed only
-// inside NoGrad, which locks the goroutine to its OS thread for the duration
-// and restores the previous mode on the way out. Outside NoGrad every thread
-// is in libtorch's default (grad on), so it does not matter which thread an
-// op lands on. Device placement is carried by the tensors themselves (ops run
-// on their inputs' device), so the current-device setting is never relied on.
-// Scopes are process-wide for the same reason: open and close them on the
-// torch goroutine. Pure-Go work (tokenizing, rewards, environments) may run
-// on any goroutine.
+// thread, and numbers autograd nodes with a per-thread counter that orders
+// the backward pass; a goroutine may move between OS threads between two cgo
+// calls. troupe's rule: all torch work of a process runs on one goroutine
+// locked to its OS thread (runtime.LockOSThread; cmd/train locks the main
+// goroutine). Results are correct on any thread, but only a locked goroutine
+// gives bit-identical gradients from run to run: forward ops recorded on
+// different threads make the backward pass sum some gradients in a different
+// order (seen in about one run in six on this project's resume test).
+//
+// The only thread-local state troupe changes is grad mode, and only inside
+// NoGrad, which itself locks the goroutine to its thread for the duration and
+// restores the previous mode on the way out. Device placement is carried by
+// the tensors (ops run on their inputs' device), so the current-device
+// setting is never relied on. Scopes are process-wide: open and close them on
+// the torch goroutine. Pure-Go work (tokenizing, rewards, environments) may
+// run on any goroutine.
 //
 // The intra-op thread count is set at start-up to the number of CPUs, or to
 // TROUPE_THREADS when set.

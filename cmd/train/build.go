@@ -1,0 +1,251 @@
+package main
+
+// build.go — turning a resolved config into the parts of a run: tokenizers,
+// trained models (and KL references), their trainers, the agents bound to
+// their models' chat templates, the workflow, the environment splits, the
+// generators the sampler calls, and the advantage estimator.
+
+import (
+	"fmt"
+	"os"
+	"slices"
+
+	"troupe/advantage"
+	"troupe/config"
+	"troupe/model"
+	"troupe/policy"
+	"troupe/rollout"
+	mathenv "troupe/rollout/env/math"
+	"troupe/tokenizer"
+	"troupe/torch"
+)
+
+// team is everything a run acts and trains with.
+type team struct {
+	cfg        *config.Config
+	trained    []config.Trained
+	models     map[string]*model.Model // by trained model name
+	refs       map[string]*model.Model // KL references, by trained model name
+	tokenizers map[string]*tokenizer.Tokenizer
+	trainers   []*policy.Trainer // in cfg.Trained() order
+	agents     []*rollout.Agent
+	workflow   rollout.Workflow
+	train      rollout.Environment
+	test       rollout.Environment // nil when the source has no test split
+	estimator  advantage.Estimator
+	sampler    *rollout.Sampler
+}
+
+func loadOptions(m config.Model) (model.Options, error) {
+	dt, err := torch.ParseDType(m.DType)
+	if err != nil {
+		return model.Options{}, err
+	}
+	dev, err := torch.ParseDevice(m.Device)
+	if err != nil {
+		return model.Options{}, err
+	}
+	if dev.IsCUDA() && dev >= torch.Device(torch.CUDADeviceCount()) {
+		return model.Options{}, fmt.Errorf("device %v: this build sees %d CUDA devices (libtorch %s); use device: cpu or build the shim with scripts/gpu/build-shim.sh", dev, torch.CUDADeviceCount(), torch.VersionString())
+	}
+	return model.Options{DType: dt, Device: dev}, nil
+}
+
+// buildTeam loads every model and wires the run. withTrainers=false builds
+// only what evaluation needs.
+func buildTeam(cfg *config.Config, withTrainers bool) (t *team, err error) {
+	t = &team{cfg: cfg, trained: cfg.Trained(), models: map[string]*model.Model{},
+		refs: map[string]*model.Model{}, tokenizers: map[string]*tokenizer.Tokenizer{}}
+	defer func() {
+		if err != nil {
+			t.free()
+			t = nil
+		}
+	}()
+	for _, tr := range t.trained {
+		opt, err := loadOptions(tr.Model)
+		if err != nil {
+			return nil, fmt.Errorf("models.%s: %w", tr.Source, err)
+		}
+		tok, err := tokenizer.Load(tr.Model.Tokenizer)
+		if err != nil {
+			return nil, fmt.Errorf("models.%s.tokenizer: %w", tr.Source, err)
+		}
+		m, err := model.Load(tr.Model.Path, opt)
+		if err != nil {
+			return nil, fmt.Errorf("models.%s: %w", tr.Source, err)
+		}
+		t.models[tr.Name], t.tokenizers[tr.Name] = m, tok
+		if tok.VocabSize() > m.Config.VocabSize {
+			return nil, fmt.Errorf("models.%s: the tokenizer has %d tokens but the model's vocabulary is %d", tr.Source, tok.VocabSize(), m.Config.VocabSize)
+		}
+		if withTrainers && cfg.Settings(tr).NeedsReference() {
+			ref, err := model.Load(tr.Model.Path, opt)
+			if err != nil {
+				return nil, fmt.Errorf("models.%s (KL reference): %w", tr.Source, err)
+			}
+			t.refs[tr.Name] = ref
+		}
+	}
+	if err := t.buildAgents(cfg.AgentConfigs(), cfg.AgentDefaults()); err != nil {
+		return nil, err
+	}
+	if t.train, t.test, err = environments(cfg); err != nil {
+		return nil, err
+	}
+	if t.workflow, err = rollout.NewWorkflow(cfg.Workflow.Name, cfg.Workflow.WorkflowOptions, t.agents, t.train); err != nil {
+		return nil, err
+	}
+	if t.estimator, err = advantage.New(cfg.Advantage.Estimator, cfg.Advantage.Options); err != nil {
+		return nil, err
+	}
+	t.sampler = &rollout.Sampler{Generators: map[string]rollout.Generator{}, MaxBatchRows: cfg.Batch.MaxBatchRows}
+	for name, m := range t.models {
+		t.sampler.Generators[name] = generatorFor(m)
+	}
+	if withTrainers {
+		if err := t.buildTrainers(); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// buildAgents compiles the agents, each bound to its trained model's
+// tokenizer and chat template (thinking on or off per agent).
+func (t *team) buildAgents(cfgs []rollout.AgentConfig, def rollout.AgentDefaults) error {
+	agents, err := rollout.NewAgents(cfgs, def, func(ac rollout.AgentConfig) (rollout.Binding, error) {
+		tok, ok := t.tokenizers[ac.Model]
+		if !ok {
+			return rollout.Binding{}, fmt.Errorf("no trained model %q", ac.Model)
+		}
+		thinking := ac.Thinking
+		chat := func(system, user string) (string, error) {
+			return tok.ApplyChatTemplate([]tokenizer.Message{{Role: "system", Content: system}, {Role: "user", Content: user}},
+				tokenizer.ChatOptions{AddGenerationPrompt: true, DisableThinking: !thinking})
+		}
+		return rollout.Binding{Chat: chat, Codec: tok, Stop: stopIDs(tok, t.models[ac.Model].Config)}, nil
+	})
+	t.agents = agents
+	return err
+}
+
+func environments(cfg *config.Config) (train, test rollout.Environment, err error) {
+	if cfg.Env.Name != "math" {
+		return nil, nil, fmt.Errorf("env.name: unknown environment %q", cfg.Env.Name)
+	}
+	tr, err := mathenv.New(cfg.Env.Math, mathenv.SplitTrain)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cfg.Env.Math.Source == "procedural" || cfg.Env.Math.Test != "" {
+		te, err := mathenv.New(cfg.Env.Math, mathenv.SplitTest)
+		if err != nil {
+			return nil, nil, err
+		}
+		return tr, te, nil
+	}
+	return tr, nil, nil
+}
+
+func (t *team) buildTrainers() error {
+	var specs []policy.AgentSpec
+	for _, tr := range t.trained {
+		for _, a := range tr.Agents {
+			specs = append(specs, policy.AgentSpec{Name: a, Model: tr.Name, Settings: t.cfg.Settings(tr)})
+		}
+	}
+	groups, err := policy.Assign(specs)
+	if err != nil {
+		return err
+	}
+	for _, g := range groups {
+		temp := t.trainingTemperature(g.Agents)
+		tr, err := policy.NewTrainer(policy.TrainerConfig{
+			Group: g, Policy: t.models[g.Model], Reference: t.refs[g.Model],
+			Temperature: temp, Seed: rollout.DeriveSeed(t.cfg.Run.Seed, seedMiniBatches),
+		})
+		if err != nil {
+			return err
+		}
+		t.trainers = append(t.trainers, tr)
+	}
+	return nil
+}
+
+// trainingTemperature is the sampling temperature of the given agents
+// (the config refuses agents that share a model with different ones).
+func (t *team) trainingTemperature(agents []string) float64 {
+	for _, a := range t.agents {
+		if slices.Contains(agents, a.Name) {
+			return a.Sampling.Temperature
+		}
+	}
+	return 1
+}
+
+// Seed streams derived from run.seed.
+const (
+	seedRollout uint64 = iota + 1
+	seedMiniBatches
+	seedData
+	seedEval
+)
+
+// generatorFor adapts model.Generate to the sampler: a fresh generator per
+// call, seeded with the call's seed, so every call is reproducible on its own
+// and nothing stateful needs saving in checkpoints.
+func generatorFor(m *model.Model) rollout.Generator {
+	return rollout.GeneratorFunc(func(reqs []rollout.GenRequest, seed uint64) ([]rollout.GenResult, error) {
+		g := torch.NewGenerator(m.Device(), seed)
+		defer g.Free()
+		in := make([]model.GenRequest, len(reqs))
+		for i, r := range reqs {
+			in[i] = model.GenRequest{Prompt: r.Prompt, MaxNewTokens: r.MaxNewTokens, Stop: r.Stop,
+				Sampling: model.Sampling{Temperature: r.Sampling.Temperature, TopK: r.Sampling.TopK, TopP: r.Sampling.TopP}}
+		}
+		out, err := m.Generate(in, nil, g)
+		if err != nil {
+			return nil, err
+		}
+		res := make([]rollout.GenResult, len(out))
+		for i, o := range out {
+			res[i] = rollout.GenResult{Tokens: o.Tokens, LogProbs: o.LogProbs, Finish: rollout.FinishStop}
+			if o.Finish == model.FinishLength {
+				res[i].Finish = rollout.FinishLength
+			}
+		}
+		return res, nil
+	})
+}
+
+// free releases every model and trainer.
+func (t *team) free() {
+	if t == nil {
+		return
+	}
+	for _, tr := range t.trainers {
+		tr.Free()
+	}
+	for _, m := range t.models {
+		m.Free()
+	}
+	for _, m := range t.refs {
+		m.Free()
+	}
+}
+
+// trainerFor returns the trainer of a trained model.
+func (t *team) trainerFor(name string) *policy.Trainer {
+	for _, tr := range t.trainers {
+		if tr.Model() == name {
+			return tr
+		}
+	}
+	return nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

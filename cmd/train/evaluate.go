@@ -1,0 +1,176 @@
+package main
+
+// evaluate.go — evaluation on the test split (periodic during training, and
+// the `train eval` subcommand): accuracy, avg@n and pass@k of the team with
+// the evaluation sampling, plus validity, turns and tokens.
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"troupe/ckpt"
+	"troupe/config"
+	"troupe/rollout"
+	"troupe/torch"
+)
+
+// evaluate runs eval.n samples of every evaluation task with the eval
+// sampling (per-agent training overrides do not apply) and the same models.
+func evaluate(t *team, seed uint64) (rollout.EvalMetrics, error) {
+	cfg := t.cfg
+	if t.test == nil {
+		return rollout.EvalMetrics{}, fmt.Errorf("eval: the environment has no test split; set env.math.test or use source: procedural")
+	}
+	acs := cfg.AgentConfigs()
+	for i := range acs {
+		acs[i].Sampling = rollout.SamplingOverride{}
+	}
+	saved := t.agents
+	defer func() { t.agents = saved }()
+	if err := t.buildAgents(acs, rollout.AgentDefaults{Sampling: cfg.Eval.Sampling, MaxNewTokens: cfg.MaxNewTokens}); err != nil {
+		return rollout.EvalMetrics{}, err
+	}
+	wf, err := rollout.NewWorkflow(cfg.Workflow.Name, cfg.Workflow.WorkflowOptions, t.agents, t.test)
+	if err != nil {
+		return rollout.EvalMetrics{}, err
+	}
+	n := t.test.Len()
+	if cfg.Eval.Tasks > 0 && cfg.Eval.Tasks < n {
+		n = cfg.Eval.Tasks
+	}
+	tasks := make([]rollout.Task, n)
+	for i := range tasks {
+		tasks[i] = t.test.Task(i)
+	}
+	ro, err := t.sampler.Run(wf, tasks, cfg.Eval.N, seed)
+	if err != nil {
+		return rollout.EvalMetrics{}, err
+	}
+	return rollout.Evaluate(ro.Episodes, cfg.Eval.Ks...)
+}
+
+// evalMetrics flattens eval results into metric keys.
+func evalMetrics(m rollout.EvalMetrics) map[string]float64 {
+	v := map[string]float64{
+		"eval/accuracy": m.Accuracy, "eval/avg_at_n": m.AvgAtK, "eval/mean_reward": m.MeanReward,
+		"eval/turns": m.MeanTurns, "eval/response_tokens": m.MeanResponseTokens, "eval/tasks": float64(m.Tasks),
+	}
+	for k, p := range m.PassAtK {
+		v[fmt.Sprintf("eval/pass_at_%d", k)] = p
+	}
+	for a, r := range m.ValidRatio {
+		v["eval/valid/"+a] = r
+	}
+	return v
+}
+
+func formatEval(m rollout.EvalMetrics) string {
+	var ks []int
+	for k := range m.PassAtK {
+		ks = append(ks, k)
+	}
+	sort.Ints(ks)
+	var b strings.Builder
+	fmt.Fprintf(&b, "accuracy %.3f  avg@%d %.3f", m.Accuracy, m.SamplesPerTask, m.AvgAtK)
+	for _, k := range ks {
+		fmt.Fprintf(&b, "  pass@%d %.3f", k, m.PassAtK[k])
+	}
+	fmt.Fprintf(&b, "  (%d tasks × %d, %.1f turns, %.0f tokens per episode)", m.Tasks, m.SamplesPerTask, m.MeanTurns, m.MeanResponseTokens)
+	return b.String()
+}
+
+// evalStep evaluates during training (after `step` completed steps) and
+// returns the metrics for that step's record.
+func evalStep(out io.Writer, t *team, step int) (map[string]float64, error) {
+	m, err := evaluate(t, evalSeed(t.cfg, step))
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "eval after %d steps: %s\n", step, formatEval(m))
+	return evalMetrics(m), nil
+}
+
+func evalSeed(cfg *config.Config, step int) uint64 {
+	return rollout.DeriveSeed(cfg.Run.Seed, seedEval, uint64(step))
+}
+
+// ---- train eval ----
+
+type evalCmd struct {
+	config     string
+	sets       []string
+	checkpoint string
+}
+
+func newEval() *cobra.Command {
+	c := &evalCmd{}
+	cmd := &cobra.Command{
+		Use:   "eval --config run.yaml [--checkpoint DIR] [--set key=value]...",
+		Short: "Evaluate the team on the test split: accuracy, avg@n, pass@k, validity, turns, tokens",
+		Long: `eval plays eval.n samples of eval.tasks test tasks with the configured workflow
+and eval.sampling, using the models of the config (or of a training checkpoint),
+and prints accuracy, avg@n and pass@k. Evaluate a plain model on the single-agent
+baseline with --set workflow.name=single and one agent.`,
+		Args: cobra.NoArgs,
+		RunE: c.run,
+	}
+	f := cmd.Flags()
+	f.StringVarP(&c.config, "config", "c", "", "run config (YAML); default: the checkpoint's")
+	f.StringArrayVar(&c.sets, "set", nil, "override a config key (repeatable)")
+	f.StringVar(&c.checkpoint, "checkpoint", "", "evaluate the weights of a training checkpoint directory")
+	return cmd
+}
+
+func (c *evalCmd) run(cmd *cobra.Command, _ []string) (err error) {
+	defer torch.Recover(&err)
+	var cfg *config.Config
+	switch {
+	case c.config != "":
+		cfg, err = config.Load(c.config, c.sets)
+	case c.checkpoint != "":
+		cfg, err = config.Load(c.checkpoint+"/"+configFile, c.sets)
+	default:
+		err = fmt.Errorf("eval: pass --config or --checkpoint")
+	}
+	if err != nil {
+		return err
+	}
+	t, err := buildTeam(cfg, false)
+	if err != nil {
+		return err
+	}
+	defer t.free()
+	if c.checkpoint != "" {
+		cp, err := ckpt.Open(c.checkpoint)
+		if err != nil {
+			return err
+		}
+		for name, m := range t.models {
+			if err := ckpt.LoadModelState(cp.Path(ckpt.ModelStateDir(name)), m, nil); err != nil {
+				return fmt.Errorf("eval: model %q: %w", name, err)
+			}
+		}
+	}
+	m, err := evaluate(t, evalSeed(cfg, 0))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(cmd.OutOrStdout(), formatEval(m))
+	for _, a := range sortedKeys(m.ValidRatio) {
+		fmt.Fprintf(cmd.OutOrStdout(), "  %-10s valid %.3f  truncated %.3f  calls/episode %.2f\n", a, m.ValidRatio[a], m.TruncatedRatio[a], m.CallsPerAgent[a])
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]float64) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

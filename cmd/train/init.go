@@ -1,0 +1,141 @@
+package main
+
+// init.go — `train init DIR`: a tiny random Qwen-architecture model and a
+// small byte-level BPE tokenizer as a Hugging Face directory, for tests and
+// CPU demos.
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"troupe/model"
+	"troupe/rollout"
+	mathenv "troupe/rollout/env/math"
+	"troupe/tokenizer"
+	"troupe/torch"
+)
+
+type initCmd struct {
+	family       string
+	hidden       int
+	layers       int
+	heads        int
+	kvHeads      int
+	headDim      int
+	intermediate int
+	merges       int
+	seed         uint64
+	dtype        string
+}
+
+func newInit() *cobra.Command {
+	c := &initCmd{}
+	cmd := &cobra.Command{
+		Use:   "init DIR",
+		Short: "Write a tiny random Qwen model and tokenizer (Hugging Face layout) for tests and CPU demos",
+		Long: `init writes DIR/config.json, DIR/model.safetensors, DIR/tokenizer.json and
+DIR/tokenizer_config.json: a randomly initialised Qwen2 or Qwen3 network and a
+byte-level BPE tokenizer (256 byte tokens, merges learned from troupe's own
+prompts and math problems, the Qwen special tokens and a ChatML chat template).
+transformers and tokenizers load the directory as they load a real Qwen model.`,
+		Args: cobra.ExactArgs(1),
+		RunE: c.run,
+	}
+	f := cmd.Flags()
+	f.StringVar(&c.family, "family", "qwen3", "architecture: qwen3 or qwen2")
+	f.IntVar(&c.hidden, "hidden", 64, "hidden size")
+	f.IntVar(&c.layers, "layers", 2, "decoder layers")
+	f.IntVar(&c.heads, "heads", 4, "attention heads")
+	f.IntVar(&c.kvHeads, "kv-heads", 2, "key/value heads (grouped-query attention)")
+	f.IntVar(&c.headDim, "head-dim", 16, "head dimension (qwen2: must equal hidden/heads)")
+	f.IntVar(&c.intermediate, "intermediate", 128, "MLP intermediate size")
+	f.IntVar(&c.merges, "merges", 1500, "BPE merges to learn at most (0: a pure byte tokenizer)")
+	f.Uint64Var(&c.seed, "seed", 1, "initialisation seed")
+	f.StringVar(&c.dtype, "dtype", "float32", "dtype of the saved weights: float32 or bfloat16")
+	return cmd
+}
+
+// mergeCorpus is the text the tokenizer's merges are learned from: the
+// built-in prompts and a few hundred generated math problems and answers.
+// The prompts are repeated so that merges can grow across their whole
+// phrases: a tiny demo model then sees prompts of tens of tokens rather than
+// hundreds, which is what makes CPU runs quick.
+func mergeCorpus() []string {
+	var texts []string
+	for rep := 0; rep < 4; rep++ {
+		for _, name := range rollout.PresetNames() {
+			if p, err := rollout.PresetByName(name); err == nil {
+				texts = append(texts, p.System, p.Role, p.User)
+			}
+		}
+		texts = append(texts, rollout.DefaultUserTemplate)
+	}
+	for _, d := range []int{1, 2, 3} {
+		cfg := mathenv.DefaultProceduralConfig()
+		cfg.Difficulty = d
+		src, err := mathenv.NewProcedural(cfg, mathenv.SplitTrain)
+		if err != nil {
+			continue
+		}
+		for i := 0; i < 150; i++ {
+			task := src.Task(i)
+			texts = append(texts, task.Question, `The answer is \boxed{`+task.Answer+`}.`,
+				"<verify>approve</verify>", "<verify>reject</verify>")
+		}
+	}
+	return texts
+}
+
+func (c *initCmd) run(cmd *cobra.Command, args []string) (err error) {
+	defer torch.Recover(&err)
+	dir := args[0]
+	var fam model.Family
+	switch strings.ToLower(c.family) {
+	case "qwen3":
+		fam = model.Qwen3
+	case "qwen2", "qwen2.5":
+		fam = model.Qwen2
+	default:
+		return fmt.Errorf("init: --family: want qwen3 or qwen2, got %q", c.family)
+	}
+	dt, err := torch.ParseDType(c.dtype)
+	if err != nil {
+		return fmt.Errorf("init: --dtype: %w", err)
+	}
+	var merges []tokenizer.Merge
+	if c.merges > 0 {
+		merges = tokenizer.TrainMerges(mergeCorpus(), c.merges)
+	}
+	if err := tokenizer.WriteByteLevel(dir, tokenizer.ByteLevelOptions{Merges: merges}); err != nil {
+		return err
+	}
+	tok, err := tokenizer.Load(dir)
+	if err != nil {
+		return err
+	}
+	sp := tok.Special()
+	cfg := model.Config{
+		Family: fam, VocabSize: tok.VocabSize(), HiddenSize: c.hidden, IntermediateSize: c.intermediate,
+		NumLayers: c.layers, NumHeads: c.heads, NumKVHeads: c.kvHeads, HeadDim: c.headDim,
+		RopeTheta: 1e6, RMSNormEps: 1e-6, TieEmbeddings: true, MaxPositions: 4096,
+		InitializerRange: 0.02, AttentionBias: fam == model.Qwen2, EOSTokenIDs: []int{sp.EOS},
+	}
+	if fam == model.Qwen2 {
+		cfg.HeadDim = c.hidden / c.heads
+	}
+	m, err := model.New(cfg, c.seed, model.Options{DType: torch.Float32, Device: torch.CPU})
+	if err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
+	defer m.Free()
+	if err := m.Save(dir, dt, 0); err != nil {
+		return err
+	}
+	abs, _ := filepath.Abs(dir)
+	fmt.Fprintf(cmd.OutOrStdout(), "init: wrote %s\n  %s\n  %d parameters, tokenizer: %d tokens (%d merges)\n",
+		abs, cfg.Describe(), m.NumParams(), tok.VocabSize(), len(merges))
+	return nil
+}

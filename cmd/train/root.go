@@ -1,0 +1,46 @@
+package main
+
+// root.go — the command tree. Each subcommand is a struct whose RunE
+// returns an error; main prints it as one line and exits non-zero.
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"troupe/torch"
+)
+
+func newRoot() *cobra.Command {
+	t := &trainCmd{}
+	root := &cobra.Command{
+		Use:   "train --config run.yaml [--set key=value]... [--resume]",
+		Short: "Train multi-agent LLM systems with RL (GRPO, Dr. MAS, AT-GRPO, MAGRPO) on libtorch",
+		Long: `train runs reinforcement learning of a team of LLM agents from a YAML config:
+rollouts of the configured workflow, rewards from the environment, advantages
+from the chosen estimator, and a clipped policy-gradient update of every
+trained model under its own optimizer settings. Metrics go to
+<output_dir>/metrics.jsonl, checkpoints to <output_dir>/checkpoints/, exports to
+<output_dir>/export/.`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE:          t.run,
+	}
+	t.flags(root)
+	root.AddCommand(newInit(), newSFT(), newEval(), newGenerate(), newExport(), newTokenize(), newPlot(), newVersion())
+	return root
+}
+
+func newVersion() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print troupe's and libtorch's versions",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintf(cmd.OutOrStdout(), "troupe %s\nlibtorch %s (shim %s)\nthreads %d, cuda devices %d, fused attention %v\n",
+				version, torch.VersionString(), torch.ShimPath(), torch.NumThreads(), torch.CUDADeviceCount(), torch.FusedSDPAAvailable())
+			return nil
+		},
+	}
+}

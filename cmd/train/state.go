@@ -1,0 +1,218 @@
+package main
+
+// state.go — checkpoints of a run and resuming from them.
+//
+// A checkpoint (ckpt.Begin … Commit: temporary directory, fsync, rename) holds:
+//
+//	config.yaml                 the resolved config
+//	train_state.json            the next step, the data position, trainer counters
+//	models/<name>/              per trained model: config.json, model.safetensors,
+//	                            optimizer.safetensors, and its tokenizer files
+//
+// There is no generator state to save: every rollout call's seed is derived
+// from run.seed and the step, and the mini-batch order from the step.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"troupe/ckpt"
+	"troupe/config"
+	"troupe/policy"
+	"troupe/rollout"
+)
+
+const (
+	configFile = "config.yaml"
+	stateFile  = "train_state.json"
+)
+
+type trainState struct {
+	Step     int                            `json:"step"` // train steps completed
+	Seed     uint64                         `json:"seed"`
+	Data     rollout.IteratorState          `json:"data"`
+	Trainers map[string]policy.TrainerState `json:"trainers"`
+	Version  string                         `json:"troupe_version"`
+}
+
+type checkpointRef = ckpt.Checkpoint
+
+// findCheckpoint resolves --resume: "latest" under outputDir/checkpoints, or
+// a checkpoint directory. The manifest is verified.
+func findCheckpoint(resume, outputDir string) (*ckpt.Checkpoint, error) {
+	if resume == "latest" {
+		if outputDir == "" {
+			return nil, fmt.Errorf("resume: --resume without a directory needs --config to know run.output_dir")
+		}
+		cp, err := ckpt.Latest(filepath.Join(outputDir, "checkpoints"))
+		if err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
+		return cp, nil
+	}
+	cp, err := ckpt.Open(resume)
+	if err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
+	}
+	return cp, nil
+}
+
+// save writes a checkpoint of the state after `step` completed steps and
+// prunes old ones.
+func save(t *team, iter *rollout.TaskIterator, step int) (dir string, err error) {
+	root := filepath.Join(t.cfg.Run.OutputDir, "checkpoints")
+	w, err := ckpt.Begin(root, step)
+	if err != nil {
+		return "", err
+	}
+	defer func() {
+		if err != nil {
+			w.Abort()
+		}
+	}()
+	st := trainState{Step: step, Seed: t.cfg.Run.Seed, Data: iter.State(), Trainers: map[string]policy.TrainerState{}, Version: version}
+	for _, tr := range t.trainers {
+		name := tr.Model()
+		dir := w.Path(ckpt.ModelStateDir(name))
+		if err := ckpt.SaveModelState(dir, t.models[name], tr.Optimizer()); err != nil {
+			return "", err
+		}
+		if err := copyTokenizer(t.tokenizerDir(name), dir); err != nil {
+			return "", err
+		}
+		st.Trainers[name] = tr.State()
+	}
+	if err := ckpt.SaveJSON(w.Path(stateFile), st); err != nil {
+		return "", err
+	}
+	resolved, err := t.cfg.Marshal()
+	if err != nil {
+		return "", err
+	}
+	if err := ckpt.WriteFile(w.Path(configFile), resolved); err != nil {
+		return "", err
+	}
+	cp, err := w.Commit()
+	if err != nil {
+		return "", err
+	}
+	if _, err := ckpt.Prune(root, t.cfg.Checkpoint.Keep, cp.Dir); err != nil {
+		return "", err
+	}
+	return cp.Dir, nil
+}
+
+// restore loads every trained model's weights and optimizer state, the data
+// position and the trainers' counters; it returns the next step.
+func restore(dir string, t *team, iter *rollout.TaskIterator) (int, error) {
+	var st trainState
+	if err := ckpt.LoadJSON(filepath.Join(dir, stateFile), &st); err != nil {
+		return 0, fmt.Errorf("resume: %w", err)
+	}
+	if st.Seed != t.cfg.Run.Seed {
+		return 0, fmt.Errorf("resume: the checkpoint was made with run.seed %d, the config says %d; resuming with another seed would not continue the same run", st.Seed, t.cfg.Run.Seed)
+	}
+	for _, tr := range t.trainers {
+		name := tr.Model()
+		md := filepath.Join(dir, filepath.FromSlash(ckpt.ModelStateDir(name)))
+		if _, err := os.Stat(md); err != nil {
+			return 0, fmt.Errorf("resume: the checkpoint has no state for trained model %q (%v); was it made with another agent/model assignment?", name, err)
+		}
+		if err := ckpt.LoadModelState(md, t.models[name], tr.Optimizer()); err != nil {
+			return 0, fmt.Errorf("resume: model %q: %w", name, err)
+		}
+		ts, ok := st.Trainers[name]
+		if !ok {
+			return 0, fmt.Errorf("resume: %s has no counters for model %q", stateFile, name)
+		}
+		tr.Restore(ts)
+	}
+	if err := iter.Restore(st.Data); err != nil {
+		return 0, fmt.Errorf("resume: data position: %w", err)
+	}
+	if st.Step > t.cfg.Run.Steps {
+		return 0, fmt.Errorf("resume: the checkpoint is at step %d, past run.steps = %d; raise run.steps (e.g. --set run.steps=%d)", st.Step, t.cfg.Run.Steps, st.Step+10)
+	}
+	return st.Step, nil
+}
+
+// tokenizerDir is the directory of a trained model's tokenizer files.
+func (t *team) tokenizerDir(name string) string {
+	for _, tr := range t.trained {
+		if tr.Name == name {
+			if st, err := os.Stat(tr.Model.Tokenizer); err == nil && !st.IsDir() {
+				return filepath.Dir(tr.Model.Tokenizer)
+			}
+			return tr.Model.Tokenizer
+		}
+	}
+	return ""
+}
+
+// copyTokenizer copies the tokenizer files present in src into dst, so a
+// checkpoint's model directory is self-contained.
+func copyTokenizer(src, dst string) error {
+	for _, name := range []string{"tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "special_tokens_map.json", "vocab.json", "merges.txt"} {
+		data, err := os.ReadFile(filepath.Join(src, name))
+		if os.IsNotExist(err) && name != "tokenizer.json" {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := ckpt.WriteFile(filepath.Join(dst, name), data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sampleLog writes up to run.log_samples rows per step to samples.jsonl.
+type sampleLog struct {
+	f   *os.File
+	max int
+}
+
+func openSampleLog(cfg *config.Config) (*sampleLog, error) {
+	n := cfg.Run.LogSamples
+	if n == 0 {
+		return &sampleLog{}, nil
+	}
+	f, err := os.OpenFile(filepath.Join(cfg.Run.OutputDir, "samples.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &sampleLog{f: f, max: n}, nil
+}
+
+func (l *sampleLog) write(step int, samples []rollout.Sample, adv []float64) error {
+	if l.f == nil {
+		return nil
+	}
+	for i, s := range samples {
+		if i >= l.max {
+			break
+		}
+		line, err := json.Marshal(map[string]any{
+			"step": step, "traj": s.Traj, "agent": s.Agent, "turn": s.Turn, "task": s.TaskID,
+			"reward": s.Reward, "advantage": adv[i], "valid": s.Valid, "truncated": s.Truncated,
+			"problem": s.Problem, "response": s.ResponseText, "prompt": s.PromptText,
+		})
+		if err != nil {
+			return err
+		}
+		if _, err := l.f.Write(append(line, '\n')); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *sampleLog) Close() error {
+	if l.f == nil {
+		return nil
+	}
+	return l.f.Close()
+}

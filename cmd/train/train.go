@@ -1,0 +1,305 @@
+package main
+
+// train.go — the root command: RL training from a YAML config. The loop is a
+// straight line per step:
+//
+//	tasks → rollout (sample every agent, score) → advantages → update each
+//	trained model → metrics → eval / checkpoint on their cadence
+//
+// All randomness derives from run.seed and the step index (rollout seeds,
+// mini-batch order, data order through the saved iterator position), so a
+// run resumed from a checkpoint continues exactly as an uninterrupted one.
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"troupe/ckpt"
+	"troupe/config"
+	"troupe/internal/gpu"
+	"troupe/internal/metrics"
+	"troupe/rollout"
+	"troupe/torch"
+)
+
+type trainCmd struct {
+	config string
+	sets   []string
+	resume string
+	quiet  bool
+}
+
+func (c *trainCmd) flags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVarP(&c.config, "config", "c", "", "run config (YAML); optional with --resume (the checkpoint's own config is used)")
+	f.StringArrayVar(&c.sets, "set", nil, "override a config key, e.g. --set run.steps=20 --set agents[1].optim.lr=2e-6 (repeatable)")
+	f.StringVar(&c.resume, "resume", "", "continue from a checkpoint: a checkpoint directory, or \"latest\" in run.output_dir/checkpoints")
+	f.Lookup("resume").NoOptDefVal = "latest"
+	f.BoolVarP(&c.quiet, "quiet", "q", false, "do not print the resolved config")
+}
+
+func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
+	defer torch.Recover(&err)
+	out := cmd.OutOrStdout()
+	cp, cfg, err := c.loadConfig()
+	if err != nil {
+		return err
+	}
+	if !c.quiet {
+		resolved, _ := cfg.Marshal()
+		fmt.Fprintf(out, "# resolved config\n%s\n", resolved)
+	}
+	if err := os.MkdirAll(cfg.Run.OutputDir, 0o755); err != nil {
+		return err
+	}
+	if cp == nil {
+		if err := refuseOverwrite(cfg.Run.OutputDir); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(out, "troupe %s, libtorch %s, %d threads\n", version, torch.VersionString(), torch.NumThreads())
+	t, err := buildTeam(cfg, true)
+	if err != nil {
+		return err
+	}
+	defer t.free()
+	for _, tr := range t.trained {
+		m := t.models[tr.Name]
+		fmt.Fprintf(out, "model %s (agents %s) from %s: %s, %s on %v\n", tr.Name, strings.Join(tr.Agents, ", "), tr.Model.Path, m.Config.Describe(), m.DType(), m.Device())
+	}
+	iter, err := rollout.NewTaskIterator(t.train, rollout.DeriveSeed(cfg.Run.Seed, seedData), cfg.Batch.Shuffle)
+	if err != nil {
+		return err
+	}
+	start := 0
+	if cp != nil {
+		if start, err = restore(cp.Dir, t, iter); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "resumed from %s at step %d\n", cp.Dir, start)
+	}
+	next := 0 // metrics lines from this step on are replaced (all of them for a fresh run)
+	if cp != nil {
+		next = start + 1
+	}
+	log, report, err := metrics.OpenJSONL(filepath.Join(cfg.Run.OutputDir, "metrics.jsonl"), next)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	if report.Dropped > 0 {
+		fmt.Fprintf(out, "metrics: dropped %d lines of steps ≥ %d from an earlier run\n", report.Dropped, start)
+	}
+	samples, err := openSampleLog(cfg)
+	if err != nil {
+		return err
+	}
+	defer samples.Close()
+	monitor := gpu.Open(out)
+	defer monitor.Close()
+	stop := make(chan os.Signal, 2)
+	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(stop)
+	progress := metrics.NewProgress(out, start, cfg.Run.Steps, time.Now)
+
+	if cfg.Eval.AtStart && start == 0 {
+		values, err := evalStep(out, t, 0)
+		if err != nil {
+			return err
+		}
+		if err := log.Write(metrics.Record{Step: 0, Time: time.Now(), Values: values}); err != nil {
+			return err
+		}
+	}
+	for step := start; step < cfg.Run.Steps; step++ {
+		began := time.Now()
+		// rollout: every agent of every episode, batched per model, scored
+		tasks := iter.Next(cfg.Batch.PromptsPerStep)
+		ro, err := t.sampler.Run(t.workflow, tasks, cfg.Batch.N, rollout.DeriveSeed(cfg.Run.Seed, seedRollout, uint64(step)))
+		if err != nil {
+			return fmt.Errorf("step %d: rollout: %w", step, err)
+		}
+		rolled := time.Now()
+		// advantages: one per row, by the configured estimator
+		res, err := t.estimator.Compute(advantageRows(ro.Samples))
+		if err != nil {
+			return fmt.Errorf("step %d: advantages: %w", step, err)
+		}
+		// update: each trained model on its agents' rows, under its own settings
+		values := rewardMetrics(ro)
+		maps.Copy(values, res.Metrics())
+		gradNorms := map[string]float64{}
+		for _, tr := range t.trainers {
+			seqs := sequences(ro.Samples, res, tr.Agents())
+			if len(seqs) == 0 {
+				continue
+			}
+			pm, err := tr.Update(seqs, step)
+			if err != nil {
+				return fmt.Errorf("step %d: update of model %q: %w", step, tr.Model(), err)
+			}
+			maps.Copy(values, pm)
+			for _, a := range tr.Agents() {
+				gradNorms[a] = pm["policy/"+a+"/grad_norm"]
+			}
+		}
+		// metrics: the log line, the console line
+		addAliases(values)
+		maps.Copy(values, monitor.Sample())
+		addMemory(values, t)
+		now := time.Now()
+		values["time/rollout_s"] = rolled.Sub(began).Seconds()
+		values["time/update_s"] = now.Sub(rolled).Seconds()
+		values["time/step_s"] = now.Sub(began).Seconds()
+		values["throughput/tokens_per_s"] = float64(ro.Stats.ResponseTokens) / max(rolled.Sub(began).Seconds(), 1e-9)
+		done := step + 1 // metrics, checkpoints and the console count completed steps
+		progress.Report(metrics.StepSummary{Step: done, Reward: values["reward/mean"], GradNorm: gradNorms, Tokens: ro.Stats.ResponseTokens})
+		// eval on its cadence, into the same record
+		if every := cfg.Eval.Every; every > 0 && (done%every == 0 || done == cfg.Run.Steps) {
+			ev, err := evalStep(out, t, done)
+			if err != nil {
+				return err
+			}
+			maps.Copy(values, ev)
+		}
+		if err := log.Write(metrics.Record{Step: done, Time: now, Values: values}); err != nil {
+			return err
+		}
+		if err := samples.write(done, ro.Samples, res.Advantages); err != nil {
+			return err
+		}
+		// checkpoint on its cadence, at the end, and on a signal
+		interrupted := false
+		select {
+		case sig := <-stop:
+			interrupted = true
+			fmt.Fprintf(out, "received %v after step %d\n", sig, done)
+		default:
+		}
+		if (cfg.Checkpoint.Every > 0 && done%cfg.Checkpoint.Every == 0) || done == cfg.Run.Steps || (interrupted && cfg.Checkpoint.OnSignal) {
+			dir, err := save(t, iter, done)
+			if err != nil {
+				return fmt.Errorf("step %d: checkpoint: %w", done, err)
+			}
+			fmt.Fprintf(out, "checkpoint: %s\n", dir)
+		}
+		if interrupted {
+			return fmt.Errorf("interrupted after step %d; continue with --resume", done)
+		}
+	}
+	if err := finish(out, t); err != nil {
+		return err
+	}
+	return nil
+}
+
+// loadConfig reads --config (or the resumed checkpoint's config) with the
+// --set overrides, and finds the checkpoint to resume from.
+func (c *trainCmd) loadConfig() (*checkpointRef, *config.Config, error) {
+	if c.config == "" && c.resume == "" {
+		return nil, nil, fmt.Errorf("no config: pass --config run.yaml (see configs/), or --resume DIR to continue a run")
+	}
+	var cfg *config.Config
+	var err error
+	if c.config != "" {
+		if cfg, err = config.Load(c.config, c.sets); err != nil {
+			return nil, nil, err
+		}
+	}
+	if c.resume == "" {
+		return nil, cfg, nil
+	}
+	outputDir := ""
+	if cfg != nil {
+		outputDir = cfg.Run.OutputDir
+	}
+	cp, err := findCheckpoint(c.resume, outputDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cfg == nil {
+		if cfg, err = config.Load(filepath.Join(cp.Dir, configFile), c.sets); err != nil {
+			return nil, nil, fmt.Errorf("resume: %w", err)
+		}
+	}
+	return cp, cfg, nil
+}
+
+// refuseOverwrite keeps a fresh run from mixing its checkpoints and metrics
+// with an earlier run's in the same output directory.
+func refuseOverwrite(dir string) error {
+	entries, err := ckpt.List(filepath.Join(dir, "checkpoints"))
+	if err != nil || len(entries) == 0 {
+		return nil
+	}
+	return fmt.Errorf("run.output_dir %s already holds checkpoints of an earlier run (newest: step %d); continue it with --resume, or choose another run.output_dir (--set run.output_dir=...), or delete the directory", dir, entries[len(entries)-1].Step)
+}
+
+// addAliases adds the short keys the console line and the default plots read.
+func addAliases(v map[string]float64) {
+	for k, x := range maps.Clone(v) {
+		rest, ok := strings.CutPrefix(k, "policy/")
+		if !ok {
+			if a, ok := strings.CutPrefix(k, "adv/agent/"); ok && strings.HasSuffix(a, "/amplification") {
+				v["amplification/"+strings.TrimSuffix(a, "/amplification")] = x
+			}
+			continue
+		}
+		agent, name, _ := strings.Cut(rest, "/")
+		switch name {
+		case "grad_norm":
+			v["grad_norm/"+agent] = x
+		case "loss":
+			v["loss/"+agent] = x
+		}
+	}
+}
+
+// addMemory records the CUDA allocator's figures for the models' devices.
+func addMemory(v map[string]float64, t *team) {
+	seen := map[torch.Device]bool{}
+	for _, m := range t.models {
+		d := m.Device()
+		if !d.IsCUDA() || seen[d] {
+			continue
+		}
+		seen[d] = true
+		s := torch.Memory(d)
+		p := fmt.Sprintf("memory/%d/", int(d))
+		const gib = 1 << 30
+		v[p+"allocated_gib"] = float64(s.Allocated) / gib
+		v[p+"reserved_gib"] = float64(s.Reserved) / gib
+		v[p+"peak_gib"] = float64(s.PeakAllocated) / gib
+	}
+}
+
+// finish exports the trained models and plots the metrics.
+func finish(out io.Writer, t *team) error {
+	cfg := t.cfg
+	if cfg.Export.AtEnd {
+		dirs, err := exportAll(t, filepath.Join(cfg.Run.OutputDir, "export"))
+		if err != nil {
+			return err
+		}
+		for _, d := range dirs {
+			fmt.Fprintf(out, "export: %s\n", d)
+		}
+	}
+	jsonl := filepath.Join(cfg.Run.OutputDir, "metrics.jsonl")
+	png := filepath.Join(cfg.Run.OutputDir, "metrics.png")
+	if err := metrics.PlotJSONL(jsonl, png, defaultCharts, metrics.PlotOptions{}); err != nil {
+		fmt.Fprintf(out, "plot: %v\n", err)
+	} else {
+		fmt.Fprintf(out, "metrics: %s (plot %s)\n", jsonl, png)
+	}
+	return nil
+}
