@@ -35,5 +35,19 @@ test: setup vet
 bench: setup
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./...
 
+# A short multi-agent Dr. MAS math run on CPU, from nothing: a tiny random
+# model (train init), a supervised warm-up on demonstrations of the workflow
+# (train sft), then RL (configs/drmas-math-tiny.yaml). Output in runs/demo/.
+demo: all
+	rm -rf runs/demo
+	bin/train init runs/demo/base
+	bin/train sft -c configs/drmas-math-tiny.yaml --set models.tiny.path=runs/demo/base --out runs/demo/sft --steps 200 --log-every 50
+	bin/train -c configs/drmas-math-tiny.yaml -q
+	@echo
+	@echo "demo: metrics    runs/demo/drmas/metrics.jsonl (plot: runs/demo/drmas/metrics.png)"
+	@echo "demo: samples    runs/demo/drmas/samples.jsonl"
+	@echo "demo: checkpoint $$(ls -d runs/demo/drmas/checkpoints/step-* | tail -1)"
+	@echo "demo: export     runs/demo/drmas/export/{solver,verifier}"
+
 clean:
 	rm -rf bin build

@@ -59,6 +59,10 @@ func Begin(root string, step int) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ckpt: %w", err)
 	}
+	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp makes it 0700
+		os.Remove(tmp)
+		return nil, fmt.Errorf("ckpt: %w", err)
+	}
 	return &Writer{root: root, tmp: tmp, step: step, cleaned: cleaned}, nil
 }
 

@@ -253,7 +253,7 @@ func TestSaveLoadRoundTripAndSharding(t *testing.T) {
 		want := rowLogits(t, m, seq)
 		for _, shard := range []int64{0, 20_000} {
 			dir := t.TempDir()
-			if err := m.Save(dir, 0, shard); err != nil {
+			if err := m.Save(dir, m.DType(), shard); err != nil {
 				t.Fatal(err)
 			}
 			_, indexErr := os.Stat(filepath.Join(dir, "model.safetensors.index.json"))
@@ -294,7 +294,7 @@ func TestLoadIsStrict(t *testing.T) {
 	noLeaks(t)
 	m := newTiny(t, Qwen2, 9, cpu32)
 	dir := t.TempDir()
-	if err := m.Save(dir, 0, 0); err != nil {
+	if err := m.Save(dir, m.DType(), 0); err != nil {
 		t.Fatal(err)
 	}
 	f, err := safetensors.Open(filepath.Join(dir, "model.safetensors"))

@@ -382,15 +382,9 @@ const DefaultShardBytes = 5_000_000_000
 
 // Save writes config.json and the weights (model.safetensors, or shards of
 // at most maxShardBytes with an index; ≤ 0 means DefaultShardBytes) into
-// dir in dtype (0 keeps the model's). Tensors are copied off the device one
-// at a time.
+// dir, converted to dtype (pass m.DType() to keep the model's). Tensors are
+// copied off the device one at a time.
 func (m *Model) Save(dir string, dtype torch.DType, maxShardBytes int64) error {
-	if dtype == 0 && m.dtype != torch.Float32 {
-		dtype = m.dtype
-	}
-	if dtype == 0 {
-		dtype = torch.Float32
-	}
 	if maxShardBytes <= 0 {
 		maxShardBytes = DefaultShardBytes
 	}
