@@ -1,0 +1,122 @@
+package torch
+
+// The op tests on CUDA, run when TROUPE_CUDA=1 (scripts/gpu/run-tests.sh
+// sets it; the shim must be the CUDA build of scripts/gpu/build-shim.sh) and
+// skipped otherwise: each op on cuda:0 against the same op on the CPU, the
+// fused attention kernel against explicit math in f32 and bf16, AdamW and
+// clipping on device, seeded CUDA generators, and the allocator figures.
+
+import (
+	"os"
+	"testing"
+)
+
+func cudaOrSkip(t *testing.T) Device {
+	t.Helper()
+	if os.Getenv("TROUPE_CUDA") != "1" {
+		t.Skip("set TROUPE_CUDA=1 on a GPU machine to run the CUDA op tests")
+	}
+	if !CUDAAvailable() {
+		t.Fatal("TROUPE_CUDA=1 but libtorch sees no CUDA device (LD_LIBRARY_PATH must point at a shim built by scripts/gpu/build-shim.sh)")
+	}
+	return CUDA(0)
+}
+
+func TestCUDAOpsMatchCPU(t *testing.T) {
+	dev := cudaOrSkip(t)
+	noLeaks(t)
+	scoped(func() {
+		a := FromFloat64(randData(90, 2*8*16), 2, 8, 16).ToDType(Float32)
+		b := FromFloat64(randData(91, 2*16*8), 2, 16, 8).ToDType(Float32)
+		w := FromFloat64(randData(92, 16), 16).ToDType(Float32)
+		tg := FromInt64([]int64{1, 3, 0, 7, 2, 5, 6, 4})
+		both := func(name string, f func(dev Device) *Tensor, tol float64) {
+			cpu := f(CPU).Float64s()
+			gpu := f(dev)
+			if gpu.Device() != dev {
+				t.Fatalf("%s ran on %v", name, gpu.Device())
+			}
+			closeTo(t, name, gpu.Float64s(), cpu, tol)
+		}
+		on := func(x *Tensor, d Device) *Tensor { return x.ToDevice(d) }
+		both("matmul", func(d Device) *Tensor { return on(a, d).Matmul(on(b, d)) }, 1e-4)
+		both("rmsnorm", func(d Device) *Tensor { return RMSNorm(on(a, d), on(w, d), 1e-6) }, 1e-5)
+		both("softmax", func(d Device) *Tensor { return on(a, d).Softmax(-1) }, 1e-5)
+		both("silu", func(d Device) *Tensor { return on(a, d).Silu() }, 1e-6)
+		both("cumsum", func(d Device) *Tensor { return on(a, d).Cumsum(-1) }, 1e-5)
+		both("logsumexp", func(d Device) *Tensor { return on(a, d).LogSumExp(-1, false) }, 1e-5)
+		both("token_logprobs", func(d Device) *Tensor {
+			lp, _ := TokenLogProbs(on(a.Reshape(16, 16), d).Narrow(0, 0, 8), on(tg, d), false)
+			return lp
+		}, 1e-5)
+		q := FromFloat64(randData(93, 2*4*6*16), 2, 4, 6, 16).ToDType(Float32)
+		mask := Ones([]int64{6, 6}, Bool, CPU).Tril(0)
+		for _, dt := range []DType{Float32, BFloat16} {
+			tol := 1e-4
+			if dt == BFloat16 {
+				tol = 3e-2
+			}
+			x := q.ToDType(dt)
+			ref := ScaledDotProductAttention(x, x, x, Attention{Causal: true, Explicit: true}).Float64s()
+			fused := ScaledDotProductAttention(on(x, dev), on(x, dev), on(x, dev), Attention{Causal: true}).Float64s()
+			closeTo(t, "fused causal attention "+dt.String(), fused, ref, tol)
+			masked := ScaledDotProductAttention(on(x, dev), on(x, dev), on(x, dev), Attention{Mask: on(mask, dev)}).Float64s()
+			closeTo(t, "fused masked attention "+dt.String(), masked, ref, tol)
+		}
+	})
+}
+
+func TestCUDAAdamWClipAndGenerators(t *testing.T) {
+	dev := cudaOrSkip(t)
+	noLeaks(t)
+	run := func(d Device, dt DType) []float64 {
+		var out []float64
+		scoped(func() {
+			p := FromFloat64(randData(94, 64), 8, 8).To(d, dt).SetRequiresGrad(true)
+			opt := NewAdamW([]AdamWGroup{{Params: []*Tensor{p}, LR: 1e-2, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.01}}, dt != Float32)
+			defer opt.Free()
+			for i := 0; i < 3; i++ {
+				s := NewScope()
+				p.Square().Sum().Backward()
+				ClipGradNorm([]*Tensor{p}, 1)
+				opt.Step()
+				opt.ZeroGrad()
+				s.Close()
+			}
+			out = p.Float64s()
+		})
+		return out
+	}
+	closeTo(t, "adamw f32 on cuda", run(dev, Float32), run(CPU, Float32), 1e-5)
+	closeTo(t, "adamw bf16+master on cuda", run(dev, BFloat16), run(CPU, BFloat16), 1e-2)
+	draw := func(seed uint64) []int64 {
+		var out []int64
+		scoped(func() {
+			g := NewGenerator(dev, seed)
+			defer g.Free()
+			out = Multinomial(Full([]int64{4, 100}, 0.01, Float32, dev), 8, true, g).Int64s()
+		})
+		return out
+	}
+	x, y := draw(5), draw(5)
+	for i := range x {
+		if x[i] != y[i] {
+			t.Fatal("a seeded CUDA generator must repeat its draws")
+		}
+	}
+	ResetPeakMemory(dev)
+	var alive MemoryStats
+	scoped(func() {
+		big := Zeros([]int64{1 << 20}, Float32, dev)
+		Synchronize(dev)
+		alive = Memory(dev)
+		if alive.Allocated < 4<<20 || alive.PeakAllocated < alive.Allocated || alive.Reserved < alive.Allocated {
+			t.Fatalf("allocator figures with a 4 MiB tensor alive: %+v", alive)
+		}
+		big.Free()
+	})
+	EmptyCache()
+	if after := Memory(dev); after.Allocated > alive.Allocated-(4<<20) {
+		t.Fatalf("freeing a 4 MiB tensor left allocated at %d (was %d)", after.Allocated, alive.Allocated)
+	}
+}
