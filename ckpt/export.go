@@ -37,6 +37,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"troupe/internal/atomicfile"
 	"troupe/model"
 	"troupe/tokenizer"
 	"troupe/torch"
@@ -198,7 +199,7 @@ func Export(dst string, m *model.Model, tokenizerDir string, opt ExportOptions) 
 	if err := copyTokenizerFiles(tokenizerDir, tmp); err != nil {
 		return err
 	}
-	if err := syncDir(tmp); err != nil {
+	if err := atomicfile.SyncDir(tmp); err != nil {
 		return fmt.Errorf("ckpt: export: %w", err)
 	}
 	return replaceDir(parent, tmp, dst, base)
@@ -325,7 +326,7 @@ func replaceDir(parent, tmp, dst, base string) error {
 		if err := os.Rename(tmp, dst); err != nil {
 			return fmt.Errorf("ckpt: export: %w", err)
 		}
-		return syncDir(parent)
+		return atomicfile.SyncDir(parent)
 	}
 	old, err := unusedName(parent, exportOldPrefix+base+"-")
 	if err != nil {
@@ -340,7 +341,7 @@ func replaceDir(parent, tmp, dst, base string) error {
 		}
 		return fmt.Errorf("ckpt: export: renaming %s to %s: %w", tmp, dst, err)
 	}
-	if err := syncDir(parent); err != nil {
+	if err := atomicfile.SyncDir(parent); err != nil {
 		return fmt.Errorf("ckpt: export: %w", err)
 	}
 	if err := os.RemoveAll(old); err != nil {

@@ -26,6 +26,7 @@ package ckpt
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"troupe/model"
 	"troupe/safetensors"
@@ -313,7 +314,7 @@ func matchOptimizer(f *safetensors.File, steps map[string]int64, live []paramSta
 			if err != nil {
 				return fmt.Errorf("tensor %s: %w", name, err)
 			}
-			if !equalShapes(info.Shape, st.shape) {
+			if !slices.Equal(info.Shape, st.shape) {
 				return fmt.Errorf("tensor %s has shape %v in the checkpoint, the parameter has %v: it was saved from a different model config", name, info.Shape, st.shape)
 			}
 			if got != dt {

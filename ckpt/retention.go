@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"troupe/internal/atomicfile"
 )
 
 const (
@@ -54,7 +56,7 @@ func Prune(root string, keep int, protect string) ([]string, error) {
 		removed = append(removed, e.Dir)
 	}
 	if len(removed) > 0 {
-		if err := syncDir(root); err != nil {
+		if err := atomicfile.SyncDir(root); err != nil {
 			return removed, fmt.Errorf("ckpt: %w", err)
 		}
 	}
@@ -96,7 +98,7 @@ func cleanStale(root string) ([]string, error) {
 		}
 	}
 	if len(report) > 0 {
-		if err := syncDir(root); err != nil {
+		if err := atomicfile.SyncDir(root); err != nil {
 			return report, fmt.Errorf("ckpt: %w", err)
 		}
 	}

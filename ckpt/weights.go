@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -169,7 +170,7 @@ func matchWeights(md *safetensors.ModelDir, params []model.Param) error {
 		if err != nil {
 			return fmt.Errorf("tensor %s: %w", p.Name, err)
 		}
-		if !equalShapes(info.Shape, p.T.Shape()) || dt != p.T.DType() {
+		if !slices.Equal(info.Shape, p.T.Shape()) || dt != p.T.DType() {
 			if differ == 0 {
 				first = fmt.Sprintf("tensor %s is %v %v in the checkpoint, the model has %v %v", p.Name, dt, info.Shape, p.T.DType(), p.T.Shape())
 			}
@@ -204,18 +205,6 @@ func copyInto(md *safetensors.ModelDir, p model.Param) {
 		panic(&torch.Error{Op: "load " + p.Name, Msg: err.Error()})
 	}
 	p.T.CopyFrom(torch.FromBytes(data, p.T.DType(), p.T.Shape()...))
-}
-
-func equalShapes(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // listSome joins up to n names, sorted, and says how many more there are.

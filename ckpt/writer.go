@@ -27,6 +27,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"troupe/internal/atomicfile"
 )
 
 // Writer is a checkpoint being saved. It is not safe for concurrent use.
@@ -109,7 +111,7 @@ func (w *Writer) Commit() (cp *Checkpoint, err error) {
 		return nil, err
 	}
 	for _, d := range dirs { // deepest first, the root of the tree last
-		if err := syncDir(d); err != nil {
+		if err := atomicfile.SyncDir(d); err != nil {
 			return nil, fmt.Errorf("ckpt: %w", err)
 		}
 	}
@@ -194,7 +196,7 @@ func swapInto(root, tmp, final string, step int) error {
 		if err := os.Rename(tmp, final); err != nil {
 			return fmt.Errorf("ckpt: %w", err)
 		}
-		return syncDir(root)
+		return atomicfile.SyncDir(root)
 	case err != nil:
 		return fmt.Errorf("ckpt: %w", err)
 	}
@@ -211,7 +213,7 @@ func swapInto(root, tmp, final string, step int) error {
 		}
 		return fmt.Errorf("ckpt: renaming %s to %s: %w", tmp, final, err)
 	}
-	if err := syncDir(root); err != nil {
+	if err := atomicfile.SyncDir(root); err != nil {
 		return fmt.Errorf("ckpt: %w", err)
 	}
 	if err := os.RemoveAll(old); err != nil {
@@ -235,15 +237,4 @@ func unusedName(root, prefix string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("ckpt: no unused name %s* under %s after 10 tries", prefix, root)
-}
-
-// syncDir fsyncs a directory so that entries created or renamed in it are
-// durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -8,13 +8,14 @@ package model
 // reported with the key and both shapes.
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
+	"troupe/internal/atomicfile"
 	"troupe/safetensors"
 	"troupe/torch"
 )
@@ -267,7 +268,7 @@ func (f *fileSource) tensor(key string, shape []int64) (t *torch.Tensor, err err
 	if !ok {
 		return nil, fmt.Errorf("%s: missing tensor %s (want shape %v)", f.dir.Dir(), key, shape)
 	}
-	if !sameShape(info.Shape, shape) {
+	if !slices.Equal(info.Shape, shape) {
 		return nil, fmt.Errorf("%s: tensor %s has shape %v, the config needs %v", f.dir.Dir(), key, info.Shape, shape)
 	}
 	dt, err := TorchDType(info.DType)
@@ -283,18 +284,6 @@ func (f *fileSource) tensor(key string, shape []int64) (t *torch.Tensor, err err
 	raw := torch.FromBytes(data, dt, shape...).Untrack()
 	defer raw.Free()
 	return raw.To(f.opt.Device, f.opt.DType).Untrack(), nil
-}
-
-func sameShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // ignorableKey names tensors some checkpoints carry that the model does not
@@ -415,7 +404,7 @@ func (m *Model) Save(dir string, dtype torch.DType, maxShardBytes int64) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, "config.json"), cfgJSON)
+	return atomicfile.WriteBytes(filepath.Join(dir, "config.json"), cfgJSON)
 }
 
 func dtypeName(d torch.DType) string {
@@ -426,24 +415,4 @@ func dtypeName(d torch.DType) string {
 		return "float16"
 	}
 	return "float32"
-}
-
-// writeFileAtomic writes data to path through a temporary file and a rename.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(data)
-	serr := tmp.Sync()
-	cerr := tmp.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil { // CreateTemp makes it 0600
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -19,10 +19,11 @@ package safetensors
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+
+	"troupe/internal/atomicfile"
 )
 
 // shardFilePattern matches the shard names save_pretrained and this package
@@ -71,7 +72,7 @@ func WriteModelDir(dir string, tensors []Tensor, metadata map[string]string, max
 		}
 		raw = append(raw, '\n')
 		indexPath := filepath.Join(dir, IndexFileName)
-		if err := writeFileAtomic(indexPath, func(w io.Writer) error { _, err := w.Write(raw); return err }); err != nil {
+		if err := atomicfile.WriteBytes(indexPath, raw); err != nil {
 			return nil, fmt.Errorf("safetensors: writing %s: %w", indexPath, err)
 		}
 		written = append(written, IndexFileName)
@@ -131,5 +132,5 @@ func removeStaleWeights(dir string, keep []string) error {
 			}
 		}
 	}
-	return syncDir(dir)
+	return atomicfile.SyncDir(dir)
 }

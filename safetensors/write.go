@@ -17,13 +17,12 @@
 package safetensors
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"unicode/utf8"
+
+	"troupe/internal/atomicfile"
 )
 
 // Tensor is one tensor to write.
@@ -55,7 +54,7 @@ func Write(path string, tensors []Tensor, metadata map[string]string) error {
 	for i := range tensors {
 		byName[tensors[i].Name] = &tensors[i]
 	}
-	err = writeFileAtomic(path, func(w io.Writer) error {
+	err = atomicfile.Write(path, func(w io.Writer) error {
 		var n [8]byte
 		for i := range n {
 			n[i] = byte(uint64(len(hdr)) >> (8 * i))
@@ -134,50 +133,4 @@ func layout(tensors []Tensor, metadata map[string]string) ([]string, map[string]
 		infos[name] = t
 	}
 	return order, infos, nil
-}
-
-// writeFileAtomic writes a file through fill under a temporary name next to
-// path, fsyncs it, renames it to path and fsyncs the directory.
-func writeFileAtomic(path string, fill func(io.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(tmp, 1<<20)
-	if err := fill(bw); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-// syncDir fsyncs a directory so that a rename inside it is durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -22,6 +22,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"troupe/internal/atomicfile"
 )
 
 // Chart is one panel of a plot.
@@ -73,7 +75,7 @@ func PlotJSONL(jsonlPath, pngPath string, charts []Chart, opts PlotOptions) erro
 	if err != nil {
 		return fmt.Errorf("metrics: plotting %s: %w", jsonlPath, err)
 	}
-	if err := writeAtomic(pngPath, func(w io.Writer) error { return png.Encode(w, img) }); err != nil {
+	if err := atomicfile.Write(pngPath, func(w io.Writer) error { return png.Encode(w, img) }); err != nil {
 		return fmt.Errorf("metrics: writing %s: %w", pngPath, err)
 	}
 	return nil
