@@ -2,12 +2,12 @@ package model
 
 // logprobs.go — per-token log-probabilities for the policy update.
 //
-// The update needs log π(y_t | y_<t) only at response tokens. Rather than
-// projecting every position onto the vocabulary, TokenLogProbs selects the
-// hidden states of the requested positions first and projects them in
-// chunks, so at most Chunk × V logits exist per chunk in the forward pass.
-// (Autograd still keeps each chunk's float32 logits for the backward pass; a
-// fused projection-and-log-softmax with recomputation would remove that too.)
+// The update needs log π(y_t | y_<t) only at response tokens. TokenLogProbs
+// selects the hidden states of the requested positions first, then projects
+// them onto the vocabulary with torch.LinearTokenLogProbs: Chunk positions
+// at a time, and without autograd keeping the float32 logits — the backward
+// pass recomputes each chunk's. So no (N, V) float32 tensor ever exists, and
+// the memory of the projection is Chunk × V per pass whatever the batch.
 
 import (
 	"fmt"
@@ -55,28 +55,20 @@ func (m *Model) TokenLogProbs(in Input, targets, mask *torch.Tensor, opt LogProb
 	N := sel.Size(0)
 	hs := h.Reshape(B*T, h.Size(2)).IndexSelect(0, sel) // (N,D)
 	tg := targets.Reshape(B*T).IndexSelect(0, sel)      // (N)
-	var lps, ents []*torch.Tensor
-	for start := int64(0); start < N; start += chunk {
-		n := min(chunk, N-start)
-		logits := torch.Linear(hs.Narrow(0, start, n), m.LMHead, nil) // (n,V)
-		if opt.Temperature > 0 && opt.Temperature != 1 {
-			logits = logits.DivScalar(opt.Temperature)
-		}
-		lp, ent := torch.TokenLogProbs(logits, tg.Narrow(0, start, n), opt.Entropy)
-		lps = append(lps, lp)
-		ents = append(ents, ent)
+	var lp, ent *torch.Tensor
+	if N > 0 {
+		lp, ent = torch.LinearTokenLogProbs(hs, m.LMHead, tg, opt.Temperature, chunk, opt.Entropy) // (N)
 	}
-	scatter := func(parts []*torch.Tensor) *torch.Tensor {
+	scatter := func(vals *torch.Tensor) *torch.Tensor {
 		out := torch.Zeros([]int64{B * T}, torch.Float32, m.device)
 		if N == 0 {
 			return out.Reshape(B, T)
 		}
-		vals := torch.Cat(parts, 0)
 		return out.IndexPut([]*torch.Tensor{sel}, vals.ToDType(torch.Float32), false).Reshape(B, T)
 	}
-	logp = s.Keep(scatter(lps))
+	logp = s.Keep(scatter(lp))
 	if opt.Entropy {
-		entropy = s.Keep(scatter(ents))
+		entropy = s.Keep(scatter(ent))
 	}
 	return logp, entropy, nil
 }

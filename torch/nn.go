@@ -98,3 +98,15 @@ func TokenLogProbs(logits, targets *Tensor, wantEntropy bool) (logp, entropy *Te
 	check("token_logprobs", C.ts_token_logprobs(logits.handle(), targets.handle(), cbool(wantEntropy), &lp, &ent))
 	return wrap(lp), wrap(ent)
 }
+
+// LinearTokenLogProbs is TokenLogProbs(Linear(hidden, weight)/temperature,
+// targets) for hidden (N, D) and weight (V, D), computed chunk rows at a
+// time without keeping the (N, V) logits for the backward pass: each chunk's
+// logits are recomputed there. temperature ≤ 0 means 1. Differentiable with
+// respect to hidden and weight; entropy is nil unless wantEntropy.
+func LinearTokenLogProbs(hidden, weight, targets *Tensor, temperature float64, chunk int64, wantEntropy bool) (logp, entropy *Tensor) {
+	var lp, ent C.ts_tensor
+	check("linear_token_logprobs", C.ts_linear_token_logprobs(hidden.handle(), weight.handle(), targets.handle(),
+		C.double(temperature), C.int64_t(chunk), cbool(wantEntropy), &lp, &ent))
+	return wrap(lp), wrap(ent)
+}

@@ -137,6 +137,11 @@ ts_err ts_multinomial(ts_tensor probs, int64_t n, int replacement, ts_gen g, ts_
 /* per-token log-probability of targets and (optionally) entropy, from logits (N,V) in f32 math:
  * logp (N) = logits[target] - logsumexp(logits); entropy (N) = lse - sum(softmax*logits). */
 ts_err ts_token_logprobs(ts_tensor logits, ts_tensor targets, int want_entropy, ts_tensor* logp, ts_tensor* entropy);
+/* the same from hidden states (N,D) and the output projection (V,D), logits divided by temperature
+ * (<= 0: 1), projected `chunk` rows at a time and recomputed in the backward pass instead of saved
+ * (fused.cc); differentiable with respect to hidden and weight. */
+ts_err ts_linear_token_logprobs(ts_tensor hidden, ts_tensor weight, ts_tensor targets, double temperature,
+                                int64_t chunk, int want_entropy, ts_tensor* logp, ts_tensor* entropy);
 
 /* ---- autograd.cc ---- */
 ts_err ts_requires_grad(ts_tensor t, int* out);
