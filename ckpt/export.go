@@ -196,13 +196,13 @@ func Export(dst string, m *model.Model, tokenizerDir string, opt ExportOptions) 
 	if err := WriteFile(filepath.Join(tmp, GenerationConfigFileName), genJSON); err != nil {
 		return err
 	}
-	if err := copyTokenizerFiles(tokenizerDir, tmp); err != nil {
+	if err := CopyTokenizerFiles(tokenizerDir, tmp); err != nil {
 		return err
 	}
 	if err := atomicfile.SyncDir(tmp); err != nil {
 		return fmt.Errorf("ckpt: export: %w", err)
 	}
-	return replaceDir(parent, tmp, dst, base)
+	return swapDir(parent, tmp, dst, exportOldPrefix+base+"-")
 }
 
 // generationJSON renders generation_config.json.
@@ -266,8 +266,10 @@ next:
 	return list
 }
 
-// copyTokenizerFiles copies the tokenizer files of src into dst.
-func copyTokenizerFiles(src, dst string) error {
+// CopyTokenizerFiles copies the tokenizer files of the directory src into
+// dst: tokenizer.json and tokenizer_config.json (both required), and
+// chat_template.jinja and the other files tokenizers write when present.
+func CopyTokenizerFiles(src, dst string) error {
 	for _, name := range append(append([]string(nil), requiredTokenizerFiles...), optionalTokenizerFiles...) {
 		data, err := os.ReadFile(filepath.Join(src, name))
 		if errors.Is(err, fs.ErrNotExist) && !contains(requiredTokenizerFiles, name) {
@@ -314,38 +316,6 @@ func checkReplaceable(dst string) error {
 	}
 	if _, err := os.Stat(filepath.Join(dst, ConfigFileName)); err != nil {
 		return fmt.Errorf("ckpt: export: %s exists and holds no %s, so it is not a model directory this export may replace; choose another destination or remove it", dst, ConfigFileName)
-	}
-	return nil
-}
-
-// replaceDir renames tmp to dst, moving an existing dst aside first and
-// removing it after.
-func replaceDir(parent, tmp, dst, base string) error {
-	_, err := os.Lstat(dst)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.Rename(tmp, dst); err != nil {
-			return fmt.Errorf("ckpt: export: %w", err)
-		}
-		return atomicfile.SyncDir(parent)
-	}
-	old, err := unusedName(parent, exportOldPrefix+base+"-")
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(dst, old); err != nil {
-		return fmt.Errorf("ckpt: export: moving the previous %s aside: %w", dst, err)
-	}
-	if err := os.Rename(tmp, dst); err != nil {
-		if backErr := os.Rename(old, dst); backErr != nil {
-			return fmt.Errorf("ckpt: export: renaming %s to %s: %v; putting the previous export back from %s also failed: %v", tmp, dst, err, old, backErr)
-		}
-		return fmt.Errorf("ckpt: export: renaming %s to %s: %w", tmp, dst, err)
-	}
-	if err := atomicfile.SyncDir(parent); err != nil {
-		return fmt.Errorf("ckpt: export: %w", err)
-	}
-	if err := os.RemoveAll(old); err != nil {
-		return fmt.Errorf("ckpt: export: wrote %s, but removing the previous export %s failed: %w", dst, old, err)
 	}
 	return nil
 }

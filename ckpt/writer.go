@@ -116,7 +116,7 @@ func (w *Writer) Commit() (cp *Checkpoint, err error) {
 		}
 	}
 	final := filepath.Join(w.root, DirName(w.step))
-	if err := swapInto(w.root, w.tmp, final, w.step); err != nil {
+	if err := swapDir(w.root, w.tmp, final, oldPrefix+DirName(w.step)+"-"); err != nil {
 		return nil, err
 	}
 	return &Checkpoint{Dir: final, Step: w.step, Manifest: m}, nil
@@ -187,20 +187,22 @@ func writeManifest(dir string, m *Manifest) error {
 	return f.Close()
 }
 
-// swapInto renames tmp to final; an existing final is renamed away first
-// and removed after, so that final always names a complete checkpoint.
-func swapInto(root, tmp, final string, step int) error {
+// swapDir renames tmp to final; an existing final is renamed away first (to
+// parent/oldPrefix<random>) and removed after, so that final always names a
+// complete directory: the old one or the new one. Checkpoint commits and
+// exports both replace directories this way.
+func swapDir(parent, tmp, final, oldPrefix string) error {
 	_, err := os.Lstat(final)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if err := os.Rename(tmp, final); err != nil {
 			return fmt.Errorf("ckpt: %w", err)
 		}
-		return atomicfile.SyncDir(root)
+		return atomicfile.SyncDir(parent)
 	case err != nil:
 		return fmt.Errorf("ckpt: %w", err)
 	}
-	old, err := unusedName(root, oldPrefix+DirName(step)+"-")
+	old, err := unusedName(parent, oldPrefix)
 	if err != nil {
 		return err
 	}
@@ -209,15 +211,15 @@ func swapInto(root, tmp, final string, step int) error {
 	}
 	if err := os.Rename(tmp, final); err != nil {
 		if backErr := os.Rename(old, final); backErr != nil {
-			return fmt.Errorf("ckpt: renaming %s to %s: %v; restoring the previous checkpoint from %s also failed: %v", tmp, final, err, old, backErr)
+			return fmt.Errorf("ckpt: renaming %s to %s: %v; putting the previous one back from %s also failed: %v", tmp, final, err, old, backErr)
 		}
 		return fmt.Errorf("ckpt: renaming %s to %s: %w", tmp, final, err)
 	}
-	if err := atomicfile.SyncDir(root); err != nil {
+	if err := atomicfile.SyncDir(parent); err != nil {
 		return fmt.Errorf("ckpt: %w", err)
 	}
 	if err := os.RemoveAll(old); err != nil {
-		return fmt.Errorf("ckpt: committed %s, but removing the replaced copy %s failed: %w", final, old, err)
+		return fmt.Errorf("ckpt: wrote %s, but removing the replaced copy %s failed: %w", final, old, err)
 	}
 	return nil
 }

@@ -79,7 +79,7 @@ func save(t *team, iter *rollout.TaskIterator, step int) (dir string, err error)
 		if err := ckpt.SaveModelState(dir, t.models[name], tr.Optimizer()); err != nil {
 			return "", err
 		}
-		if err := copyTokenizer(t.tokenizerDir(name), dir); err != nil {
+		if err := ckpt.CopyTokenizerFiles(t.tokenizerDir(name), dir); err != nil {
 			return "", err
 		}
 		st.Trainers[name] = tr.State()
@@ -149,24 +149,6 @@ func (t *team) tokenizerDir(name string) string {
 		}
 	}
 	return ""
-}
-
-// copyTokenizer copies the tokenizer files present in src into dst, so a
-// checkpoint's model directory is self-contained.
-func copyTokenizer(src, dst string) error {
-	for _, name := range []string{"tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "special_tokens_map.json", "vocab.json", "merges.txt"} {
-		data, err := os.ReadFile(filepath.Join(src, name))
-		if os.IsNotExist(err) && name != "tokenizer.json" {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if err := ckpt.WriteFile(filepath.Join(dst, name), data); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // sampleLog writes up to run.log_samples rows per step to samples.jsonl.
