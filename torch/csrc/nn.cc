@@ -89,7 +89,7 @@ ts_err ts_embedding(ts_tensor weight, ts_tensor ids, ts_tensor* out) {
 
 ts_err ts_linear(ts_tensor x, ts_tensor w, ts_tensor b, ts_tensor* out) {
   TS_TRY
-  *out = wrap(at::linear(T(x), T(w), tshim::opt(b)));
+  *out = wrap(b != nullptr ? at::linear(T(x), T(w), T(b)) : at::linear(T(x), T(w)));
   TS_CATCH
 }
 
@@ -130,7 +130,9 @@ ts_err ts_sdpa(ts_tensor q, ts_tensor k, ts_tensor v, ts_tensor mask, int causal
       is_causal = false;
     }
     if (M.defined() && M.scalar_type() != at::kBool) M = M.to(Q.scalar_type());
-    *out = wrap(at::scaled_dot_product_attention(Q, K, V, M, 0.0, is_causal, s));
+    // no mask is passed as an empty optional, never as an undefined tensor
+    *out = wrap(M.defined() ? at::scaled_dot_product_attention(Q, K, V, M, 0.0, is_causal, s)
+                            : at::scaled_dot_product_attention(Q, K, V, {}, 0.0, is_causal, s));
     return nullptr;
   }
 #else
