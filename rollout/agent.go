@@ -204,7 +204,7 @@ func NewAgent(path string, cfg AgentConfig, def AgentDefaults, bind Binding) (*A
 }
 
 // NewAgents compiles a team. bind makes each agent's Binding from its
-// config (the integrator looks up the model's tokenizer and wraps its chat
+// config (the training loop looks up the model's tokenizer and wraps its chat
 // template with cfg.Thinking). Errors name the agent by its index.
 func NewAgents(cfgs []AgentConfig, def AgentDefaults, bind func(cfg AgentConfig) (Binding, error)) ([]*Agent, error) {
 	if len(cfgs) == 0 {

@@ -2,7 +2,7 @@
 // a token codec, a chat renderer and a batched generator.
 //
 // What this file is: the contract between rollout (pure Go) and model/
-// (libtorch). model.Generate is wrapped by the integrator into a Generator;
+// (libtorch). model.Generate is wrapped by the training loop (cmd/train) into a Generator;
 // *tokenizer.Tokenizer satisfies Codec; tokenizer.ApplyChatTemplate, bound
 // per agent (thinking on or off), becomes a ChatRenderer.
 //
@@ -20,7 +20,7 @@ type Codec interface {
 }
 
 // ChatRenderer renders a fresh [system, user] chat with the generation prompt
-// appended, as text ready to encode. The integrator wraps the model's chat
+// appended, as text ready to encode. The training loop wraps the model's chat
 // template (per agent, including thinking on/off).
 type ChatRenderer func(system, user string) (string, error)
 
@@ -88,7 +88,7 @@ type GenResult struct {
 // Generator samples a batch of requests with one model. seed determines all
 // randomness of the call: equal requests and seed give equal results. The
 // sampler calls Generate from a single goroutine (the caller's), which the
-// integrator locks to the torch thread.
+// training loop locks to the torch thread.
 type Generator interface {
 	Generate(reqs []GenRequest, seed uint64) ([]GenResult, error)
 }

@@ -6,7 +6,7 @@
 //  1. collect the pending calls of every live episode, in episode order;
 //  2. per model (sorted by name), cut them into batches of at most
 //     MaxBatchRows rows and call Generate once per batch, on the caller's
-//     goroutine (the integrator locks it to the torch thread);
+//     goroutine (the training loop locks it to the torch thread);
 //  3. as soon as all calls of an episode are back, hand the episode to a
 //     worker goroutine that decodes and parses the responses, advances the
 //     workflow (environment steps, reward scoring) and renders the next

@@ -158,7 +158,7 @@ func TestClipGradNorm(t *testing.T) {
 	})
 }
 
-// The leak test of the issue: 1000 forward/backward/step iterations end with
+// The leak test: 1000 forward/backward/step iterations end with
 // the live counter where it started.
 func TestNoLeakOverTrainingIterations(t *testing.T) {
 	noLeaks(t)

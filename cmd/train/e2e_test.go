@@ -1,6 +1,6 @@
 package main
 
-// The end-to-end test of the issue: a tiny model made by `train init`,
+// The end-to-end test: a tiny model made by `train init`,
 // warmed up by `train sft`, math-refine with Solver and Verifier on separate
 // models, RL steps with drmas — finite losses, weights that change, a
 // checkpoint that resumes bit-identically, an export that reloads with
