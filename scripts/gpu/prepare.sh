@@ -7,8 +7,9 @@
 #   .gpu/tests.txt        one line per test binary: name, package dir, import path
 #   .gpu/PREPARED         the commit and time it was built from
 #
-#   scripts/gpu/prepare.sh               # every package with tests that uses troupe/torch or internal/gpu
+#   scripts/gpu/prepare.sh               # the packages with CUDA checks: torch, model, policy, ckpt, internal/gpu
 #   scripts/gpu/prepare.sh ./model ./torch
+#   scripts/gpu/prepare.sh ./...         # every package with tests that uses troupe/torch or internal/gpu
 #
 # Then carry .gpu to the GPU machine and run scripts/gpu/run-tests.sh there
 # (README, "GPU checks"). The binaries link libtshim.so by name with a
@@ -32,7 +33,9 @@ command -v "$go" >/dev/null || { echo "prepare: no go on PATH (set GO)" >&2; exi
 if (($#)); then
   patterns=("$@")
 else
-  patterns=(./...)
+  # the packages whose tests have CUDA paths; with config and cmd/train the
+  # binaries pass 60 MiB, too close to the carry limit for one call
+  patterns=(./torch ./model ./policy ./ckpt ./internal/gpu)
 fi
 # import path, directory, then "T" when it has tests and "D" when it (or its
 # tests) depend on troupe/torch or troupe/internal/gpu
@@ -47,8 +50,8 @@ failed=()
 for line in "${listed[@]}"; do
   read -r pkg dir tests deps <<<"$line"
   [ "$tests" = T ] || continue
-  # with no arguments keep only the packages that touch libtorch or the GPU
-  if ((!$#)) && [[ $deps != D* ]]; then continue; fi
+  # keep only the packages that touch libtorch or the GPU
+  if [[ $deps != D* ]]; then continue; fi
   rel=${dir#"$root"/}
   [ "$dir" = "$root" ] && rel=.
   name=${pkg#troupe/}
