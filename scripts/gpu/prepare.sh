@@ -9,7 +9,7 @@
 #
 #   scripts/gpu/prepare.sh               # the packages with CUDA checks: torch, model, policy, ckpt, internal/gpu
 #   scripts/gpu/prepare.sh ./model ./torch
-#   scripts/gpu/prepare.sh ./...         # every package with tests that uses troupe/torch or internal/gpu
+#   scripts/gpu/prepare.sh ./...         # every package with tests
 #
 # Then carry .gpu to the GPU machine and run scripts/gpu/run-tests.sh there
 # (README, "GPU checks"). The binaries link libtshim.so by name with a
@@ -50,8 +50,8 @@ failed=()
 for line in "${listed[@]}"; do
   read -r pkg dir tests deps <<<"$line"
   [ "$tests" = T ] || continue
-  # keep only the packages that touch libtorch or the GPU
-  if [[ $deps != D* ]]; then continue; fi
+  # with no arguments keep only the packages that touch libtorch or the GPU
+  if ((!$#)) && [[ $deps != D* ]]; then continue; fi
   rel=${dir#"$root"/}
   [ "$dir" = "$root" ] && rel=.
   name=${pkg#troupe/}
