@@ -32,6 +32,7 @@ const (
 type trainState struct {
 	Step     int                            `json:"step"` // train steps completed
 	Seed     uint64                         `json:"seed"`
+	Batch    config.Batch                   `json:"batch"` // rollout seeds and data order depend on it
 	Data     rollout.IteratorState          `json:"data"`
 	Trainers map[string]policy.TrainerState `json:"trainers"`
 	Version  string                         `json:"troupe_version"`
@@ -72,7 +73,7 @@ func save(t *team, iter *rollout.TaskIterator, step int) (dir string, err error)
 			w.Abort()
 		}
 	}()
-	st := trainState{Step: step, Seed: t.cfg.Run.Seed, Data: iter.State(), Trainers: map[string]policy.TrainerState{}, Version: version}
+	st := trainState{Step: step, Seed: t.cfg.Run.Seed, Batch: t.cfg.Batch, Data: iter.State(), Trainers: map[string]policy.TrainerState{}, Version: version}
 	for _, tr := range t.trainers {
 		name := tr.Model()
 		dir := w.Path(ckpt.ModelStateDir(name))
@@ -105,37 +106,43 @@ func save(t *team, iter *rollout.TaskIterator, step int) (dir string, err error)
 }
 
 // restore loads every trained model's weights and optimizer state, the data
-// position and the trainers' counters; it returns the next step.
-func restore(dir string, t *team, iter *rollout.TaskIterator) (int, error) {
+// position and the trainers' counters; it returns the next step, and a note
+// when the batch settings changed (the run then continues, but no longer as
+// the original would have).
+func restore(dir string, t *team, iter *rollout.TaskIterator) (int, string, error) {
 	var st trainState
 	if err := ckpt.LoadJSON(filepath.Join(dir, stateFile), &st); err != nil {
-		return 0, fmt.Errorf("resume: %w", err)
+		return 0, "", fmt.Errorf("resume: %w", err)
 	}
 	if st.Seed != t.cfg.Run.Seed {
-		return 0, fmt.Errorf("resume: the checkpoint was made with run.seed %d, the config says %d; resuming with another seed would not continue the same run", st.Seed, t.cfg.Run.Seed)
+		return 0, "", fmt.Errorf("resume: the checkpoint was made with run.seed %d, the config says %d; resuming with another seed would not continue the same run", st.Seed, t.cfg.Run.Seed)
 	}
 	for _, tr := range t.trainers {
 		name := tr.Model()
 		md := filepath.Join(dir, filepath.FromSlash(ckpt.ModelStateDir(name)))
 		if _, err := os.Stat(md); err != nil {
-			return 0, fmt.Errorf("resume: the checkpoint has no state for trained model %q (%v); was it made with another agent/model assignment?", name, err)
+			return 0, "", fmt.Errorf("resume: the checkpoint has no state for trained model %q (%v); was it made with another agent/model assignment?", name, err)
 		}
 		if err := ckpt.LoadModelState(md, t.models[name], tr.Optimizer()); err != nil {
-			return 0, fmt.Errorf("resume: model %q: %w", name, err)
+			return 0, "", fmt.Errorf("resume: model %q: %w", name, err)
 		}
 		ts, ok := st.Trainers[name]
 		if !ok {
-			return 0, fmt.Errorf("resume: %s has no counters for model %q", stateFile, name)
+			return 0, "", fmt.Errorf("resume: %s has no counters for model %q", stateFile, name)
 		}
 		tr.Restore(ts)
 	}
 	if err := iter.Restore(st.Data); err != nil {
-		return 0, fmt.Errorf("resume: data position: %w", err)
+		return 0, "", fmt.Errorf("resume: data position: %w", err)
 	}
 	if st.Step > t.cfg.Run.Steps {
-		return 0, fmt.Errorf("resume: the checkpoint is at step %d, past run.steps = %d; raise run.steps (e.g. --set run.steps=%d)", st.Step, t.cfg.Run.Steps, st.Step+10)
+		return 0, "", fmt.Errorf("resume: the checkpoint is at step %d, past run.steps = %d; raise run.steps (e.g. --set run.steps=%d)", st.Step, t.cfg.Run.Steps, st.Step+10)
 	}
-	return st.Step, nil
+	note := ""
+	if st.Batch != t.cfg.Batch {
+		note = fmt.Sprintf("batch settings differ from the checkpoint's (%+v, was %+v): rollout batches and seeds change from here on", t.cfg.Batch, st.Batch)
+	}
+	return st.Step, note, nil
 }
 
 // tokenizerDir is the directory of a trained model's tokenizer files.

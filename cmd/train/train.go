@@ -82,10 +82,14 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 	}
 	start := 0
 	if cp != nil {
-		if start, err = restore(cp.Dir, t, iter); err != nil {
+		var note string
+		if start, note, err = restore(cp.Dir, t, iter); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "resumed from %s at step %d\n", cp.Dir, start)
+		if note != "" {
+			fmt.Fprintf(out, "note: %s\n", note)
+		}
 	}
 	next := 0 // metrics lines from this step on are replaced (all of them for a fresh run)
 	if cp != nil {
