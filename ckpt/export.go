@@ -20,9 +20,7 @@
 // directory (it holds config.json) or is empty: a typo in the path must not
 // delete someone's files.
 //
-// Weights are written here rather than by model.Save, whose dtype argument
-// uses 0 for "keep the model's" — torch.Float32 is 0, so a bf16 model could
-// not be exported as float32 through it.
+// The weights and config.json are written by model.Save in the export dtype.
 //
 // Not here: the chat template's contents (copied verbatim, never rewritten)
 // and any conversion of the tokenizer.
@@ -125,7 +123,7 @@ func (o ExportOptions) dtype(modelDType torch.DType) (torch.DType, error) {
 	}
 	d, err := torch.ParseDType(o.DType)
 	if err == nil {
-		_, err = configDTypeName(d)
+		_, err = model.ConfigDTypeName(d)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("ckpt: export: dtype %q: must be float32, bfloat16 or float16", o.DType)
@@ -190,8 +188,8 @@ func Export(dst string, m *model.Model, tokenizerDir string, opt ExportOptions) 
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return fmt.Errorf("ckpt: export: %w", err)
 	}
-	if err := writeModelDir(tmp, m, dtype, false, maxShard); err != nil {
-		return err
+	if err := m.Save(tmp, dtype, maxShard); err != nil {
+		return fmt.Errorf("ckpt: export: %w", err)
 	}
 	if err := WriteFile(filepath.Join(tmp, GenerationConfigFileName), genJSON); err != nil {
 		return err

@@ -24,8 +24,6 @@ package ckpt
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -39,66 +37,12 @@ import (
 const ConfigFileName = "config.json"
 
 // SaveWeights writes m's config.json and weights into dir (created if
-// missing), each tensor in its own dtype.
+// missing) in the model's own dtype, byte for byte.
 func SaveWeights(dir string, m *model.Model) error {
-	return writeModelDir(dir, m, 0, true, model.DefaultShardBytes)
-}
-
-// writeModelDir writes config.json and m's weights into dir, converted to
-// dtype unless keep is set (then every tensor keeps its own dtype and
-// config.json names the model's).
-func writeModelDir(dir string, m *model.Model, dtype torch.DType, keep bool, maxShardBytes int64) error {
-	if keep {
-		dtype = m.DType()
-	}
-	dtypeName, err := configDTypeName(dtype)
-	if err != nil {
+	if err := m.Save(dir, m.DType(), model.DefaultShardBytes); err != nil {
 		return fmt.Errorf("ckpt: saving weights to %s: %w", dir, err)
 	}
-	var tensors []safetensors.Tensor
-	for _, p := range m.Params() {
-		t, want := p.T, dtype
-		if keep {
-			want = t.DType()
-		}
-		sdt, err := model.SafetensorsDType(want)
-		if err != nil {
-			return fmt.Errorf("ckpt: saving weights to %s: tensor %s: %w", dir, p.Name, err)
-		}
-		tensors = append(tensors, safetensors.Tensor{
-			Name: p.Name, DType: sdt, Shape: t.Shape(),
-			Bytes: func() (b []byte, err error) {
-				defer torch.Recover(&err)
-				s := torch.NewScope()
-				defer s.Close()
-				return t.Detach().To(torch.CPU, want).Bytes(), nil
-			},
-		})
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("ckpt: %w", err)
-	}
-	if _, err := safetensors.WriteModelDir(dir, tensors, map[string]string{"format": "pt"}, maxShardBytes); err != nil {
-		return fmt.Errorf("ckpt: saving weights to %s: %w", dir, err)
-	}
-	cfg, err := m.Config.JSON(dtypeName)
-	if err != nil {
-		return fmt.Errorf("ckpt: saving %s: %w", filepath.Join(dir, ConfigFileName), err)
-	}
-	return WriteFile(filepath.Join(dir, ConfigFileName), append(cfg, '\n'))
-}
-
-// configDTypeName is the torch_dtype config.json spells for d.
-func configDTypeName(d torch.DType) (string, error) {
-	switch d {
-	case torch.Float32:
-		return "float32", nil
-	case torch.BFloat16:
-		return "bfloat16", nil
-	case torch.Float16:
-		return "float16", nil
-	}
-	return "", fmt.Errorf("weights must be float32, bfloat16 or float16, got %v", d)
+	return nil
 }
 
 // LoadWeights copies the weights saved in dir (by SaveWeights) into m's

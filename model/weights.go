@@ -377,6 +377,10 @@ func (m *Model) Save(dir string, dtype torch.DType, maxShardBytes int64) error {
 	if maxShardBytes <= 0 {
 		maxShardBytes = DefaultShardBytes
 	}
+	name, err := ConfigDTypeName(dtype)
+	if err != nil {
+		return err
+	}
 	sdt, err := SafetensorsDType(dtype)
 	if err != nil {
 		return err
@@ -400,19 +404,23 @@ func (m *Model) Save(dir string, dtype torch.DType, maxShardBytes int64) error {
 	if _, err := safetensors.WriteModelDir(dir, tensors, map[string]string{"format": "pt"}, maxShardBytes); err != nil {
 		return err
 	}
-	cfgJSON, err := m.Config.JSON(dtypeName(dtype))
+	cfgJSON, err := m.Config.JSON(name)
 	if err != nil {
 		return err
 	}
 	return atomicfile.WriteBytes(filepath.Join(dir, "config.json"), cfgJSON)
 }
 
-func dtypeName(d torch.DType) string {
+// ConfigDTypeName is how config.json spells a weight dtype (torch_dtype);
+// only the dtypes Hugging Face checkpoints use are accepted.
+func ConfigDTypeName(d torch.DType) (string, error) {
 	switch d {
+	case torch.Float32:
+		return "float32", nil
 	case torch.BFloat16:
-		return "bfloat16"
+		return "bfloat16", nil
 	case torch.Float16:
-		return "float16"
+		return "float16", nil
 	}
-	return "float32"
+	return "", fmt.Errorf("weights are saved as float32, bfloat16 or float16, not %v", d)
 }
