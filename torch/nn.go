@@ -81,6 +81,54 @@ func ScaledDotProductAttention(q, k, v *Tensor, a Attention) *Tensor {
 	return wrap(out)
 }
 
+// Varlen configures VarlenAttention.
+type Varlen struct {
+	// CuQ and CuK are the (B+1) offsets of each sequence's queries and keys
+	// in the packed tensors (int32 or int64, on any device).
+	CuQ, CuK *Tensor
+	// MaxQ and MaxK bound the per-sequence query and key counts (the fused
+	// kernel needs them; the loop ignores them).
+	MaxQ, MaxK int64
+	// SeqUsedK, when set, is a (B) count of the keys each sequence uses: the
+	// first SeqUsedK[b] of its key range (decoding over a per-slot cache).
+	SeqUsedK *Tensor
+	// Causal aligns bottom-right: query i of a sequence with tq queries and
+	// tk keys sees keys j ≤ i + tk − tq.
+	Causal bool
+	// Scale multiplies q·kᵀ; 0 means 1/√D.
+	Scale float64
+	// Loop forces the per-sequence explicit-math path (the reference).
+	Loop bool
+}
+
+// VarlenAttention is attention over packed sequences: q (Nq, H, D) and k, v
+// (Nk, KVH, D) with H a multiple of KVH (grouped-query heads, K and V never
+// repeated), returning (Nq, H, D). CUDA bf16 runs the flash kernel where the
+// build has it (VarlenFused); otherwise the shim loops over the sequences
+// with explicit math. Both are differentiable.
+func VarlenAttention(q, k, v *Tensor, a Varlen) *Tensor {
+	var used C.ts_tensor
+	if a.SeqUsedK != nil {
+		used = a.SeqUsedK.handle()
+	}
+	flags := C.int(0)
+	if a.Loop {
+		flags |= C.TS_VARLEN_LOOP
+	}
+	var out C.ts_tensor
+	check("varlen_attention", C.ts_varlen_attention(q.handle(), k.handle(), v.handle(), a.CuQ.handle(), a.CuK.handle(),
+		C.int64_t(a.MaxQ), C.int64_t(a.MaxK), used, cbool(a.Causal), C.double(a.Scale), flags, &out))
+	return wrap(out)
+}
+
+// VarlenFused reports whether this build runs VarlenAttention through the
+// flash kernel on CUDA (libtorch ≥ 2.6 built with CUDA).
+func VarlenFused() bool {
+	var on C.int
+	check("varlen_attention_fused", C.ts_varlen_attention_fused(&on))
+	return on != 0
+}
+
 // Multinomial draws n indices per row of probs (B, V) from g (nil: the
 // global generator).
 func Multinomial(probs *Tensor, n int64, replacement bool, g *Generator) *Tensor {

@@ -3,7 +3,7 @@
  *
  * What it is: a narrow, hand-written surface over ATen, exactly the operations
  * troupe uses, grouped by concern (tensor.cc, shape.cc, math.cc, nn.cc,
- * autograd.cc, optim.cc, runtime.cc). Handles are opaque; dtypes and devices
+ * attention.cc, autograd.cc, optim.cc, runtime.cc). Handles are opaque; dtypes and devices
  * are ints; results come back through out-parameters; every function returns
  * its own error: NULL on success, otherwise a malloc'd C string that the
  * caller releases with ts_free_err. There is no "last error" state.
@@ -133,6 +133,18 @@ ts_err ts_rope(ts_tensor x, ts_tensor cos, ts_tensor sin, ts_tensor* out);
  * (B,H,T,S); causal aligns the diagonal top-left and needs T == S; scale <= 0 means 1/sqrt(D).
  * fused != 0 uses at::scaled_dot_product_attention where the build has it. */
 ts_err ts_sdpa(ts_tensor q, ts_tensor k, ts_tensor v, ts_tensor mask, int causal, double scale, int fused, ts_tensor* out);
+/* attention over packed sequences (attention.cc), flash-attention's varlen layout: q (Nq, H, D),
+ * k/v (Nk, KVH, D) with H % KVH == 0 (no repeat of K/V); cu_q/cu_k int (B+1) offsets of each
+ * sequence's queries and keys; seqused_k int (B) nullable: sequence b uses only its first
+ * seqused_k[b] keys (decoding over a per-slot cache); causal aligns bottom-right (query i of tq sees
+ * keys j <= i + tk - tq); query rows past cu_q[B] come back zero; max_q/max_k bound the lengths.
+ * CUDA bf16/f16 on libtorch >= 2.6 runs the flash kernel (capturable); otherwise a per-sequence loop
+ * of explicit math (differentiable; reads the offsets on the host). */
+enum { TS_VARLEN_LOOP = 1 }; /* flags: always take the per-sequence loop (the reference path) */
+ts_err ts_varlen_attention(ts_tensor q, ts_tensor k, ts_tensor v, ts_tensor cu_q, ts_tensor cu_k, int64_t max_q,
+                           int64_t max_k, ts_tensor seqused_k /* nullable */, int causal, double scale, int flags,
+                           ts_tensor* out);
+ts_err ts_varlen_attention_fused(int* out); /* 1 when this build has the flash varlen kernel */
 ts_err ts_multinomial(ts_tensor probs, int64_t n, int replacement, ts_gen g, ts_tensor* out);
 /* per-token log-probability of targets and (optionally) entropy, from logits (N,V) in f32 math:
  * logp (N) = logits[target] - logsumexp(logits); entropy (N) = lse - sum(softmax*logits). */

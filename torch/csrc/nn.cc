@@ -1,8 +1,9 @@
 // nn.cc — the pieces of a Qwen transformer and its sampler as single shim
 // calls: softmax family, embedding, linear, RMSNorm, rotary embedding,
-// scaled-dot-product attention, multinomial, per-token log-probs.
+// multinomial, per-token log-probs. Attention has its own file
+// (attention.cc).
 //
-// Composite ops (RMSNorm, RoPE, attention fallback, token log-probs) run
+// Composite ops (RMSNorm, RoPE, token log-probs) run
 // several ATen ops inside one call: fewer cgo crossings, and the same math on
 // every libtorch version. RMSNorm follows the Hugging Face Qwen definition
 // (normalise in f32, cast back, then scale) rather than at::rms_norm, whose
@@ -15,20 +16,11 @@
 #include <ATen/ops/linear.h>
 #include <ATen/ops/log_softmax.h>
 #include <ATen/ops/logsumexp.h>
-#include <ATen/ops/matmul.h>
 #include <ATen/ops/mean.h>
 #include <ATen/ops/multinomial.h>
-#include <ATen/ops/ones.h>
 #include <ATen/ops/rsqrt.h>
 #include <ATen/ops/softmax.h>
 #include <ATen/ops/sum.h>
-#include <ATen/ops/triu.h>
-#if TS_AT_LEAST(2, 1)
-#include <ATen/ops/scaled_dot_product_attention.h>
-#endif
-
-#include <cmath>
-#include <limits>
 
 using tshim::T;
 using tshim::wrap;
@@ -40,27 +32,6 @@ at::Tensor rotate_half(const at::Tensor& x) {
   auto x1 = x.narrow(-1, 0, half);
   auto x2 = x.narrow(-1, half, x.size(-1) - half);
   return at::cat({x2.neg(), x1}, -1);
-}
-
-// Explicit attention, as Hugging Face's eager path computes it: scores in the
-// input dtype, softmax in f32, cast back, weighted sum.
-at::Tensor attention_math(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
-                          bool causal, double scale) {
-  auto scores = at::matmul(q, k.transpose(-2, -1)).mul(scale);  // (B,H,T,S)
-  const double neg_inf = -std::numeric_limits<double>::infinity();
-  if (causal) {
-    auto upper = at::triu(at::ones({q.size(-2), k.size(-2)}, q.options().dtype(at::kBool)), 1);
-    scores = scores.masked_fill(upper, neg_inf);
-  }
-  if (mask.defined()) {
-    if (mask.scalar_type() == at::kBool) {
-      scores = scores.masked_fill(mask.logical_not(), neg_inf);
-    } else {
-      scores = scores.add(mask);
-    }
-  }
-  auto probs = at::softmax(scores, -1, tshim::compute_type(q.scalar_type())).to(q.scalar_type());
-  return at::matmul(probs, v);
 }
 
 }  // namespace
@@ -107,38 +78,6 @@ ts_err ts_rope(ts_tensor x, ts_tensor cos, ts_tensor sin, ts_tensor* out) {
   TS_TRY
   const auto& in = T(x);
   *out = wrap(in.mul(T(cos)).add(rotate_half(in).mul(T(sin))));
-  TS_CATCH
-}
-
-ts_err ts_sdpa(ts_tensor q, ts_tensor k, ts_tensor v, ts_tensor mask, int causal, double scale, int fused,
-               ts_tensor* out) {
-  TS_TRY
-  const auto& Q = T(q);
-  const auto& K = T(k);
-  const auto& V = T(v);
-  auto M = tshim::opt(mask);
-  if (causal && Q.size(-2) != K.size(-2))
-    throw std::invalid_argument("sdpa: causal needs as many queries as keys; pass an explicit mask instead");
-  double s = scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(Q.size(-1)));
-#if TS_AT_LEAST(2, 1)
-  if (fused) {
-    bool is_causal = causal != 0;
-    if (M.defined() && is_causal) {  // the fused op takes one or the other: fold causal into the mask
-      auto upper = at::triu(at::ones({Q.size(-2), K.size(-2)}, Q.options().dtype(at::kBool)), 1);
-      M = M.scalar_type() == at::kBool ? M.logical_and(upper.logical_not())
-                                       : M.masked_fill(upper, -std::numeric_limits<double>::infinity());
-      is_causal = false;
-    }
-    if (M.defined() && M.scalar_type() != at::kBool) M = M.to(Q.scalar_type());
-    // no mask is passed as an empty optional, never as an undefined tensor
-    *out = wrap(M.defined() ? at::scaled_dot_product_attention(Q, K, V, M, 0.0, is_causal, s)
-                            : at::scaled_dot_product_attention(Q, K, V, {}, 0.0, is_causal, s));
-    return nullptr;
-  }
-#else
-  (void)fused;
-#endif
-  *out = wrap(attention_math(Q, K, V, M, causal != 0, s));
   TS_CATCH
 }
 

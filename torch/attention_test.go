@@ -1,0 +1,177 @@
+package torch
+
+import (
+	"testing"
+)
+
+// varlenCase is a packed batch: per sequence, its query count, key count and
+// (optionally) the keys in use.
+type varlenCase struct {
+	name   string
+	tq, tk []int
+	used   []int // nil: all keys
+	causal bool
+	trail  int // extra query rows after the last sequence (must come back zero)
+}
+
+// refVarlen computes the packed attention one head at a time with
+// refAttention, repeating each key/value head over its query heads.
+func refVarlen(c varlenCase, q, k, v []float64, H, KVH, D int) []float64 {
+	Nq := c.trail
+	for _, n := range c.tq {
+		Nq += n
+	}
+	out := make([]float64, Nq*H*D)
+	q0, k0 := 0, 0
+	for b := range c.tq {
+		tq, tk := c.tq[b], c.tk[b]
+		use := tk
+		if c.used != nil {
+			use = c.used[b]
+		}
+		for h := 0; h < H; h++ {
+			kh := h / (H / KVH)
+			qs := make([]float64, tq*D)
+			ks := make([]float64, use*D)
+			vs := make([]float64, use*D)
+			for i := 0; i < tq; i++ {
+				copy(qs[i*D:(i+1)*D], q[((q0+i)*H+h)*D:])
+			}
+			for j := 0; j < use; j++ {
+				copy(ks[j*D:(j+1)*D], k[((k0+j)*KVH+kh)*D:])
+				copy(vs[j*D:(j+1)*D], v[((k0+j)*KVH+kh)*D:])
+			}
+			if use == 0 {
+				continue
+			}
+			allowed := func(i, j int) bool { return !c.causal || j <= i+use-tq }
+			o := refAttention(qs, ks, vs, tq, use, D, allowed)
+			for i := 0; i < tq; i++ {
+				copy(out[((q0+i)*H+h)*D:((q0+i)*H+h)*D+D], o[i*D:(i+1)*D])
+			}
+		}
+		q0 += tq
+		k0 += tk
+	}
+	return out
+}
+
+func (c varlenCase) tensors(q, k, v []float64, H, KVH, D int) (tq, tk, tv *Tensor, a Varlen) {
+	cuQ, cuK := []int64{0}, []int64{0}
+	for b := range c.tq {
+		cuQ = append(cuQ, cuQ[b]+int64(c.tq[b]))
+		cuK = append(cuK, cuK[b]+int64(c.tk[b]))
+		a.MaxQ, a.MaxK = max(a.MaxQ, int64(c.tq[b])), max(a.MaxK, int64(c.tk[b]))
+	}
+	Nq, Nk := int64(len(q)/(H*D)), int64(len(k)/(KVH*D))
+	a.CuQ, a.CuK, a.Causal = FromInt64(cuQ), FromInt64(cuK), c.causal
+	if c.used != nil {
+		u := make([]int64, len(c.used))
+		for i, x := range c.used {
+			u[i] = int64(x)
+		}
+		a.SeqUsedK = FromInt64(u)
+	}
+	return FromFloat64(q, Nq, int64(H), int64(D)), FromFloat64(k, Nk, int64(KVH), int64(D)), FromFloat64(v, Nk, int64(KVH), int64(D)), a
+}
+
+func TestVarlenAttentionAgainstReference(t *testing.T) {
+	noLeaks(t)
+	const H, KVH, D = 4, 2, 8
+	cases := []varlenCase{
+		{name: "packed prefill", tq: []int{3, 1, 5}, tk: []int{3, 1, 5}, causal: true},
+		{name: "no mask", tq: []int{2, 4}, tk: []int{2, 4}},
+		{name: "queries after a past (bottom-right causal)", tq: []int{2, 3}, tk: []int{5, 4}, causal: true},
+		{name: "decode over slots with used keys", tq: []int{1, 1, 1}, tk: []int{6, 6, 6}, used: []int{4, 6, 1}},
+		{name: "empty sequences and trailing rows", tq: []int{0, 2, 1}, tk: []int{3, 2, 4}, used: []int{0, 2, 0}, causal: true, trail: 2},
+	}
+	for i, c := range cases {
+		Nq, Nk := c.trail, 0
+		for b := range c.tq {
+			Nq, Nk = Nq+c.tq[b], Nk+c.tk[b]
+		}
+		q, k, v := randData(uint64(100+i), Nq*H*D), randData(uint64(200+i), Nk*KVH*D), randData(uint64(300+i), Nk*KVH*D)
+		want := refVarlen(c, q, k, v, H, KVH, D)
+		scoped(func() {
+			tq, tk, tv, a := c.tensors(q, k, v, H, KVH, D)
+			closeTo(t, c.name, VarlenAttention(tq, tk, tv, a).Float64s(), want, 1e-12)
+			a.Loop = true
+			closeTo(t, c.name+" (loop)", VarlenAttention(tq, tk, tv, a).Float64s(), want, 1e-12)
+		})
+	}
+}
+
+func TestVarlenAttentionEqualsDenseCausal(t *testing.T) {
+	// Two right-padded sequences through the dense path with a padding mask
+	// equal the same two packed without padding, at the real positions.
+	noLeaks(t)
+	const H, KVH, D, T = 2, 1, 4, 5
+	lens := []int{5, 3}
+	scoped(func() {
+		q := FromFloat64(randData(1, 2*H*T*D), 2, H, T, D)
+		k := FromFloat64(randData(2, 2*KVH*T*D), 2, KVH, T, D)
+		v := FromFloat64(randData(3, 2*KVH*T*D), 2, KVH, T, D)
+		valid := make([]bool, 2*T*T)
+		for b, n := range lens {
+			for i := 0; i < T; i++ {
+				for j := 0; j <= i; j++ {
+					valid[b*T*T+i*T+j] = j < n || j == i
+				}
+			}
+		}
+		dense := ScaledDotProductAttention(q, k.RepeatInterleave(H/KVH, 1), v.RepeatInterleave(H/KVH, 1),
+			Attention{Mask: FromBool(valid, 2, 1, T, T), Explicit: true}) // (2,H,T,D)
+		var qs, ks, vs []*Tensor
+		for b, n := range lens {
+			qs = append(qs, q.Narrow(0, int64(b), 1).Narrow(2, 0, int64(n)).Squeeze(0).Transpose(0, 1))
+			ks = append(ks, k.Narrow(0, int64(b), 1).Narrow(2, 0, int64(n)).Squeeze(0).Transpose(0, 1))
+			vs = append(vs, v.Narrow(0, int64(b), 1).Narrow(2, 0, int64(n)).Squeeze(0).Transpose(0, 1))
+		}
+		cu := FromInt64([]int64{0, 5, 8})
+		packed := VarlenAttention(Cat(qs, 0).Contiguous(), Cat(ks, 0).Contiguous(), Cat(vs, 0).Contiguous(),
+			Varlen{CuQ: cu, CuK: cu, MaxQ: 5, MaxK: 5, Causal: true}) // (8,H,D)
+		for b, n := range lens {
+			off := int64([]int{0, 5}[b])
+			got := packed.Narrow(0, off, int64(n)).Float64s()
+			want := dense.Narrow(0, int64(b), 1).Narrow(2, 0, int64(n)).Squeeze(0).Transpose(0, 1).Contiguous().Float64s()
+			closeTo(t, "packed vs padded", got, want, 1e-12)
+		}
+	})
+}
+
+func TestVarlenAttentionGradients(t *testing.T) {
+	noLeaks(t)
+	const H, KVH, D = 2, 1, 3
+	c := varlenCase{tq: []int{2, 3}, tk: []int{4, 3}, used: []int{3, 3}, causal: true}
+	cu := func(xs ...int64) *Tensor { return FromInt64(xs) }
+	gradCheck(t, "varlen attention", []gradInput{
+		{randData(60, 5*H*D), []int64{5, H, D}},
+		{randData(61, 7*KVH*D), []int64{7, KVH, D}},
+		{randData(62, 7*KVH*D), []int64{7, KVH, D}},
+	}, func(xs []*Tensor) *Tensor {
+		a := Varlen{CuQ: cu(0, 2, 5), CuK: cu(0, 4, 7), MaxQ: 3, MaxK: 4, SeqUsedK: cu(3, 3), Causal: c.causal}
+		return weighted(VarlenAttention(xs[0], xs[1], xs[2], a), 63)
+	})
+}
+
+func TestVarlenAttentionRefusesBadOffsets(t *testing.T) {
+	noLeaks(t)
+	scoped(func() {
+		q := Zeros([]int64{4, 2, 4}, Float32, CPU)
+		k := Zeros([]int64{4, 1, 4}, Float32, CPU)
+		for _, a := range []Varlen{
+			{CuQ: FromInt64([]int64{0, 5}), CuK: FromInt64([]int64{0, 4})},                                  // past Nq
+			{CuQ: FromInt64([]int64{0, 2, 4}), CuK: FromInt64([]int64{0, 4})},                               // B mismatch
+			{CuQ: FromInt64([]int64{0, 4}), CuK: FromInt64([]int64{0, 4}), SeqUsedK: FromInt64([]int64{5})}, // used > keys
+		} {
+			if panicsWith(func() { VarlenAttention(q, k, k, a) }) == nil {
+				t.Errorf("offsets %v/%v accepted", a.CuQ.Int64s(), a.CuK.Int64s())
+			}
+		}
+		if panicsWith(func() {
+			VarlenAttention(q, Zeros([]int64{4, 3, 4}, Float32, CPU), Zeros([]int64{4, 3, 4}, Float32, CPU), Varlen{CuQ: FromInt64([]int64{0, 4}), CuK: FromInt64([]int64{0, 4})})
+		}) == nil {
+			t.Error("2 query heads over 3 key heads accepted")
+		}
+	})
+}

@@ -1,0 +1,204 @@
+// attention.cc — scaled-dot-product attention in two layouts:
+//
+//   ts_sdpa             dense (B, H, T, D) queries against (B, H, S, D) keys, with an
+//                       optional mask — the reference path and the padded training path;
+//   ts_varlen_attention packed sequences in flash-attention's variable-length layout:
+//                       queries (Nq, H, D) and keys/values (Nk, KVH, D) with per-sequence
+//                       offsets, grouped-query heads without repeating K/V, and an optional
+//                       per-sequence count of the keys in use (decoding over a per-slot cache).
+//
+// The varlen op runs at::_flash_attention_forward on CUDA for bf16/f16 inputs
+// (libtorch ≥ 2.6, where it takes seqused_k) and is capturable in a CUDA
+// graph there. Everywhere else (CPU, float32, libtorch 1.13) it loops over
+// the sequences inside this one call with the explicit math of ts_sdpa, which
+// is differentiable, so packed training works on every build; that path reads
+// the offsets on the host and so cannot be captured.
+//
+// Explicit math follows Hugging Face's eager attention: scores in the input
+// dtype, softmax in float32 (float64 for float64), cast back, weighted sum.
+#include "common.h"
+
+#include <ATen/ops/cat.h>
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/softmax.h>
+#include <ATen/ops/triu.h>
+#include <ATen/ops/zeros.h>
+#if TS_AT_LEAST(2, 1)
+#include <ATen/ops/scaled_dot_product_attention.h>
+#endif
+#if defined(TSHIM_CUDA) && TS_AT_LEAST(2, 6)
+#include <ATen/ops/_flash_attention_forward.h>
+#define TS_HAVE_FLASH_VARLEN 1
+#endif
+
+#include <cmath>
+#include <limits>
+#include <optional>
+
+using tshim::T;
+using tshim::wrap;
+
+namespace {
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+// Explicit attention over (..., T, D) queries and (..., S, D) keys; the leading
+// dims broadcast (the varlen path uses that for grouped-query heads). causal
+// aligns the diagonal bottom-right: query i sees keys j <= i + (S - T), which
+// is top-left alignment when T == S and "every key" for a single decode query.
+at::Tensor attention_math(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                          bool causal, double scale) {
+  auto scores = at::matmul(q, k.transpose(-2, -1)).mul(scale);  // (...,T,S)
+  const int64_t Tq = q.size(-2), S = k.size(-2);
+  if (causal) {
+    auto upper = at::triu(at::ones({Tq, S}, q.options().dtype(at::kBool)), 1 + (S - Tq));
+    scores = scores.masked_fill(upper, kNegInf);
+  }
+  if (mask.defined()) {
+    if (mask.scalar_type() == at::kBool) {
+      scores = scores.masked_fill(mask.logical_not(), kNegInf);
+    } else {
+      scores = scores.add(mask);
+    }
+  }
+  auto probs = at::softmax(scores, -1, tshim::compute_type(q.scalar_type())).to(q.scalar_type());
+  return at::matmul(probs, v);
+}
+
+std::vector<int64_t> host_ints(const at::Tensor& t, const char* what) {
+  if (t.dim() != 1) throw std::invalid_argument(std::string("varlen attention: ") + what + " must be 1-d");
+  auto h = t.to(at::kCPU).to(at::kLong).contiguous();
+  const int64_t* p = h.data_ptr<int64_t>();
+  return std::vector<int64_t>(p, p + h.numel());
+}
+
+// The per-sequence loop: differentiable, any device and dtype.
+at::Tensor varlen_loop(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& cu_q,
+                       const at::Tensor& cu_k, const at::Tensor& seqused_k, bool causal, double scale) {
+  const int64_t Nq = q.size(0), H = q.size(1), D = q.size(2), KVH = k.size(1);
+  const int64_t rep = H / KVH;
+  auto oq = host_ints(cu_q, "cu_q");
+  auto ok = host_ints(cu_k, "cu_k");
+  if (oq.size() != ok.size() || oq.size() < 1)
+    throw std::invalid_argument("varlen attention: cu_q and cu_k must both have B+1 entries");
+  const int64_t B = static_cast<int64_t>(oq.size()) - 1;
+  std::vector<int64_t> used;
+  if (seqused_k.defined()) {
+    used = host_ints(seqused_k, "seqused_k");
+    if (static_cast<int64_t>(used.size()) != B)
+      throw std::invalid_argument("varlen attention: seqused_k has " + std::to_string(used.size()) +
+                                  " entries for " + std::to_string(B) + " sequences");
+  }
+  std::vector<at::Tensor> parts;
+  int64_t covered = 0;
+  for (int64_t b = 0; b < B; b++) {
+    const int64_t q0 = oq[b], tq = oq[b + 1] - oq[b];
+    int64_t k0 = ok[b], tk = ok[b + 1] - ok[b];
+    if (tq < 0 || tk < 0 || q0 != covered || oq[b + 1] > Nq || ok[b + 1] > k.size(0))
+      throw std::invalid_argument("varlen attention: sequence " + std::to_string(b) +
+                                  " has offsets outside the packed tensors or out of order");
+    if (!used.empty()) {
+      if (used[b] < 0 || used[b] > tk)
+        throw std::invalid_argument("varlen attention: seqused_k[" + std::to_string(b) + "] = " +
+                                    std::to_string(used[b]) + " outside [0, " + std::to_string(tk) + "]");
+      tk = used[b];
+    }
+    covered += tq;
+    if (tq == 0) continue;
+    if (tk == 0) {  // nothing to attend to: zeros, as the flash kernel writes
+      parts.push_back(at::zeros({tq, H, D}, q.options()));
+      continue;
+    }
+    // (tq,H,D) → (KVH,rep,tq,D); keys (tk,KVH,D) → (KVH,1,tk,D): heads broadcast, K/V never repeated
+    auto qb = q.narrow(0, q0, tq).view({tq, KVH, rep, D}).permute({1, 2, 0, 3});
+    auto kb = k.narrow(0, k0, tk).permute({1, 0, 2}).unsqueeze(1);
+    auto vb = v.narrow(0, k0, tk).permute({1, 0, 2}).unsqueeze(1);
+    auto ob = attention_math(qb, kb, vb, at::Tensor(), causal, scale);  // (KVH,rep,tq,D)
+    parts.push_back(ob.permute({2, 0, 1, 3}).reshape({tq, H, D}));
+  }
+  if (covered < Nq) parts.push_back(at::zeros({Nq - covered, H, D}, q.options()));  // rows past the last sequence
+  if (parts.empty()) return at::zeros({0, H, D}, q.options());
+  return at::cat(parts, 0);
+}
+
+}  // namespace
+
+extern "C" {
+
+ts_err ts_sdpa(ts_tensor q, ts_tensor k, ts_tensor v, ts_tensor mask, int causal, double scale, int fused,
+               ts_tensor* out) {
+  TS_TRY
+  const auto& Q = T(q);
+  const auto& K = T(k);
+  const auto& V = T(v);
+  auto M = tshim::opt(mask);
+  if (causal && Q.size(-2) != K.size(-2))
+    throw std::invalid_argument("sdpa: causal needs as many queries as keys; pass an explicit mask instead");
+  double s = scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(Q.size(-1)));
+#if TS_AT_LEAST(2, 1)
+  if (fused) {
+    bool is_causal = causal != 0;
+    if (M.defined() && is_causal) {  // the fused op takes one or the other: fold causal into the mask
+      auto upper = at::triu(at::ones({Q.size(-2), K.size(-2)}, Q.options().dtype(at::kBool)), 1);
+      M = M.scalar_type() == at::kBool ? M.logical_and(upper.logical_not()) : M.masked_fill(upper, kNegInf);
+      is_causal = false;
+    }
+    if (M.defined() && M.scalar_type() != at::kBool) M = M.to(Q.scalar_type());
+    // no mask is passed as an empty optional, never as an undefined tensor
+    *out = wrap(M.defined() ? at::scaled_dot_product_attention(Q, K, V, M, 0.0, is_causal, s)
+                            : at::scaled_dot_product_attention(Q, K, V, {}, 0.0, is_causal, s));
+    return nullptr;
+  }
+#else
+  (void)fused;
+#endif
+  *out = wrap(attention_math(Q, K, V, M, causal != 0, s));
+  TS_CATCH
+}
+
+ts_err ts_varlen_attention(ts_tensor q, ts_tensor k, ts_tensor v, ts_tensor cu_q, ts_tensor cu_k, int64_t max_q,
+                           int64_t max_k, ts_tensor seqused_k, int causal, double scale, int flags, ts_tensor* out) {
+  TS_TRY
+  const auto& Q = T(q);
+  const auto& K = T(k);
+  const auto& V = T(v);
+  if (Q.dim() != 3 || K.dim() != 3 || V.dim() != 3)
+    throw std::invalid_argument("varlen attention: q, k, v must be (tokens, heads, head_dim)");
+  if (K.sizes() != V.sizes()) throw std::invalid_argument("varlen attention: k and v differ in shape");
+  if (Q.size(2) != K.size(2)) throw std::invalid_argument("varlen attention: q and k differ in head_dim");
+  if (K.size(1) == 0 || Q.size(1) % K.size(1) != 0)
+    throw std::invalid_argument("varlen attention: " + std::to_string(Q.size(1)) + " query heads are not a multiple of " +
+                                std::to_string(K.size(1)) + " key/value heads");
+  const double s = scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(Q.size(2)));
+  auto used = tshim::opt(seqused_k);
+#ifdef TS_HAVE_FLASH_VARLEN
+  const bool half = Q.scalar_type() == at::kBFloat16 || Q.scalar_type() == at::kHalf;
+  if (Q.is_cuda() && half && !(flags & TS_VARLEN_LOOP)) {
+    std::optional<at::Tensor> used_opt;
+    if (used.defined()) used_opt = used.to(at::kInt);
+    auto res = at::_flash_attention_forward(Q, K, V, T(cu_q).to(at::kInt), T(cu_k).to(at::kInt), max_q, max_k, 0.0,
+                                            causal != 0, false, s, std::nullopt, std::nullopt, used_opt);
+    *out = wrap(std::get<0>(res));
+    return nullptr;
+  }
+#else
+  (void)max_q;
+  (void)max_k;
+  (void)flags;
+#endif
+  *out = wrap(varlen_loop(Q, K, V, T(cu_q), T(cu_k), used, causal != 0, s));
+  TS_CATCH
+}
+
+ts_err ts_varlen_attention_fused(int* out) {
+  TS_TRY
+#ifdef TS_HAVE_FLASH_VARLEN
+  *out = 1;
+#else
+  *out = 0;
+#endif
+  TS_CATCH
+}
+
+}  // extern "C"
