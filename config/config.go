@@ -18,7 +18,7 @@ package config
 
 import (
 	"troupe/advantage"
-	"troupe/policy"
+	"troupe/optim"
 	"troupe/rollout"
 	mathenv "troupe/rollout/env/math"
 )
@@ -35,7 +35,7 @@ type Config struct {
 	Sampling     rollout.Sampling `yaml:"sampling"`       // training sampling, overridable per agent
 	MaxNewTokens int              `yaml:"max_new_tokens"` // per response, overridable per agent
 	Advantage    Advantage        `yaml:"advantage"`      // estimator and options
-	Optim        policy.Settings  `yaml:"optim"`          // optimizer and loss, overridable per agent
+	Optim        optim.Settings   `yaml:"optim"`          // optimizer and loss, overridable per agent
 	Eval         Eval             `yaml:"eval"`           // periodic evaluation on the test split
 	Checkpoint   Checkpoint       `yaml:"checkpoint"`     // cadence and retention
 	Export       Export           `yaml:"export"`         // Hugging Face export at the end
@@ -65,7 +65,7 @@ type Model struct {
 // overrides of the optimizer and loss settings.
 type Agent struct {
 	rollout.AgentConfig `yaml:",inline"`
-	Optim               policy.Overrides `yaml:"optim"`
+	Optim               optim.Overrides `yaml:"optim"`
 }
 
 // Workflow names the orchestra and holds every built-in workflow's options.
@@ -138,7 +138,7 @@ func Default() Config {
 		Sampling:     rollout.DefaultSampling,
 		MaxNewTokens: 512,
 		Advantage:    Advantage{Estimator: "drmas", Options: advantage.DefaultOptions()},
-		Optim:        policy.DefaultSettings(),
+		Optim:        optim.DefaultSettings(),
 		Eval: Eval{Every: 0, Tasks: 32, N: 4, Ks: []int{1},
 			Sampling: rollout.Sampling{Temperature: 0.6, TopP: 0.95}},
 		Checkpoint: Checkpoint{Every: 0, Keep: 2, OnSignal: true},

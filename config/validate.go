@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"troupe/optim"
 
 	"troupe/advantage"
-	"troupe/policy"
+	"troupe/internal/kind"
 	"troupe/rollout"
-	"troupe/torch"
 )
 
 // Validate checks every section; the error names the key and the fix. It
@@ -56,18 +56,18 @@ func (c *Config) validateRun() error {
 	case r.LogSamples < 0:
 		return fmt.Errorf("run.log_samples: must be >= 0, got %d", r.LogSamples)
 	}
-	if _, err := torch.ParseDevice(r.Device); err != nil {
+	if _, err := kind.ParseDevice(r.Device); err != nil {
 		return fmt.Errorf("run.device: %v", err)
 	}
 	return checkDType("run.dtype", r.DType)
 }
 
 func checkDType(key, s string) error {
-	d, err := torch.ParseDType(s)
+	d, err := kind.ParseDType(s)
 	if err != nil {
 		return fmt.Errorf("%s: %v", key, err)
 	}
-	if d != torch.Float32 && d != torch.BFloat16 {
+	if d != kind.Float32 && d != kind.BFloat16 {
 		return fmt.Errorf("%s: models train in float32 or bfloat16, got %s", key, s)
 	}
 	return nil
@@ -102,7 +102,7 @@ func (c *Config) validateModels() error {
 			}
 		}
 		if m.Device != "" {
-			if _, err := torch.ParseDevice(m.Device); err != nil {
+			if _, err := kind.ParseDevice(m.Device); err != nil {
 				return fmt.Errorf("%s.device: %v", key, err)
 			}
 		}
@@ -235,25 +235,34 @@ func (c *Config) validateOptim() error {
 	return nil
 }
 
-// validateSharing refuses agents that train one model with different settings.
+// validateSharing refuses agents that train one model with different
+// settings (optim.Assign decides the grouping and names every differing
+// key) or different sampling temperatures.
 func (c *Config) validateSharing() error {
 	for _, t := range c.Trained() {
-		if len(t.Agents) < 2 {
-			continue
-		}
-		first := c.agentSettings(t.Agents[0])
 		for _, other := range t.Agents[1:] {
 			if a, b := c.trainingTemperature(t.Agents[0]), c.trainingTemperature(other); a != b {
 				return fmt.Errorf("agents %q and %q share model %q (assignment: shared) but sample at temperatures %g and %g; the update recomputes log-probs at one temperature per model, so give them the same sampling.temperature or use assignment: separate",
 					t.Agents[0], other, t.Name, a, b)
 			}
-			if diff := policy.SettingsDiff(first, c.agentSettings(other)); len(diff) > 0 {
-				return fmt.Errorf("agents %q and %q share model %q (assignment: shared) but differ in %s; give them identical optim settings or use assignment: separate",
-					t.Agents[0], other, t.Name, strings.Join(diff, ", "))
-			}
 		}
 	}
+	if _, err := c.Groups(); err != nil {
+		return fmt.Errorf("%w (assignment: %s)", err, c.Assignment)
+	}
 	return nil
+}
+
+// Groups is the run's agent-to-model grouping: one group per trained model,
+// with its agents and their (identical) settings, as optim.Assign decides it.
+func (c *Config) Groups() ([]optim.Group, error) {
+	var specs []optim.AgentSpec
+	for _, t := range c.Trained() {
+		for _, a := range t.Agents {
+			specs = append(specs, optim.AgentSpec{Name: a, Model: t.Name, Settings: c.agentSettings(a)})
+		}
+	}
+	return optim.Assign(specs)
 }
 
 func (c *Config) validateEval() error {
@@ -357,7 +366,7 @@ func (c *Config) TrainedName(agent string) string {
 }
 
 // agentSettings is the base optim with the agent's overrides.
-func (c *Config) agentSettings(agent string) policy.Settings {
+func (c *Config) agentSettings(agent string) optim.Settings {
 	for _, a := range c.Agents {
 		if a.Name == agent {
 			return c.withRunSteps(a.Optim.Apply(c.Optim))
@@ -367,8 +376,8 @@ func (c *Config) agentSettings(agent string) policy.Settings {
 }
 
 // withRunSteps lets a cosine schedule default its length to run.steps.
-func (c *Config) withRunSteps(s policy.Settings) policy.Settings {
-	if s.LRSchedule == policy.ScheduleCosine && s.TotalSteps == 0 {
+func (c *Config) withRunSteps(s optim.Settings) optim.Settings {
+	if s.LRSchedule == optim.ScheduleCosine && s.TotalSteps == 0 {
 		s.TotalSteps = c.Run.Steps
 	}
 	return s
@@ -376,7 +385,7 @@ func (c *Config) withRunSteps(s policy.Settings) policy.Settings {
 
 // Settings is the optimizer and loss settings of a trained model (its
 // agents' settings, identical by validation).
-func (c *Config) Settings(t Trained) policy.Settings { return c.agentSettings(t.Agents[0]) }
+func (c *Config) Settings(t Trained) optim.Settings { return c.agentSettings(t.Agents[0]) }
 
 // rolloutAgentConfigs are the agents as rollout sees them: each acts with
 // its trained model.

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -56,7 +57,7 @@ func TestCheckSequences(t *testing.T) {
 		t.Fatal(err)
 	}
 	nan := good
-	nan.Advantage = zero() / zero()
+	nan.Advantage = math.NaN()
 	cases := []struct {
 		s    Sequence
 		want string

@@ -8,6 +8,7 @@ package policy
 
 import (
 	"testing"
+	"troupe/optim"
 
 	"troupe/model"
 	"troupe/torch"
@@ -24,7 +25,7 @@ func BenchmarkLoss(b *testing.B) {
 	ref := logpData.Add(torch.Randn([]int64{B, T}, torch.Float32, torch.CPU, g).MulScalar(0.1))
 	adv := torch.Randn([]int64{B, 1}, torch.Float32, torch.CPU, g)
 	mask := torch.Rand([]int64{B, T}, torch.Float32, torch.CPU, g).GtScalar(0.2)
-	set := DefaultSettings()
+	set := optim.DefaultSettings()
 	set.KLCoef = 0.01
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -72,7 +73,7 @@ func BenchmarkUpdate(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer m.Free()
-	s := DefaultSettings()
+	s := optim.DefaultSettings()
 	s.MicroBatchSize = 4
 	tr, err := NewTrainer(TrainerConfig{Group: group("m", s, "a"), Policy: m, Temperature: 1})
 	if err != nil {
@@ -101,7 +102,7 @@ func BenchmarkOldLogProbs(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer m.Free()
-	s := DefaultSettings()
+	s := optim.DefaultSettings()
 	s.MicroBatchSize = 4
 	tr, err := NewTrainer(TrainerConfig{Group: group("m", s, "a"), Policy: m, Temperature: 1})
 	if err != nil {

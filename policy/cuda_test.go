@@ -10,6 +10,7 @@ import (
 	"os"
 	"testing"
 	"time"
+	"troupe/optim"
 
 	"troupe/model"
 	"troupe/torch"
@@ -38,7 +39,7 @@ func TestCUDABFloat16Update(t *testing.T) {
 	torch.Synchronize(dev)
 	weights := torch.Memory(dev).Allocated
 
-	s := DefaultSettings()
+	s := optim.DefaultSettings()
 	s.LR, s.UpdatesPerStep, s.MicroBatchSize = 3e-3, 2, 4
 	tr, err := NewTrainer(TrainerConfig{Group: group("m", s, "a"), Policy: m, Temperature: 1})
 	if err != nil {

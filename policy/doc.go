@@ -7,13 +7,18 @@
 // reference algorithms.md §5–6; where this package departs from the
 // reference code, the file that does so says why.
 //
+// The settings themselves (optimizer and loss keys, their defaults and
+// validation, per-agent overrides, the learning-rate schedule, and the
+// assignment of agents to models) are the pure-Go package optim, so that
+// config can use them without linking libtorch.
+//
 // It imports model and torch, and neither rollout nor advantage: the
 // training loop converts rollout samples and their advantages into Sequence
 // rows.
 //
 // # Use
 //
-//	groups, err := policy.Assign(specs)             // agent → model, settings checked
+//	groups, err := optim.Assign(specs)              // agent → model, settings checked
 //	for _, g := range groups {                      // one trainer per trained model
 //		var ref *model.Model                        // only when g.Settings.NeedsReference()
 //		tr, err := policy.NewTrainer(policy.TrainerConfig{Group: g, Policy: m, Reference: ref, Temperature: 1})
@@ -23,12 +28,8 @@
 //
 // # Files
 //
-//	settings.go   Settings, DefaultSettings (Dr. MAS math), Validate
-//	overrides.go  per-agent partial settings; the key-by-key diff
-//	schedule.go   constant / cosine learning rate with warmup
 //	loss.go       ClippedLoss, MAGRPOLoss, KLPenalty, Aggregate, Loss
 //	batch.go      Sequence rows, Pack (tokens → tensors + response mask), Split
-//	assign.go     Assign: agents → models, refusing shared models with differing settings
 //	trainer.go    Trainer: old log-probs, mini/micro-batches, clip, AdamW, skips
 //	metrics.go    per-agent metrics of one update
 //

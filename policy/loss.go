@@ -33,6 +33,7 @@ package policy
 
 import (
 	"fmt"
+	"troupe/optim"
 
 	"troupe/torch"
 )
@@ -70,10 +71,10 @@ type ClipIndicators struct {
 
 // Loss computes the configured per-token loss and aggregates it. s must be
 // valid (Settings.Validate).
-func Loss(in LossInput, s Settings) LossOutput {
+func Loss(in LossInput, s optim.Settings) LossOutput {
 	var out LossOutput
 	switch s.Loss {
-	case LossMAGRPO:
+	case optim.LossMAGRPO:
 		out.Policy = MAGRPOLoss(in.LogProbs, in.Advantages)
 	default:
 		out.Policy, out.Ratio, out.Clipped = ClippedLoss(in.LogProbs, in.OldLogProbs, in.Advantages, s.ClipLow, s.ClipHigh, s.DualClip)
@@ -121,9 +122,9 @@ func MAGRPOLoss(logp, adv *torch.Tensor) *torch.Tensor {
 // (exp(ref − log π) − (ref − log π) − 1, clamped to [−10, 10]).
 func KLPenalty(logp, refLogp *torch.Tensor, estimator string) *torch.Tensor {
 	switch estimator {
-	case KLK1:
+	case optim.KLK1:
 		return logp.Sub(refLogp)
-	case KLK3, KLLowVarKL:
+	case optim.KLK3, optim.KLLowVarKL:
 		d := refLogp.Sub(logp)
 		return d.Exp().Sub(d).SubScalar(1).Clamp(-10, 10)
 	}
@@ -143,17 +144,17 @@ func Aggregate(x, mask *torch.Tensor, mode string, length int) *torch.Tensor {
 	m := mask.ToDType(x.DType())
 	masked := x.Mul(m)
 	switch mode {
-	case TokenMean:
+	case optim.TokenMean:
 		return masked.Sum().Div(m.Sum().ClampMin(1))
-	case SeqMeanTokenSum:
+	case optim.SeqMeanTokenSum:
 		return masked.SumDim(1, false).Mean()
-	case SeqMeanTokenMean:
+	case optim.SeqMeanTokenMean:
 		return masked.SumDim(1, false).Div(m.SumDim(1, false).ClampMin(1)).Mean()
-	case SeqMeanTokenSumNorm:
+	case optim.SeqMeanTokenSumNorm:
 		if length <= 0 {
 			panic(&torch.Error{Op: "policy.Aggregate", Msg: fmt.Sprintf("%s needs a length > 0, got %d", mode, length)})
 		}
 		return masked.SumDim(1, false).Mean().DivScalar(float64(length))
 	}
-	panic(&torch.Error{Op: "policy.Aggregate", Msg: fmt.Sprintf("loss_agg %q is not one of %s, %s, %s, %s", mode, TokenMean, SeqMeanTokenSum, SeqMeanTokenMean, SeqMeanTokenSumNorm)})
+	panic(&torch.Error{Op: "policy.Aggregate", Msg: fmt.Sprintf("loss_agg %q is not one of %s, %s, %s, %s", mode, optim.TokenMean, optim.SeqMeanTokenSum, optim.SeqMeanTokenMean, optim.SeqMeanTokenSumNorm)})
 }

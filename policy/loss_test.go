@@ -10,6 +10,7 @@ package policy
 import (
 	"math"
 	"testing"
+	"troupe/optim"
 
 	"troupe/torch"
 )
@@ -79,7 +80,7 @@ func refClipped(logp, old, a, clipLow, clipHigh, dual float64) (loss, grad float
 
 // refKL is one token's KL estimate and its derivative by log π.
 func refKL(logp, ref float64, estimator string) (kl, grad float64) {
-	if estimator == KLK1 {
+	if estimator == optim.KLK1 {
 		return logp - ref, 1
 	}
 	d := ref - logp
@@ -111,13 +112,13 @@ func refWeights(mask [][]bool, mode string, length int) [][]float64 {
 				continue
 			}
 			switch mode {
-			case TokenMean:
+			case optim.TokenMean:
 				w[b][t] = 1 / total
-			case SeqMeanTokenSum:
+			case optim.SeqMeanTokenSum:
 				w[b][t] = 1 / B
-			case SeqMeanTokenMean:
+			case optim.SeqMeanTokenMean:
 				w[b][t] = 1 / (B * counts[b])
-			case SeqMeanTokenSumNorm:
+			case optim.SeqMeanTokenSumNorm:
 				w[b][t] = 1 / (B * float64(length))
 			}
 		}
@@ -192,7 +193,7 @@ func TestClippedLossHandValues(t *testing.T) {
 		loss, _, _ := ClippedLoss(logp, old, adv, 0.2, 0.2, 3)
 		nearAll(t, "per-token", loss.Float64s(), []float64{-1.2, -0.7}, 1e-12)
 		mask := torch.Ones([]int64{1, 2}, torch.Bool, torch.CPU)
-		near(t, "token-mean", Aggregate(loss, mask, TokenMean, 0).Item(), -0.95, 1e-12)
+		near(t, "token-mean", Aggregate(loss, mask, optim.TokenMean, 0).Item(), -0.95, 1e-12)
 		// A = −1, ρ = 4: max(4, 1.2) = 4 without dual clip, min(4, 3) = 3 with it.
 		logp = torch.FromFloat64([]float64{math.Log(4)}, 1, 1)
 		old = torch.Zeros([]int64{1, 1}, torch.Float64, torch.CPU)
@@ -243,7 +244,7 @@ func TestClippedLossPerTokenAndIndicators(t *testing.T) {
 
 // lossUnderTest evaluates Loss on the case with logp and entropy as leaves
 // and returns the loss and both gradients.
-func lossUnderTest(c lossCase, s Settings) (loss float64, dLogp, dEntropy []float64) {
+func lossUnderTest(c lossCase, s optim.Settings) (loss float64, dLogp, dEntropy []float64) {
 	scoped(func() {
 		logp := tensor2(c.logp).SetRequiresGrad(true)
 		ent := tensor2(c.ent).SetRequiresGrad(true)
@@ -264,12 +265,12 @@ func lossUnderTest(c lossCase, s Settings) (loss float64, dLogp, dEntropy []floa
 }
 
 // refLoss is the loss and its gradients computed token by token.
-func refLoss(c lossCase, s Settings) (loss float64, dLogp, dEntropy []float64) {
+func refLoss(c lossCase, s optim.Settings) (loss float64, dLogp, dEntropy []float64) {
 	w := refWeights(c.mask, s.LossAgg, s.DrGRPOLength)
 	for b := range c.logp {
 		for t := range c.logp[b] {
 			var pg, g float64
-			if s.Loss == LossMAGRPO {
+			if s.Loss == optim.LossMAGRPO {
 				pg, g = -c.adv[b]*c.logp[b][t], -c.adv[b]
 			} else {
 				pg, g, _, _, _ = refClipped(c.logp[b][t], c.old[b][t], c.adv[b], s.ClipLow, s.ClipHigh, s.DualClip)
@@ -287,17 +288,17 @@ func refLoss(c lossCase, s Settings) (loss float64, dLogp, dEntropy []float64) {
 	return loss, dLogp, dEntropy
 }
 
-func testSettings(mode string) Settings {
-	s := DefaultSettings()
+func testSettings(mode string) optim.Settings {
+	s := optim.DefaultSettings()
 	s.ClipLow, s.ClipHigh, s.DualClip = testClipLow, testClipHigh, testDual
 	s.LossAgg = mode
-	if mode == SeqMeanTokenSumNorm {
+	if mode == optim.SeqMeanTokenSumNorm {
 		s.DrGRPOLength = 7
 	}
 	return s
 }
 
-var allModes = []string{TokenMean, SeqMeanTokenSum, SeqMeanTokenMean, SeqMeanTokenSumNorm}
+var allModes = []string{optim.TokenMean, optim.SeqMeanTokenSum, optim.SeqMeanTokenMean, optim.SeqMeanTokenSumNorm}
 
 func TestLossEveryAggregationMode(t *testing.T) {
 	checkLeaks(t)
@@ -327,8 +328,8 @@ func TestLossModesDiffer(t *testing.T) {
 func TestLossKLAndEntropyTerms(t *testing.T) {
 	checkLeaks(t)
 	c := newLossCase()
-	for _, est := range []string{KLK1, KLK3, KLLowVarKL} {
-		for _, mode := range []string{TokenMean, SeqMeanTokenMean} {
+	for _, est := range []string{optim.KLK1, optim.KLK3, optim.KLLowVarKL} {
+		for _, mode := range []string{optim.TokenMean, optim.SeqMeanTokenMean} {
 			s := testSettings(mode)
 			s.KLCoef, s.KLEstimator, s.EntropyCoef = 0.05, est, 0.01
 			got, gLogp, gEnt := lossUnderTest(c, s)
@@ -347,17 +348,17 @@ func TestKLPenaltyValuesAndClamp(t *testing.T) {
 		// d = ref − logp = 0.5: k3 = e^0.5 − 1.5; d = 3: e³ − 4 = 16.09 → 10; d = −15: 14 → 10
 		logp := torch.FromFloat64([]float64{-1, -2, -1}, 1, 3)
 		ref := torch.FromFloat64([]float64{-0.5, 1, -16}, 1, 3)
-		nearAll(t, "k3", KLPenalty(logp, ref, KLK3).Float64s(), []float64{math.Exp(0.5) - 1.5, 10, 10}, 1e-12)
-		nearAll(t, "k1", KLPenalty(logp, ref, KLK1).Float64s(), []float64{-0.5, -3, 15}, 1e-12)
-		nearAll(t, "low_var_kl", KLPenalty(logp, ref, KLLowVarKL).Float64s(), []float64{math.Exp(0.5) - 1.5, 10, 10}, 1e-12)
+		nearAll(t, "k3", KLPenalty(logp, ref, optim.KLK3).Float64s(), []float64{math.Exp(0.5) - 1.5, 10, 10}, 1e-12)
+		nearAll(t, "k1", KLPenalty(logp, ref, optim.KLK1).Float64s(), []float64{-0.5, -3, 15}, 1e-12)
+		nearAll(t, "low_var_kl", KLPenalty(logp, ref, optim.KLLowVarKL).Float64s(), []float64{math.Exp(0.5) - 1.5, 10, 10}, 1e-12)
 	})
 }
 
 func TestMAGRPOLossIsMinusAdvantageTimesLogProbSum(t *testing.T) {
 	checkLeaks(t)
 	c := newLossCase()
-	s := testSettings(SeqMeanTokenSum)
-	s.Loss = LossMAGRPO
+	s := testSettings(optim.SeqMeanTokenSum)
+	s.Loss = optim.LossMAGRPO
 	got, gLogp, _ := lossUnderTest(c, s)
 	// −mean_b A_b · Σ_t log π, written out
 	var want float64
@@ -388,8 +389,8 @@ func TestMAGRPOLossIsMinusAdvantageTimesLogProbSum(t *testing.T) {
 func TestLossGradientByFiniteDifferences(t *testing.T) {
 	checkLeaks(t)
 	c := newLossCase()
-	s := testSettings(SeqMeanTokenMean)
-	s.KLCoef, s.KLEstimator, s.EntropyCoef = 0.1, KLK3, 0.02
+	s := testSettings(optim.SeqMeanTokenMean)
+	s.KLCoef, s.KLEstimator, s.EntropyCoef = 0.1, optim.KLK3, 0.02
 	_, grad, _ := lossUnderTest(c, s)
 	const h = 1e-6
 	T := len(c.logp[0])

@@ -30,6 +30,7 @@ package policy
 
 import (
 	"math"
+	"troupe/optim"
 
 	"troupe/torch"
 )
@@ -101,7 +102,7 @@ type stepReport struct {
 	lr        float64
 	updates   int
 	skipped   int64 // cumulative
-	settings  Settings
+	settings  optim.Settings
 }
 
 // metrics reduces the report per agent, for every agent of the model (an
@@ -179,11 +180,11 @@ func (r stepReport) aggregate(rows []rowRecord, col int) float64 {
 	}
 	n := float64(len(rows))
 	switch r.settings.LossAgg {
-	case SeqMeanTokenSum:
+	case optim.SeqMeanTokenSum:
 		return sum / n
-	case SeqMeanTokenMean:
+	case optim.SeqMeanTokenMean:
 		return perRow / n
-	case SeqMeanTokenSumNorm:
+	case optim.SeqMeanTokenSumNorm:
 		return sum / n / float64(r.settings.DrGRPOLength)
 	default:
 		return sum / math.Max(tokens, 1)

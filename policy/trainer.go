@@ -25,6 +25,7 @@ package policy
 import (
 	"fmt"
 	"math"
+	"troupe/optim"
 
 	"troupe/model"
 	"troupe/torch"
@@ -32,7 +33,7 @@ import (
 
 // TrainerConfig builds a Trainer.
 type TrainerConfig struct {
-	Group     Group        // the model's name, its agents and their settings (from Assign)
+	Group     optim.Group  // the model's name, its agents and their settings (from Assign)
 	Policy    *model.Model // trained in place; the caller owns and frees it
 	Reference *model.Model // frozen KL reference: required when Settings.KLCoef > 0, refused otherwise
 	// Temperature is the sampler's training temperature; log-probs are
@@ -77,7 +78,7 @@ func NewTrainer(cfg TrainerConfig) (t *Trainer, err error) {
 	}
 	switch {
 	case len(g.Agents) == 0:
-		return nil, fmt.Errorf("policy: model %q: no agents; build groups with Assign", g.Model)
+		return nil, fmt.Errorf("policy: model %q: no agents; build groups with optim.Assign", g.Model)
 	case cfg.Policy == nil:
 		return nil, fmt.Errorf("policy: model %q: no policy model given", g.Model)
 	case g.Settings.NeedsReference() && cfg.Reference == nil:
@@ -112,7 +113,7 @@ func (t *Trainer) Model() string { return t.cfg.Group.Model }
 func (t *Trainer) Agents() []string { return t.cfg.Group.Agents }
 
 // Settings are the model's optimizer and loss settings.
-func (t *Trainer) Settings() Settings { return t.cfg.Group.Settings }
+func (t *Trainer) Settings() optim.Settings { return t.cfg.Group.Settings }
 
 // Optimizer is the model's AdamW, for checkpoints (State/LoadState per
 // parameter, in Model.Params order).

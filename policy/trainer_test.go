@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"troupe/optim"
 
 	"troupe/model"
 	"troupe/torch"
@@ -31,8 +32,8 @@ func tinyModel(t *testing.T, seed uint64, dt torch.DType) *model.Model {
 
 // trainSettings are the defaults with a learning rate that moves a tiny
 // model visibly in a few steps.
-func trainSettings() Settings {
-	s := DefaultSettings()
+func trainSettings() optim.Settings {
+	s := optim.DefaultSettings()
 	s.LR = 3e-3
 	s.MicroBatchSize = 1
 	return s
@@ -48,8 +49,8 @@ func newTrainer(t *testing.T, cfg TrainerConfig) *Trainer {
 	return tr
 }
 
-func group(model string, s Settings, agents ...string) Group {
-	return Group{Model: model, Agents: agents, Settings: s}
+func group(model string, s optim.Settings, agents ...string) optim.Group {
+	return optim.Group{Model: model, Agents: agents, Settings: s}
 }
 
 // contrast is the fixed batch: one response with a positive advantage, one
@@ -121,12 +122,12 @@ func update(t *testing.T, tr *Trainer, seqs []Sequence, step int) Metrics {
 
 func TestUpdateRaisesPositiveAndLowersNegative(t *testing.T) {
 	checkLeaks(t)
-	for _, loss := range []string{LossClipped, LossMAGRPO} {
+	for _, loss := range []string{optim.LossClipped, optim.LossMAGRPO} {
 		m := tinyModel(t, 1, torch.Float32)
 		s := trainSettings()
 		s.Loss = loss
-		if loss == LossMAGRPO {
-			s.LossAgg = SeqMeanTokenSum // MAGRPO's −mean A·Σ log π
+		if loss == optim.LossMAGRPO {
+			s.LossAgg = optim.SeqMeanTokenSum // MAGRPO's −mean A·Σ log π
 		}
 		tr := newTrainer(t, TrainerConfig{Group: group("m", s, "solver"), Policy: m, Temperature: 1})
 		seqs := contrast("solver")
@@ -192,7 +193,7 @@ func TestSeparateModelsMoveByTheirOwnLearningRates(t *testing.T) {
 	slow, fast, frozen := base, base, base
 	slow.LR, fast.LR, frozen.LR = 1e-3, 1e-2, 0
 	fast.ClipHigh = 0.28 // separate models may differ in any setting
-	groups, err := Assign([]AgentSpec{
+	groups, err := optim.Assign([]optim.AgentSpec{
 		{Name: "solver", Model: "solver-model", Settings: slow},
 		{Name: "verifier", Model: "verifier-model", Settings: fast},
 		{Name: "critic", Model: "critic-model", Settings: frozen},
@@ -231,7 +232,7 @@ func TestSharedModelTrainsSeveralAgents(t *testing.T) {
 	checkLeaks(t)
 	m := tinyModel(t, 4, torch.Float32)
 	s := trainSettings()
-	groups, err := Assign([]AgentSpec{{Name: "solver", Model: "qwen", Settings: s}, {Name: "verifier", Model: "qwen", Settings: s}})
+	groups, err := optim.Assign([]optim.AgentSpec{{Name: "solver", Model: "qwen", Settings: s}, {Name: "verifier", Model: "qwen", Settings: s}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +334,7 @@ func TestKLToReference(t *testing.T) {
 	if _, err := NewTrainer(TrainerConfig{Group: group("m", noKL, "a"), Policy: m, Reference: ref}); err == nil || !strings.Contains(err.Error(), "kl_coef is 0") {
 		t.Fatalf("needless reference: %v", err)
 	}
-	for _, est := range []string{KLK3, KLK1} {
+	for _, est := range []string{optim.KLK3, optim.KLK1} {
 		s.KLEstimator = est
 		m := tinyModel(t, 7, torch.Float32)
 		tr := newTrainer(t, TrainerConfig{Group: group("m", s, "a"), Policy: m, Reference: ref, Temperature: 1})
@@ -343,10 +344,10 @@ func TestKLToReference(t *testing.T) {
 		update(t, tr, contrast("a"), 1)
 		kl := update(t, tr, contrast("a"), 2)[MetricKey("a", "kl_ref")]
 		t.Logf("%s: kl_ref after two steps %.3g", est, kl)
-		if est == KLK3 && !(kl > 0) {
+		if est == optim.KLK3 && !(kl > 0) {
 			t.Fatalf("k3 kl_ref %g after the policy moved, want > 0", kl)
 		}
-		if est == KLK1 && kl == 0 {
+		if est == optim.KLK1 && kl == 0 {
 			t.Fatal("k1 kl_ref is still 0 after the policy moved")
 		}
 	}
@@ -355,7 +356,7 @@ func TestKLToReference(t *testing.T) {
 func TestResumeIsExact(t *testing.T) {
 	checkLeaks(t)
 	s := trainSettings()
-	s.UpdatesPerStep, s.LRSchedule, s.WarmupSteps, s.TotalSteps = 2, ScheduleCosine, 1, 3
+	s.UpdatesPerStep, s.LRSchedule, s.WarmupSteps, s.TotalSteps = 2, optim.ScheduleCosine, 1, 3
 	seqs := append(contrast("a"), Sequence{Agent: "a", Prompt: []int{8}, Response: []int{70, 71, 72}, Advantage: 0.5})
 
 	// uninterrupted: steps 0, 1, 2

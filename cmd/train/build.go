@@ -149,13 +149,7 @@ func environments(cfg *config.Config) (train, test rollout.Environment, err erro
 }
 
 func (t *team) buildTrainers() error {
-	var specs []policy.AgentSpec
-	for _, tr := range t.trained {
-		for _, a := range tr.Agents {
-			specs = append(specs, policy.AgentSpec{Name: a, Model: tr.Name, Settings: t.cfg.Settings(tr)})
-		}
-	}
-	groups, err := policy.Assign(specs)
+	groups, err := t.cfg.Groups()
 	if err != nil {
 		return err
 	}

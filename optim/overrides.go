@@ -1,4 +1,4 @@
-package policy
+package optim
 
 // overrides.go — per-agent partial settings applied over a base, and the
 // key-by-key comparison that the sharing check reports.

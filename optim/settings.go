@@ -1,4 +1,4 @@
-package policy
+package optim
 
 // settings.go — the per-agent optimizer and loss settings: one plain struct
 // that maps onto an agent's `optim:` section of a run config, the reference

@@ -1,4 +1,4 @@
-package policy
+package optim
 
 // schedule.go — the learning rate as a function of the train step.
 //

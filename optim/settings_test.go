@@ -1,6 +1,7 @@
-package policy
+package optim
 
 import (
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -163,5 +164,12 @@ func TestLearningRateSchedules(t *testing.T) {
 		want float64
 	}{{0, 1e-6}, {9, 1e-5}, {10, 1e-5}, {35, 1e-5 * (0.1 + 0.9*0.5*(1+0.7071067811865476))}, {60, 5.5e-6}, {110, 1e-6}, {500, 1e-6}} {
 		near(t, "cosine", s.LearningRate(c.step), c.want, 1e-12)
+	}
+}
+
+func near(t *testing.T, what string, got, want, tol float64) {
+	t.Helper()
+	if math.IsNaN(got) || math.Abs(got-want) > tol*(1+math.Abs(want)) {
+		t.Fatalf("%s = %.15g, want %.15g (tol %g)", what, got, want, tol)
 	}
 }

@@ -1,4 +1,4 @@
-package policy
+package optim
 
 // assign.go — which agents train which model.
 //
@@ -41,7 +41,7 @@ func (g Group) Shared() bool { return len(g.Agents) > 1 }
 // with settings that differ from the group's first agent's.
 func Assign(agents []AgentSpec) ([]Group, error) {
 	if len(agents) == 0 {
-		return nil, fmt.Errorf("policy: no agents to assign to models")
+		return nil, fmt.Errorf("optim: no agents to assign to models")
 	}
 	var groups []Group
 	index := map[string]int{} // model → groups index
@@ -51,15 +51,15 @@ func Assign(agents []AgentSpec) ([]Group, error) {
 	for i, a := range agents {
 		switch {
 		case a.Name == "":
-			return nil, fmt.Errorf("policy: agents[%d]: empty name", i)
+			return nil, fmt.Errorf("optim: agents[%d]: empty name", i)
 		case seen[a.Name]:
-			return nil, fmt.Errorf("policy: agents[%d]: agent %q is listed twice; agent names must be unique", i, a.Name)
+			return nil, fmt.Errorf("optim: agents[%d]: agent %q is listed twice; agent names must be unique", i, a.Name)
 		case a.Model == "":
-			return nil, fmt.Errorf("policy: agent %q: no model named; give it a model (agents naming the same model share it)", a.Name)
+			return nil, fmt.Errorf("optim: agent %q: no model named; give it a model (agents naming the same model share it)", a.Name)
 		}
 		seen[a.Name] = true
 		if err := a.Settings.Validate(); err != nil {
-			return nil, fmt.Errorf("policy: agent %q: %w", a.Name, err)
+			return nil, fmt.Errorf("optim: agent %q: %w", a.Name, err)
 		}
 		g, ok := index[a.Model]
 		if !ok {
@@ -75,7 +75,7 @@ func Assign(agents []AgentSpec) ([]Group, error) {
 		groups[g].Agents = append(groups[g].Agents, a.Name)
 	}
 	if conflicts != nil {
-		return nil, fmt.Errorf("policy: %s; agents that share a model train with one optimizer, so give them the same settings or separate models", strings.Join(conflicts, "; "))
+		return nil, fmt.Errorf("optim: %s; agents that share a model train with one optimizer, so give them the same settings or separate models", strings.Join(conflicts, "; "))
 	}
 	return groups, nil
 }
