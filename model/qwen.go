@@ -39,11 +39,17 @@ func newRotary(cfg Config, dev torch.Device) rotary {
 	return rotary{invFreq: s.Keep(base.Pow(exps).Reciprocal()).Untrack()}
 }
 
+// table returns cos and sin (..., Dh) for integer positions of any shape, in dt.
+func (r rotary) table(positions *torch.Tensor, dt torch.DType) (cos, sin *torch.Tensor) {
+	freqs := positions.ToDType(torch.Float32).Unsqueeze(-1).Mul(r.invFreq) // (...,Dh/2)
+	emb := torch.Cat([]*torch.Tensor{freqs, freqs}, -1)                    // (...,Dh)
+	return emb.Cos().ToDType(dt), emb.Sin().ToDType(dt)
+}
+
 // cosSin returns the (B, 1, T, Dh) tables for integer positions (B, T), in dt.
 func (r rotary) cosSin(positions *torch.Tensor, dt torch.DType) (cos, sin *torch.Tensor) {
-	freqs := positions.ToDType(torch.Float32).Unsqueeze(-1).Mul(r.invFreq) // (B,T,Dh/2)
-	emb := torch.Cat([]*torch.Tensor{freqs, freqs}, -1).Unsqueeze(1)       // (B,1,T,Dh)
-	return emb.Cos().ToDType(dt), emb.Sin().ToDType(dt)
+	cos, sin = r.table(positions, dt) // (B,T,Dh)
+	return cos.Unsqueeze(1), sin.Unsqueeze(1)
 }
 
 // Linear is y = x·Wᵀ (+ B).
