@@ -6,8 +6,9 @@ package policy
 //
 // For a row of P prompt tokens followed by R response tokens, packed
 // right-padded as prompt+response, response token j (0-based) is predicted at
-// position P+j−1, so the mask is true at positions P−1 … P+R−2 and the target
-// there is the next id (model.ShiftTargets).
+// position P+j−1, so the mask is true at positions P−1 … P+R−2 (minus the
+// tokens the row's own loss mask excludes) and the target there is the next
+// id (model.ShiftTargets).
 //
 // The split: the rows are permuted by a PCG stream seeded with (seed, step),
 // cut into updates_per_step contiguous mini-batches whose sizes differ by at
@@ -21,6 +22,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"troupe/model"
 	"troupe/torch"
@@ -30,9 +32,13 @@ import (
 // and the advantage of that response. The training loop builds these from
 // rollout samples and the advantage estimator's output.
 type Sequence struct {
-	Agent     string
-	Prompt    []int // token ids the agent was conditioned on (at least one)
-	Response  []int // token ids it sampled (at least one); the loss covers these only
+	Agent    string
+	Prompt   []int // token ids the agent was conditioned on (at least one)
+	Response []int // token ids it sampled (at least one); the loss covers these only
+	// Mask, when set, has one entry per Response token: false excludes the
+	// token from the loss (text the environment inserted into a response,
+	// such as a tool's output). nil trains on every response token.
+	Mask      []bool
 	Advantage float64
 }
 
@@ -43,7 +49,7 @@ type Batch struct {
 	Targets    *torch.Tensor // int64 (B, T): the next token at every position
 	Mask       *torch.Tensor // bool (B, T): true at positions that predict a response token
 	Advantages *torch.Tensor // float32 (B, 1)
-	Tokens     []int         // response tokens per row
+	Tokens     []int         // trained response tokens per row
 }
 
 // Pack builds the padded batch of seqs on dev. Rows must have a non-empty
@@ -74,11 +80,13 @@ func Pack(seqs []Sequence, dev torch.Device) (b Batch, err error) {
 	tokens := make([]int, B)
 	for i, sq := range seqs {
 		P, R := len(sq.Prompt), len(sq.Response)
-		for t := P - 1; t <= P+R-2; t++ {
-			mask[i*T+t] = true
+		for j := 0; j < R; j++ {
+			if sq.Mask == nil || sq.Mask[j] {
+				mask[i*T+P-1+j] = true
+				tokens[i]++
+			}
 		}
 		adv[i] = float32(sq.Advantage)
-		tokens[i] = R
 	}
 	b = Batch{
 		Input:      in,
@@ -113,6 +121,10 @@ func CheckSequences(seqs []Sequence, agents []string, vocab int) error {
 			return fmt.Errorf("policy: sequence %d (agent %q): empty prompt; a response token's log-prob needs at least one token before it", i, s.Agent)
 		case len(s.Response) == 0:
 			return fmt.Errorf("policy: sequence %d (agent %q): empty response; drop rows without response tokens before the update", i, s.Agent)
+		case s.Mask != nil && len(s.Mask) != len(s.Response):
+			return fmt.Errorf("policy: sequence %d (agent %q): loss mask has %d entries for %d response tokens; give one per token (or none)", i, s.Agent, len(s.Mask), len(s.Response))
+		case s.Mask != nil && !slices.Contains(s.Mask, true):
+			return fmt.Errorf("policy: sequence %d (agent %q): the loss mask excludes every response token; drop the row before the update", i, s.Agent)
 		case math.IsNaN(s.Advantage) || math.IsInf(s.Advantage, 0):
 			return fmt.Errorf("policy: sequence %d (agent %q): advantage is %g; it must be finite", i, s.Agent, s.Advantage)
 		}

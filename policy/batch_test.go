@@ -51,6 +51,34 @@ func TestPackMasksResponsePredecessors(t *testing.T) {
 	}
 }
 
+// A row's loss mask removes its excluded response tokens from the batch mask
+// (and from the token count) and leaves the targets where they were.
+func TestPackHonoursLossMask(t *testing.T) {
+	checkLeaks(t)
+	seqs := []Sequence{
+		{Agent: "a", Prompt: []int{5, 6}, Response: []int{7, 8, 9, 1}, Mask: []bool{true, false, false, true}},
+		{Agent: "a", Prompt: []int{2}, Response: []int{3}},
+	}
+	b, err := Pack(seqs, torch.CPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Free()
+	want := []bool{
+		false, true, false, false, true, false,
+		true, false, false, false, false, false,
+	}
+	if got := b.Mask.Bools(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("mask %v, want %v", got, want)
+	}
+	if !reflect.DeepEqual(b.Tokens, []int{2, 1}) {
+		t.Fatalf("trained tokens %v, want [2 1]", b.Tokens)
+	}
+	if got := b.Targets.Int64s(); got[1] != 7 || got[4] != 1 {
+		t.Fatalf("targets %v: the masked-in positions must predict 7 and 1", got)
+	}
+}
+
 func TestCheckSequences(t *testing.T) {
 	good := Sequence{Agent: "a", Prompt: []int{1}, Response: []int{2}, Advantage: 0.5}
 	if err := CheckSequences([]Sequence{good}, []string{"a"}, 10); err != nil {
@@ -68,6 +96,8 @@ func TestCheckSequences(t *testing.T) {
 		{Sequence{Agent: "a", Prompt: []int{1}, Response: []int{2, 10}}, "response token 1 is id 10, outside the model's vocabulary [0, 10)"},
 		{Sequence{Agent: "a", Prompt: []int{-1}, Response: []int{2}}, "prompt token 0 is id -1"},
 		{nan, "advantage is NaN"},
+		{Sequence{Agent: "a", Prompt: []int{1}, Response: []int{2, 3}, Mask: []bool{true}}, "loss mask has 1 entries for 2 response tokens"},
+		{Sequence{Agent: "a", Prompt: []int{1}, Response: []int{2, 3}, Mask: []bool{false, false}}, "excludes every response token"},
 	}
 	for _, c := range cases {
 		err := CheckSequences([]Sequence{good, c.s}, []string{"a"}, 10)
