@@ -185,6 +185,11 @@ func drawChart(img *image.RGBA, panel image.Rectangle, c Chart, lines []series) 
 		ys = [2]float64{c.YMin, c.YMax}
 	} else if !math.IsInf(ys[0], 0) {
 		pad := 0.05 * (ys[1] - ys[0])
+		// Values that differ only by rounding (-0.10000000000000005 and
+		// -0.10000000000000002) are drawn as a constant.
+		if pad <= 1e-12*math.Max(math.Abs(ys[0]), math.Abs(ys[1])) {
+			pad = 0
+		}
 		if pad == 0 {
 			pad = math.Max(0.5*math.Abs(ys[0]), 0.5)
 		}

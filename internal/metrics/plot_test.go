@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 )
 
 // frame finds the plot area's frame by looking for long black runs: the
@@ -231,5 +233,32 @@ func TestPlotJSONLWritesPNG(t *testing.T) {
 	if os.Getenv("TROUPE_KEEP_PLOT") != "" {
 		raw, _ := os.ReadFile(out)
 		os.WriteFile(os.Getenv("TROUPE_KEEP_PLOT"), raw, 0o644)
+	}
+}
+
+// Values that differ only by rounding once made the tick search loop forever
+// (its float64 tick index stopped changing) and allocate until the process
+// died; a two-line metrics file was enough.
+func TestPlotValuesDifferingByRounding(t *testing.T) {
+	done := make(chan error, 1)
+	go func() {
+		if ticks := niceTicks(-0.10000000000000005, -0.10000000000000002, 6, false); len(ticks) == 0 || len(ticks) > 24 {
+			done <- fmt.Errorf("niceTicks over a rounding-sized range gave %d ticks", len(ticks))
+			return
+		}
+		records := []Record{
+			{Step: 1, Values: map[string]float64{"loss/solver": -0.10000000000000005}},
+			{Step: 2, Values: map[string]float64{"loss/solver": -0.10000000000000002}},
+		}
+		_, err := Render(records, []Chart{{Keys: []string{"loss/*"}}}, PlotOptions{})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second): // a guard against the old endless loop, not a speed check
+		t.Fatal("rendering two values that differ by rounding did not finish")
 	}
 }

@@ -111,7 +111,7 @@ func textWidth(s string) int {
 // the spacing whose tick count is closest to want. integral ticks are whole
 // numbers at least 1 apart.
 func niceTicks(lo, hi float64, want int, integral bool) []float64 {
-	if !(hi > lo) || want < 2 {
+	if !(hi > lo) || want < 2 || !finite(lo) || !finite(hi) {
 		return []float64{lo}
 	}
 	mag := math.Pow(10, math.Floor(math.Log10((hi-lo)/float64(want-1))))
@@ -134,9 +134,16 @@ func niceTicks(lo, hi float64, want int, integral bool) []float64 {
 	if integral && step < 1 {
 		step, mag, best = 1, 1, 1
 	}
+	// A range far below the values' own precision (two values that differ
+	// only by rounding) would need ticks whose indices float64 cannot count:
+	// the index stops changing under i++. Fall back to the two ends.
+	first, last := math.Ceil(lo/step), math.Floor((hi+step*1e-9)/step)
+	if !(last-first < 4*float64(want)) || first+1 == first || last-1 == last {
+		return []float64{lo, hi}
+	}
 	var out []float64
-	for i := math.Ceil(lo / step); value(i) <= hi+step*1e-9; i++ {
-		v := value(i)
+	for k := 0.0; first+k <= last; k++ {
+		v := value(first + k)
 		if v == 0 {
 			v = 0 // no "-0"
 		}
