@@ -50,6 +50,9 @@ type Run struct {
 	Device     string `yaml:"device"`      // default device of the models: cpu, cuda, cuda:N
 	DType      string `yaml:"dtype"`       // default dtype of the models: float32 or bfloat16
 	LogSamples int    `yaml:"log_samples"` // rows per step written to samples.jsonl (0 = none)
+	// TensorBoard writes events.out.tfevents.troupe beside metrics.jsonl:
+	// every metric as a scalar and the step's first episodes as text.
+	TensorBoard bool `yaml:"tensorboard"`
 }
 
 // Model is a checkpoint to load: a Hugging Face directory with config.json,
@@ -129,6 +132,8 @@ func Default() Config {
 			Steps:     10,
 			Device:    "cpu",
 			DType:     "float32",
+
+			TensorBoard: true,
 		},
 		Models:       map[string]Model{},
 		Assignment:   "separate",

@@ -10,7 +10,9 @@ import (
 	"bytes"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -132,6 +134,23 @@ func TestEndToEndDrMAS(t *testing.T) {
 	}
 	if !nonzero {
 		t.Fatal("every grad norm was 0: the warmed-up model never produced different rewards within a group")
+	}
+
+	// TensorBoard saw every step once: a scalar event and an episodes text event each
+	steps, err := metrics.EventSteps(filepath.Join(runB, metrics.EventsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{0, 1, 1, 2, 2, 3, 3, 4, 4}; !slices.Equal(steps, want) {
+		t.Fatalf("event steps after 2 + resume + 2: %v, want %v", steps, want)
+	}
+	// and TensorBoard's own reader agrees with metrics.jsonl, where it is installed
+	if py := os.Getenv("TROUPE_TENSORBOARD_PYTHON"); py != "" {
+		out, err := exec.Command(py, "../../scripts/gpu/check_tensorboard.py", runB).CombinedOutput()
+		if err != nil {
+			t.Fatalf("check_tensorboard.py: %v\n%s", err, out)
+		}
+		t.Logf("%s", out)
 	}
 
 	// the weights changed, and the export reloads with identical logits

@@ -103,6 +103,14 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 	if report.Dropped > 0 {
 		fmt.Fprintf(out, "metrics: dropped %d lines of steps ≥ %d from an earlier run\n", report.Dropped, start)
 	}
+	tb, tbReport, err := openBoard(cfg, next)
+	if err != nil {
+		return err
+	}
+	defer tb.Close()
+	if tbReport.Dropped > 0 {
+		fmt.Fprintf(out, "tensorboard: dropped %d events of steps ≥ %d from an earlier run\n", tbReport.Dropped, start)
+	}
 	samples, err := openSampleLog(cfg)
 	if err != nil {
 		return err
@@ -120,7 +128,11 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 		if err != nil {
 			return err
 		}
-		if err := log.Write(metrics.Record{Step: 0, Time: time.Now(), Values: values}); err != nil {
+		now := time.Now()
+		if err := log.Write(metrics.Record{Step: 0, Time: now, Values: values}); err != nil {
+			return err
+		}
+		if err := tb.write(0, now, values, nil, nil); err != nil {
 			return err
 		}
 	}
@@ -176,6 +188,9 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 			maps.Copy(values, ev)
 		}
 		if err := log.Write(metrics.Record{Step: done, Time: now, Values: values}); err != nil {
+			return err
+		}
+		if err := tb.write(done, now, values, ro, res.Advantages); err != nil {
 			return err
 		}
 		if err := samples.write(done, ro.Samples, res.Advantages); err != nil {

@@ -3,7 +3,7 @@
 //
 // Each chart has a title, a framed plot area with grid lines at "nice" tick
 // values (1, 2 or 5 × 10^k), tick labels on both axes, one coloured line per
-// key, and a legend in the plot area's top-right corner. The x range is the
+// key, and a legend to the right of the plot area, where it covers no data. The x range is the
 // steps present; the y range is the finite values present, padded by 5%,
 // unless the chart fixes it. A missing or non-finite value breaks the line
 // rather than being drawn as zero.
@@ -20,6 +20,7 @@ import (
 	"image/png"
 	"io"
 	"math"
+	"path"
 	"sort"
 	"strings"
 
@@ -30,23 +31,29 @@ import (
 type Chart struct {
 	Title string
 	// Keys are metric keys; a key ending in "*" stands for every key with
-	// that prefix ("grad_norm/*" → one line per agent), in sorted order.
+	// that prefix ("grad_norm/*" → one line per agent), and a key with a
+	// "*" elsewhere is a path.Match pattern ("policy/*/entropy"); matches
+	// come in sorted order.
 	Keys []string
 	// YMin and YMax fix the y range when YMin < YMax; otherwise it fits
 	// the data.
 	YMin, YMax float64
+	// Optional charts are left out when none of their keys has data (GPU
+	// memory on a CPU run, evaluation when it is off).
+	Optional bool
 }
 
 // PlotOptions sizes the image.
 type PlotOptions struct {
-	Width       int // pixels; 0 means 800
-	ChartHeight int // pixels per chart; 0 means 300
+	Width       int // pixels; 0 means 960
+	ChartHeight int // pixels per chart; 0 means 260
 }
 
 // Geometry of a panel, in pixels from the panel's corner.
 const (
 	marginLeft   = 64 // y tick labels
-	marginRight  = 16
+	marginRight  = 12
+	legendGap    = 10 // between the plot area and the legend
 	marginTop    = 22 // title
 	marginBottom = 34 // x tick labels and the axis name
 )
@@ -95,10 +102,10 @@ func Render(records []Record, charts []Chart, opts PlotOptions) (*image.RGBA, er
 		return nil, fmt.Errorf("no charts requested")
 	}
 	if opts.Width == 0 {
-		opts.Width = 800
+		opts.Width = 960
 	}
 	if opts.ChartHeight == 0 {
-		opts.ChartHeight = 300
+		opts.ChartHeight = 260
 	}
 	if opts.Width < marginLeft+marginRight+40 || opts.ChartHeight < marginTop+marginBottom+40 {
 		return nil, fmt.Errorf("image too small: %dx%d per chart, want at least %dx%d",
@@ -107,11 +114,26 @@ func Render(records []Record, charts []Chart, opts PlotOptions) (*image.RGBA, er
 	sorted := append([]Record(nil), records...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Step < sorted[j].Step })
 
-	img := image.NewRGBA(image.Rect(0, 0, opts.Width, opts.ChartHeight*len(charts)))
+	type panel struct {
+		chart Chart
+		lines []series
+	}
+	var panels []panel
+	for _, c := range charts {
+		lines := collectSeries(sorted, c.Keys)
+		if _, ys := dataBounds(lines); c.Optional && math.IsInf(ys[0], 0) {
+			continue
+		}
+		panels = append(panels, panel{c, lines})
+	}
+	if len(panels) == 0 {
+		return nil, fmt.Errorf("none of the charts has data")
+	}
+	img := image.NewRGBA(image.Rect(0, 0, opts.Width, opts.ChartHeight*len(panels)))
 	fillRect(img, img.Bounds(), backgroundColor)
-	for i, c := range charts {
-		panel := image.Rect(0, i*opts.ChartHeight, opts.Width, (i+1)*opts.ChartHeight)
-		drawChart(img, panel, c, collectSeries(sorted, c.Keys))
+	for i, p := range panels {
+		rect := image.Rect(0, i*opts.ChartHeight, opts.Width, (i+1)*opts.ChartHeight)
+		drawChart(img, rect, p.chart, p.lines)
 	}
 	return img, nil
 }
@@ -123,11 +145,13 @@ func collectSeries(records []Record, keys []string) []series {
 	seen := map[string]bool{}
 	for _, k := range keys {
 		matched := []string{k}
-		if prefix, ok := strings.CutSuffix(k, "*"); ok {
+		if strings.Contains(k, "*") {
+			prefix, trailing := strings.CutSuffix(k, "*")
+			trailing = trailing && !strings.Contains(prefix, "*")
 			set := map[string]bool{}
 			for _, r := range records {
 				for name := range r.Values {
-					if strings.HasPrefix(name, prefix) {
+					if ok, _ := path.Match(k, name); ok || (trailing && strings.HasPrefix(name, prefix)) {
 						set[name] = true
 					}
 				}
@@ -173,7 +197,11 @@ func (a axisRange) pixel(v float64) int {
 }
 
 func drawChart(img *image.RGBA, panel image.Rectangle, c Chart, lines []series) {
-	area := image.Rect(panel.Min.X+marginLeft, panel.Min.Y+marginTop, panel.Max.X-marginRight, panel.Max.Y-marginBottom)
+	right := panel.Max.X - marginRight
+	if w := legendWidth(lines); w > 0 && panel.Dx()-marginLeft-marginRight-w-legendGap >= 100 {
+		right -= w + legendGap // the legend gets a column of its own
+	}
+	area := image.Rect(panel.Min.X+marginLeft, panel.Min.Y+marginTop, right, panel.Max.Y-marginBottom)
 	title := c.Title
 	if title == "" {
 		title = strings.Join(c.Keys, ", ")
@@ -282,26 +310,39 @@ func dataBounds(lines []series) (xs, ys [2]float64) {
 	return xs, ys
 }
 
-// drawLegend draws a box in the area's top-right corner with a colour
-// swatch and the key of every series.
-func drawLegend(img *image.RGBA, area image.Rectangle, lines []series) {
+const legendRow, legendSwatch, legendPad = 15, 14, 6
+
+// legendWidth is the width of the legend box of lines (0 for none).
+func legendWidth(lines []series) int {
 	if len(lines) == 0 {
-		return
+		return 0
 	}
-	const rowHeight, swatch, pad = 15, 14, 6
 	width := 0
 	for _, s := range lines {
 		width = max(width, textWidth(s.key))
 	}
-	box := image.Rect(area.Max.X-1-pad-swatch-pad-width-pad, area.Min.Y+pad,
-		area.Max.X-1-pad, area.Min.Y+pad+len(lines)*rowHeight+pad)
+	return legendPad + legendSwatch + legendPad + width + legendPad
+}
+
+// drawLegend draws a box right of the area (inside its top-right corner
+// when the panel is too narrow for a column) with a colour swatch and the
+// key of every series.
+func drawLegend(img *image.RGBA, area image.Rectangle, lines []series) {
+	if len(lines) == 0 {
+		return
+	}
+	w := legendWidth(lines)
+	x0 := area.Max.X + legendGap
+	if x0+w > img.Bounds().Max.X {
+		x0 = area.Max.X - 1 - legendPad - w
+	}
+	box := image.Rect(x0, area.Min.Y, x0+w, area.Min.Y+legendPad+len(lines)*legendRow+legendPad)
 	fillRect(img, box, backgroundColor)
 	strokeRect(img, box, gridColor)
 	for i, s := range lines {
-		col := s.color
-		y := box.Min.Y + pad + i*rowHeight
-		fillRect(img, image.Rect(box.Min.X+pad, y+5, box.Min.X+pad+swatch, y+8), col)
-		drawText(img, box.Min.X+pad+swatch+pad, y+11, s.key, textColor)
+		y := box.Min.Y + legendPad + i*legendRow
+		fillRect(img, image.Rect(box.Min.X+legendPad, y+5, box.Min.X+legendPad+legendSwatch, y+8), s.color)
+		drawText(img, box.Min.X+legendPad+legendSwatch+legendPad, y+11, s.key, textColor)
 	}
 }
 

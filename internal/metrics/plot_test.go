@@ -114,11 +114,17 @@ func TestRenderPutsPointsWhereExpected(t *testing.T) {
 			}
 		}
 	}
-	// The legend sits in the top-right corner and shows both colours.
-	legend := image.Rect((left+right)/2, top+1, right, (top+bottom)/2)
+	// The legend sits right of the frame, beside its top, and shows both
+	// colours; it covers no data: the diagonal reaches the top-right corner.
+	legend := image.Rect(right+1, top, 400, (top+bottom)/2)
 	for _, c := range []color.RGBA{diag, flat} {
 		if !regionHas(img, legend, c) {
-			t.Errorf("legend: colour %v missing from the top-right quadrant", c)
+			t.Errorf("legend: colour %v missing right of the frame", c)
+		}
+	}
+	for _, step := range []float64{8.5, 9, 9.5} {
+		if !colourNear(img, px(step), py(step/10), 2, diag) {
+			t.Errorf("diag: no line pixel near (%d, %d) for step %g: something covers the top-right corner", px(step), py(step/10), step)
 		}
 	}
 	// Tick labels and title are drawn in the text colour outside the frame.
@@ -163,6 +169,16 @@ func TestCollectSeriesExpandsPrefixes(t *testing.T) {
 	}
 	if want := []string{"grad_norm/solver", "grad_norm/verifier", "reward/mean"}; !reflect.DeepEqual(keys, want) {
 		t.Errorf("keys %v, want %v", keys, want)
+	}
+	mid := collectSeries([]Record{{Step: 1, Values: map[string]float64{
+		"policy/solver/entropy": 1, "policy/verifier/entropy": 2, "policy/solver/loss": 3, "memory/0/peak_gib": 4, "memory/rollout_peak_gib": 5,
+	}}}, []string{"policy/*/entropy", "memory/*"})
+	keys = keys[:0]
+	for _, s := range mid {
+		keys = append(keys, s.key)
+	}
+	if want := []string{"policy/solver/entropy", "policy/verifier/entropy", "memory/0/peak_gib", "memory/rollout_peak_gib"}; !reflect.DeepEqual(keys, want) {
+		t.Errorf("patterns: keys %v, want %v", keys, want)
 	}
 	if v := got[1].ys; v[0] != 1 || !math.IsNaN(v[1]) {
 		t.Errorf("verifier values %v, want [1 NaN]", v)
@@ -227,8 +243,8 @@ func TestPlotJSONLWritesPNG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if img.Bounds().Dx() != 800 || img.Bounds().Dy() != 600 {
-		t.Errorf("PNG is %v, want 800x600", img.Bounds())
+	if img.Bounds().Dx() != 960 || img.Bounds().Dy() != 520 {
+		t.Errorf("PNG is %v, want 960x520", img.Bounds())
 	}
 	if os.Getenv("TROUPE_KEEP_PLOT") != "" {
 		raw, _ := os.ReadFile(out)
@@ -260,5 +276,26 @@ func TestPlotValuesDifferingByRounding(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second): // a guard against the old endless loop, not a speed check
 		t.Fatal("rendering two values that differ by rounding did not finish")
+	}
+}
+
+// Optional charts without data are left out; a required one stays (and says
+// "no data").
+func TestOptionalChartsWithoutDataAreLeftOut(t *testing.T) {
+	records := []Record{{Step: 1, Values: map[string]float64{"reward/mean": 1}}, {Step: 2, Values: map[string]float64{"reward/mean": 2}}}
+	charts := []Chart{
+		{Keys: []string{"reward/mean"}},
+		{Keys: []string{"memory/*"}, Optional: true},
+		{Keys: []string{"eval/accuracy"}},
+	}
+	img, err := Render(records, charts, PlotOptions{Width: 400, ChartHeight: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img.Bounds().Dy() != 400 {
+		t.Fatalf("image height %d, want two charts of 200", img.Bounds().Dy())
+	}
+	if _, err := Render(records, charts[1:2], PlotOptions{}); err == nil {
+		t.Fatal("a plot whose only chart is optional and empty was drawn")
 	}
 }

@@ -1,9 +1,10 @@
 // Package metrics records a training run for people: a JSONL file with one
-// object per step (jsonl.go), a one-line console summary per step
-// (progress.go), and PNG line charts drawn from the JSONL file (plot.go).
+// object per step (jsonl.go), TensorBoard event files with the same scalars
+// and sampled episodes as text (tensorboard.go), a one-line console summary
+// per step (progress.go), and PNG line charts drawn from the JSONL file
+// (plot.go).
 //
-// What it deliberately is not: a metrics server, a TensorBoard writer or an
-// aggregation library. Values arrive already reduced (means, norms) from
+// What it deliberately is not: a metrics server or an aggregation library. Values arrive already reduced (means, norms) from
 // the training loop; this package only writes, prints and draws them.
 //
 // record.go: one step's record and its JSON line.

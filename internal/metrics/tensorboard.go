@@ -266,3 +266,25 @@ func splitRecords(raw []byte) (records [][]byte, torn bool, err error) {
 	}
 	return records, false, nil
 }
+
+// EventSteps returns the step of every event in an event file, in file
+// order (the file_version event first, at step 0).
+func EventSteps(path string) ([]int, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	records, _, err := splitRecords(raw)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %s: %w", path, err)
+	}
+	steps := make([]int, len(records))
+	for i, rec := range records {
+		s, err := eventStep(rec)
+		if err != nil {
+			return nil, fmt.Errorf("metrics: %s: record %d: %w", path, i, err)
+		}
+		steps[i] = int(s)
+	}
+	return steps, nil
+}
