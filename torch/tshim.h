@@ -3,7 +3,7 @@
  *
  * What it is: a narrow, hand-written surface over ATen, exactly the operations
  * troupe uses, grouped by concern (tensor.cc, shape.cc, math.cc, nn.cc,
- * attention.cc, autograd.cc, optim.cc, runtime.cc). Handles are opaque; dtypes and devices
+ * attention.cc, autograd.cc, optim.cc, dist.cc, runtime.cc). Handles are opaque; dtypes and devices
  * are ints; results come back through out-parameters; every function returns
  * its own error: NULL on success, otherwise a malloc'd C string that the
  * caller releases with ts_free_err. There is no "last error" state.
@@ -27,6 +27,7 @@ extern "C" {
 typedef struct ts_tensor_s* ts_tensor; /* owns one at::Tensor reference */
 typedef struct ts_gen_s* ts_gen;       /* owns one at::Generator */
 typedef struct ts_adamw_s* ts_adamw;   /* AdamW state over a parameter list */
+typedef struct ts_pg_s* ts_pg;         /* a c10d process group (dist.cc) */
 typedef char* ts_err;                  /* NULL = success */
 
 /* dtypes (ints on the wire) */
@@ -185,6 +186,20 @@ ts_err ts_adamw_step_count(ts_adamw o, int i, int64_t* out);
 ts_err ts_adamw_state(ts_adamw o, int i, ts_tensor* exp_avg, ts_tensor* exp_avg_sq, ts_tensor* master);
 /* copies into the state (allocating it when absent); shapes must match the parameter */
 ts_err ts_adamw_load_state(ts_adamw o, int i, int64_t step, ts_tensor exp_avg, ts_tensor exp_avg_sq, ts_tensor master);
+
+/* ---- dist.cc: collectives across processes on c10d (Gloo for CPU tensors, NCCL for CUDA) ----
+ * init blocks until all `world` ranks have joined the TCPStore that rank 0 hosts at host:port;
+ * timeout_ms bounds the rendezvous and every collective. A list of tensors is reduced as one
+ * buffer per dtype, in place. Failures name this rank. Backends depend on the build. */
+enum { TS_DIST_SUM = 0, TS_DIST_MAX = 1 };
+ts_err ts_dist_backends(int* gloo, int* nccl);
+ts_err ts_dist_init(const char* host, int port, int rank, int world, int64_t timeout_ms, int want_gloo, int want_nccl,
+                    ts_pg* out);
+ts_err ts_dist_free(ts_pg pg);
+ts_err ts_dist_all_reduce(ts_pg pg, const ts_tensor* ts, int n, int op);
+ts_err ts_dist_all_gather(ts_pg pg, ts_tensor t, ts_tensor* out); /* (world, *t.shape) */
+ts_err ts_dist_broadcast(ts_pg pg, const ts_tensor* ts, int n, int root);
+ts_err ts_dist_barrier(ts_pg pg);
 
 /* ---- runtime.cc ---- */
 ts_err ts_version(int* major, int* minor, int* patch);

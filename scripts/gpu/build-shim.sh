@@ -84,6 +84,19 @@ if ((cuda)); then
   libs+=(-ltorch_cuda -lc10_cuda)
 fi
 
+# Collectives (dist.cc): Gloo when the wheel ships its headers, NCCL in a CUDA
+# build when nccl.h is found (the nvidia-nccl pip package). If dist.cc does
+# not compile with them it is compiled without: the shim always builds, and
+# `train --nproc` then says which backend is missing.
+dist_flags=()
+if [ -f "$inc/gloo/algorithm.h" ]; then dist_flags+=(-DTSHIM_GLOO -DUSE_C10D_GLOO); fi
+if ((cuda)) && [ -f "$inc/torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp" ]; then
+  site=$(dirname "$torch_dir")
+  for d in "$site"/nvidia/*/include "$site"/nvidia/include /usr/include /usr/local/cuda/include; do
+    if [ -f "$d/nccl.h" ]; then dist_flags+=(-DTSHIM_NCCL -DUSE_C10D_NCCL -isystem "$d"); break; fi
+  done
+fi
+
 obj="$out/obj"
 rm -rf "$obj"
 mkdir -p "$obj"
@@ -91,14 +104,21 @@ srcs=("$root"/torch/csrc/*.cc)
 echo "build-shim: torch $torch_version (CUDA ${torch_cuda}, C++11 ABI $abi) at $torch_dir"
 if ((cuda)); then kind="CUDA (-DTSHIM_CUDA, $cuda_inc)"; else kind="CPU only"; fi
 echo "build-shim: $kind build of ${#srcs[@]} files, $jobs at a time, into $out"
+echo "build-shim: collectives: ${dist_flags[*]:-none (no gloo/ headers in the wheel, no nccl.h)}"
 
 start=$SECONDS
 running=0
 for src in "${srcs[@]}"; do
   name=$(basename "$src" .cc)
   (
-    if ! "$cxx" "${flags[@]}" -c "$src" -o "$obj/$name.o" >"$obj/$name.log" 2>&1; then
-      touch "$obj/$name.failed"
+    extra=()
+    [ "$name" = dist ] && extra=("${dist_flags[@]}")
+    if ! "$cxx" "${flags[@]}" "${extra[@]}" -c "$src" -o "$obj/$name.o" >"$obj/$name.log" 2>&1; then
+      if [ "$name" = dist ] && ((${#extra[@]})) && "$cxx" "${flags[@]}" -c "$src" -o "$obj/$name.o" >>"$obj/$name.log" 2>&1; then
+        echo "build-shim: dist.cc did not compile with ${extra[*]}; built without collectives (log: $obj/$name.log)" >&2
+      else
+        touch "$obj/$name.failed"
+      fi
     fi
   ) &
   running=$((running + 1))

@@ -1,0 +1,302 @@
+// dist.cc — collectives across processes on torch's own c10d: a process group
+// over a TCPStore rendezvous (rank 0 hosts the store), with Gloo for CPU
+// tensors and NCCL for CUDA tensors, and the handful of collectives data
+// parallel training needs: all-reduce (sum or max, in place), all-gather,
+// broadcast and barrier.
+//
+// Many tensors in one call: c10d treats the tensors of one all-reduce as
+// copies of the same tensor on different devices, so a list of different
+// tensors (a model's gradients) is flattened per dtype into one buffer,
+// reduced once, and copied back — one collective per dtype per call.
+//
+// Which backends a build has depends on the headers it was compiled with:
+// TSHIM_GLOO (Debian's libtorch with libgloo-dev, or a wheel that ships gloo/)
+// and TSHIM_NCCL (a CUDA build with nccl.h). Without either, init reports
+// that the build has no distributed backend.
+//
+// Errors: a collective that fails — a peer that died, closed its connection or
+// missed the timeout — becomes the call's error with this rank named, so the
+// Go side can stop the run with a message that says which process saw it.
+#include "common.h"
+
+#include <ATen/ops/cat.h>
+#include <ATen/ops/empty_like.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#if defined(TSHIM_GLOO) || defined(TSHIM_NCCL)
+#define TSHIM_DIST 1
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/csrc/distributed/c10d/Types.hpp>
+#endif
+#ifdef TSHIM_GLOO
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
+#ifdef TSHIM_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+using tshim::T;
+using tshim::wrap;
+
+#ifdef TSHIM_DIST
+struct ts_pg_s {
+  c10::intrusive_ptr<c10d::Store> store;
+#ifdef TSHIM_GLOO
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+#endif
+#ifdef TSHIM_NCCL
+  c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;
+#endif
+  int rank = 0, world = 1;
+  std::chrono::milliseconds timeout{0};
+};
+
+namespace {
+
+std::string where(ts_pg pg) { return "rank " + std::to_string(pg->rank) + " of " + std::to_string(pg->world); }
+
+// run applies op to the backend that owns tensors of this device type and
+// waits for it, turning a failure into an error that names this rank.
+template <typename Op>
+void run(ts_pg pg, bool cuda, const char* what, Op op) {
+  if (pg == nullptr) throw std::invalid_argument("process group handle is NULL");
+  try {
+#ifdef TSHIM_NCCL
+    if (cuda) {
+      if (!pg->nccl) throw std::invalid_argument("this process group was created without NCCL; CUDA tensors need backend nccl");
+      op(*pg->nccl)->wait();
+      return;
+    }
+#endif
+#ifdef TSHIM_GLOO
+    if (!cuda) {
+      if (!pg->gloo) throw std::invalid_argument("this process group was created without Gloo; CPU tensors need backend gloo");
+      op(*pg->gloo)->wait(pg->timeout);
+      return;
+    }
+#endif
+    throw std::invalid_argument(std::string("no backend in this build for ") + (cuda ? "CUDA" : "CPU") + " tensors");
+  } catch (const std::invalid_argument&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("dist: ") + what + " failed on " + where(pg) +
+                             " (another rank may have stopped or died, or the timeout passed): " + e.what());
+  }
+}
+
+// flat groups tensors by dtype into contiguous 1-d buffers.
+struct Flat {
+  at::Tensor buffer;
+  std::vector<size_t> members;  // indices into the caller's list
+};
+
+std::vector<Flat> flatten(const std::vector<at::Tensor>& ts) {
+  std::vector<Flat> out;
+  for (size_t i = 0; i < ts.size(); i++) {
+    Flat* f = nullptr;
+    for (auto& g : out)
+      if (ts[g.members[0]].scalar_type() == ts[i].scalar_type()) f = &g;
+    if (f == nullptr) {
+      out.push_back({});
+      f = &out.back();
+    }
+    f->members.push_back(i);
+  }
+  for (auto& g : out) {
+    std::vector<at::Tensor> parts;
+    for (auto i : g.members) parts.push_back(ts[i].reshape({-1}));
+    g.buffer = at::cat(parts, 0);
+  }
+  return out;
+}
+
+void unflatten(const Flat& g, const std::vector<at::Tensor>& ts) {
+  int64_t off = 0;
+  for (auto i : g.members) {
+    auto n = ts[i].numel();
+    ts[i].copy_(g.buffer.narrow(0, off, n).view(ts[i].sizes()));
+    off += n;
+  }
+}
+
+bool on_cuda(const std::vector<at::Tensor>& ts) {
+  bool cuda = !ts.empty() && ts[0].is_cuda();
+  for (const auto& t : ts)
+    if (t.is_cuda() != cuda) throw std::invalid_argument("dist: tensors of one call must all be on CPU or all on CUDA");
+  return cuda;
+}
+
+}  // namespace
+#endif
+
+extern "C" {
+
+ts_err ts_dist_backends(int* gloo, int* nccl) {
+  TS_TRY
+  *gloo = 0;
+  *nccl = 0;
+#ifdef TSHIM_GLOO
+  *gloo = 1;
+#endif
+#ifdef TSHIM_NCCL
+  *nccl = 1;
+#endif
+  TS_CATCH
+}
+
+ts_err ts_dist_init(const char* host, int port, int rank, int world, int64_t timeout_ms, int want_gloo,
+                    int want_nccl, ts_pg* out) {
+  TS_TRY
+#ifdef TSHIM_DIST
+  if (world < 1 || rank < 0 || rank >= world)
+    throw std::invalid_argument("dist: rank " + std::to_string(rank) + " outside [0, world size " +
+                                std::to_string(world) + ")");
+  if (port <= 0 || port > 65535) throw std::invalid_argument("dist: port " + std::to_string(port) + " outside 1..65535");
+  auto pg = std::make_unique<ts_pg_s>();
+  pg->rank = rank;
+  pg->world = world;
+  pg->timeout = std::chrono::milliseconds(timeout_ms);
+  c10d::TCPStoreOptions opts;
+  opts.port = static_cast<std::uint16_t>(port);
+  opts.isServer = rank == 0;
+  opts.numWorkers = static_cast<std::size_t>(world);
+  opts.waitWorkers = true;
+  opts.timeout = pg->timeout;
+  try {
+    pg->store = c10::make_intrusive<c10d::TCPStore>(std::string(host), opts);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("dist: rank " + std::to_string(rank) + " of " + std::to_string(world) +
+                             ": rendezvous at " + host + ":" + std::to_string(port) + " failed: " + e.what());
+  }
+  if (want_gloo) {
+#ifdef TSHIM_GLOO
+    auto o = c10d::ProcessGroupGloo::Options::create(pg->timeout);
+    const char* iface = std::getenv("GLOO_SOCKET_IFNAME");
+    std::string h(host);
+    if (iface != nullptr && *iface) {
+      o->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(iface));
+    } else if (h == "127.0.0.1" || h == "localhost") {
+      o->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+    } else {
+      o->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+    }
+    pg->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(pg->store, rank, world, o);
+#else
+    throw std::invalid_argument("dist: this build of the shim has no Gloo (rebuild with gloo headers: libgloo-dev)");
+#endif
+  }
+  if (want_nccl) {
+#ifdef TSHIM_NCCL
+    pg->nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(pg->store, rank, world);
+#else
+    throw std::invalid_argument("dist: this build of the shim has no NCCL (a CUDA build with nccl.h has it)");
+#endif
+  }
+  *out = pg.release();
+#else
+  (void)host, (void)port, (void)rank, (void)world, (void)timeout_ms, (void)want_gloo, (void)want_nccl, (void)out;
+  throw std::invalid_argument("dist: this build of the shim has no distributed backend (Gloo or NCCL headers were missing)");
+#endif
+  TS_CATCH
+}
+
+ts_err ts_dist_free(ts_pg pg) {
+  TS_TRY
+#ifdef TSHIM_DIST
+  delete pg;
+#else
+  (void)pg;
+#endif
+  TS_CATCH
+}
+
+ts_err ts_dist_all_reduce(ts_pg pg, const ts_tensor* ts, int n, int op) {
+  TS_TRY
+#ifdef TSHIM_DIST
+  auto tensors = tshim::tensors(ts, n);
+  if (tensors.empty()) return nullptr;
+  bool cuda = on_cuda(tensors);
+  c10d::AllreduceOptions opts;
+  switch (op) {
+    case TS_DIST_SUM: opts.reduceOp = c10d::ReduceOp::SUM; break;
+    case TS_DIST_MAX: opts.reduceOp = c10d::ReduceOp::MAX; break;
+    default: throw std::invalid_argument("dist: unknown reduce op " + std::to_string(op));
+  }
+  at::NoGradGuard no_grad;
+  for (auto& g : flatten(tensors)) {
+    std::vector<at::Tensor> one{g.buffer};
+    run(pg, cuda, "all_reduce", [&](auto& b) { return b.allreduce(one, opts); });
+    unflatten(g, tensors);
+  }
+#else
+  (void)pg, (void)ts, (void)n, (void)op;
+  throw std::invalid_argument("dist: no distributed backend in this build");
+#endif
+  TS_CATCH
+}
+
+ts_err ts_dist_all_gather(ts_pg pg, ts_tensor t, ts_tensor* out) {
+  TS_TRY
+#ifdef TSHIM_DIST
+  const auto& in = T(t);
+  std::vector<at::Tensor> input{in.contiguous()};
+  std::vector<std::vector<at::Tensor>> output(1);
+  for (int r = 0; r < pg->world; r++) output[0].push_back(at::empty_like(input[0]));
+  run(pg, in.is_cuda(), "all_gather", [&](auto& b) { return b.allgather(output, input); });
+  std::vector<at::Tensor> rows;
+  for (auto& o : output[0]) rows.push_back(o.unsqueeze(0));
+  *out = wrap(at::cat(rows, 0));
+#else
+  (void)pg, (void)t, (void)out;
+  throw std::invalid_argument("dist: no distributed backend in this build");
+#endif
+  TS_CATCH
+}
+
+ts_err ts_dist_broadcast(ts_pg pg, const ts_tensor* ts, int n, int root) {
+  TS_TRY
+#ifdef TSHIM_DIST
+  auto tensors = tshim::tensors(ts, n);
+  if (tensors.empty()) return nullptr;
+  if (root < 0 || root >= pg->world) throw std::invalid_argument("dist: broadcast root " + std::to_string(root) + " is not a rank");
+  bool cuda = on_cuda(tensors);
+  c10d::BroadcastOptions opts;
+  opts.rootRank = root;
+  at::NoGradGuard no_grad;
+  for (auto& g : flatten(tensors)) {
+    std::vector<at::Tensor> one{g.buffer};
+    run(pg, cuda, "broadcast", [&](auto& b) { return b.broadcast(one, opts); });
+    unflatten(g, tensors);
+  }
+#else
+  (void)pg, (void)ts, (void)n, (void)root;
+  throw std::invalid_argument("dist: no distributed backend in this build");
+#endif
+  TS_CATCH
+}
+
+ts_err ts_dist_barrier(ts_pg pg) {
+  TS_TRY
+#ifdef TSHIM_DIST
+  bool cuda = false;
+#ifndef TSHIM_GLOO
+  cuda = true;  // an NCCL-only build
+#endif
+  if (pg != nullptr) {
+#ifdef TSHIM_GLOO
+    cuda = !pg->gloo;
+#endif
+  }
+  run(pg, cuda, "barrier", [&](auto& b) { return b.barrier(c10d::BarrierOptions()); });
+#else
+  (void)pg;
+  throw std::invalid_argument("dist: no distributed backend in this build");
+#endif
+  TS_CATCH
+}
+
+}  // extern "C"

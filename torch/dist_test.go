@@ -1,0 +1,161 @@
+package torch
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The collectives run in real separate processes, one per rank, as training
+// does: the test binary re-executes itself as each rank (distChild below).
+
+const distChildEnv = "TROUPE_DIST_CHILD" // "scenario rank world port"
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// runRanks starts world children for scenario and returns each one's
+// combined output and error.
+func runRanks(t *testing.T, scenario string, world int) ([]string, []error) {
+	t.Helper()
+	if gloo, _ := DistBackends(); !gloo {
+		t.Fatal("this build of the shim has no Gloo: install libgloo-dev and rebuild it (make setup)")
+	}
+	port := freePort(t)
+	outs := make([]string, world)
+	errs := make([]error, world)
+	var wg sync.WaitGroup
+	for r := 0; r < world; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(os.Args[0], "-test.run", "^TestDistChild$", "-test.v")
+			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d %d %d", distChildEnv, scenario, r, world, port))
+			b, err := cmd.CombinedOutput()
+			outs[r], errs[r] = string(b), err
+		}()
+	}
+	wg.Wait()
+	return outs, errs
+}
+
+func TestDistCollectivesTwoRanks(t *testing.T) {
+	outs, errs := runRanks(t, "collectives", 2)
+	for r := range outs {
+		if errs[r] != nil || !strings.Contains(outs[r], "collectives ok") {
+			t.Fatalf("rank %d: %v\n%s", r, errs[r], outs[r])
+		}
+	}
+}
+
+// A rank that dies makes the other's next collective fail with an error
+// naming the surviving rank, instead of hanging.
+func TestDistPeerDeathIsAnError(t *testing.T) {
+	outs, errs := runRanks(t, "die", 2)
+	if errs[1] == nil {
+		t.Fatalf("rank 1 was meant to die:\n%s", outs[1])
+	}
+	if errs[0] != nil || !strings.Contains(outs[0], "rank 0 of 2") || !strings.Contains(outs[0], "peer failure reported") {
+		t.Fatalf("rank 0 did not report the dead peer as an error (%v):\n%s", errs[0], outs[0])
+	}
+}
+
+func TestDistRefusesBadRanks(t *testing.T) {
+	for _, c := range []DistConfig{
+		{Host: "127.0.0.1", Port: 1, Rank: 2, World: 2, Gloo: true},
+		{Host: "127.0.0.1", Port: 0, Rank: 0, World: 1, Gloo: true},
+		{Host: "127.0.0.1", Port: 1, Rank: 0, World: 1},
+	} {
+		if pg, err := NewProcessGroup(c); err == nil {
+			pg.Close()
+			t.Errorf("%+v accepted", c)
+		}
+	}
+}
+
+// TestDistChild is one rank of a scenario; it does nothing unless started by
+// runRanks.
+func TestDistChild(t *testing.T) {
+	spec := os.Getenv(distChildEnv)
+	if spec == "" {
+		t.Skip("a rank process of the dist tests; runs only when they start it")
+	}
+	f := strings.Fields(spec)
+	rank, _ := strconv.Atoi(f[1])
+	world, _ := strconv.Atoi(f[2])
+	port, _ := strconv.Atoi(f[3])
+	pg, err := NewProcessGroup(DistConfig{Host: "127.0.0.1", Port: port, Rank: rank, World: world, Timeout: 20 * time.Second, Gloo: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	s := NewScope()
+	defer s.Close()
+	r := float64(rank)
+	switch f[0] {
+	case "collectives":
+		// sum over ranks of (r+1)·[1..5] and [r, 10r]; two dtypes in one call
+		x := FromFloat32([]float32{1, 2, 3, 4, 5}).MulScalar(r + 1)
+		y := FromInt64([]int64{int64(rank), int64(10 * rank)})
+		if err := pg.AllReduce([]*Tensor{x, y}, ReduceSum); err != nil {
+			t.Fatal(err)
+		}
+		if got := x.Float64s(); !reflect.DeepEqual(got, []float64{3, 6, 9, 12, 15}) {
+			t.Fatalf("all-reduce sum f32: %v", got)
+		}
+		if got := y.Int64s(); !reflect.DeepEqual(got, []int64{1, 10}) {
+			t.Fatalf("all-reduce sum i64: %v", got)
+		}
+		z := FromFloat64([]float64{r, -r})
+		if err := pg.AllReduce([]*Tensor{z}, ReduceMax); err != nil {
+			t.Fatal(err)
+		}
+		if got := z.Float64s(); !reflect.DeepEqual(got, []float64{1, 0}) {
+			t.Fatalf("all-reduce max: %v", got)
+		}
+		g, err := pg.AllGather(Full([]int64{2, 3}, r, Float32, CPU))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(g.Shape(), []int64{2, 2, 3}) || !reflect.DeepEqual(g.Float64s(), []float64{0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1}) {
+			t.Fatalf("all-gather: %v %v", g.Shape(), g.Float64s())
+		}
+		b := Full([]int64{4}, r+7, Float32, CPU)
+		if err := pg.Broadcast([]*Tensor{b}, 1); err != nil {
+			t.Fatal(err)
+		}
+		if got := b.Float64s(); !reflect.DeepEqual(got, []float64{8, 8, 8, 8}) {
+			t.Fatalf("broadcast from rank 1: %v", got)
+		}
+		if err := pg.Barrier(); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Println("collectives ok")
+	case "die":
+		if err := pg.Barrier(); err != nil {
+			t.Fatal(err)
+		}
+		if rank == 1 {
+			os.Exit(3) // no goodbye: the process is gone
+		}
+		err := pg.AllReduce([]*Tensor{FromFloat32([]float32{1})}, ReduceSum)
+		if err == nil {
+			t.Fatal("all-reduce with a dead peer succeeded")
+		}
+		fmt.Println("peer failure reported:", err)
+	}
+}
