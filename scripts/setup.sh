@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(libtorch-dev libopenblas0-openmp cmake g++ make)
+packages=(libtorch-dev libopenblas0-openmp cmake g++ make bubblewrap python3)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 missing=()
