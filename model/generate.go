@@ -54,19 +54,8 @@ func (m *Model) Generate(reqs []GenRequest, cache *KVCache, g *torch.Generator) 
 	}
 	maxPrompt, maxNew := 0, 0
 	for i, r := range reqs {
-		if len(r.Prompt) == 0 {
-			return nil, fmt.Errorf("model: generate: request %d has an empty prompt", i)
-		}
-		if r.MaxNewTokens < 0 {
-			return nil, fmt.Errorf("model: generate: request %d: max_new_tokens must be ≥ 0, got %d", i, r.MaxNewTokens)
-		}
-		if err := r.Sampling.validate(); err != nil {
+		if err := m.checkRequest(r); err != nil {
 			return nil, fmt.Errorf("model: generate: request %d: %w", i, err)
-		}
-		for _, id := range append(append([]int(nil), r.Prompt...), r.Stop...) {
-			if id < 0 || id >= m.Config.VocabSize {
-				return nil, fmt.Errorf("model: generate: request %d: token id %d outside the vocabulary [0, %d)", i, id, m.Config.VocabSize)
-			}
 		}
 		maxPrompt, maxNew = max(maxPrompt, len(r.Prompt)), max(maxNew, r.MaxNewTokens)
 	}
@@ -87,6 +76,27 @@ func (m *Model) Generate(reqs []GenRequest, cache *KVCache, g *torch.Generator) 
 	}
 	torch.NoGrad(func() { m.generate(reqs, out, cache, g, maxPrompt) })
 	return out, nil
+}
+
+// checkRequest validates one request against the model.
+func (m *Model) checkRequest(r GenRequest) error {
+	if len(r.Prompt) == 0 {
+		return fmt.Errorf("empty prompt")
+	}
+	if r.MaxNewTokens < 0 {
+		return fmt.Errorf("max_new_tokens must be ≥ 0, got %d", r.MaxNewTokens)
+	}
+	if err := r.Sampling.validate(); err != nil {
+		return err
+	}
+	for _, ids := range [][]int{r.Prompt, r.Stop} {
+		for _, id := range ids {
+			if id < 0 || id >= m.Config.VocabSize {
+				return fmt.Errorf("token id %d outside the vocabulary [0, %d)", id, m.Config.VocabSize)
+			}
+		}
+	}
+	return nil
 }
 
 func (m *Model) generate(reqs []GenRequest, out []GenResult, cache *KVCache, g *torch.Generator, P int) {

@@ -146,6 +146,13 @@ func (t *Tensor) IndexPut(indices []*Tensor, values *Tensor, accumulate bool) *T
 	return wrap(out)
 }
 
+// IndexCopyInPlace writes src into t along dim at the rows named by index
+// (int64): t.index_copy_(dim, index, src). t may be a view; it is changed in
+// place, so it must not be a tensor autograd needs.
+func (t *Tensor) IndexCopyInPlace(dim int64, index, src *Tensor) {
+	check("index_copy_", C.ts_index_copy_(t.handle(), C.int64_t(dim), index.handle(), src.handle()))
+}
+
 // MaskedFill returns t with v wherever mask (bool, broadcast) is true.
 func (t *Tensor) MaskedFill(mask *Tensor, v float64) *Tensor {
 	var out C.ts_tensor

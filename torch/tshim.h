@@ -81,6 +81,7 @@ ts_err ts_gather(ts_tensor t, int64_t dim, ts_tensor index, ts_tensor* out);
 ts_err ts_scatter(ts_tensor t, int64_t dim, ts_tensor index, ts_tensor src, ts_tensor* out);
 ts_err ts_scatter_add(ts_tensor t, int64_t dim, ts_tensor index, ts_tensor src, ts_tensor* out);
 ts_err ts_index_put(ts_tensor t, const ts_tensor* indices, int n, ts_tensor values, int accumulate, ts_tensor* out);
+ts_err ts_index_copy_(ts_tensor t, int64_t dim, ts_tensor index, ts_tensor src); /* in place: t[index] = src along dim */
 ts_err ts_masked_fill(ts_tensor t, ts_tensor mask, double value, ts_tensor* out);
 ts_err ts_masked_select(ts_tensor t, ts_tensor mask, ts_tensor* out); /* 1-d, row-major order */
 ts_err ts_where(ts_tensor cond, ts_tensor a, ts_tensor b, ts_tensor* out);

@@ -146,6 +146,12 @@ ts_err ts_index_put(ts_tensor t, const ts_tensor* indices, int n, ts_tensor valu
   TS_CATCH
 }
 
+ts_err ts_index_copy_(ts_tensor t, int64_t dim, ts_tensor index, ts_tensor src) {
+  TS_TRY
+  T(t).index_copy_(dim, T(index), T(src));
+  TS_CATCH
+}
+
 ts_err ts_masked_fill(ts_tensor t, ts_tensor mask, double value, ts_tensor* out) {
   TS_TRY
   const auto& x = T(t);

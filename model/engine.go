@@ -1,0 +1,677 @@
+package model
+
+// engine.go — the generation engine: one per model, for the whole run.
+//
+// What it is: a fixed set of decode slots backed by one key/value arena
+// allocated once (sized from a byte budget), a FIFO of waiting requests, and
+// a step function. Each Step
+//
+//  1. admits waiting requests, in submission order, into the free slots
+//     (lowest slot first) and prefills them in one packed forward; requests
+//     with the same prompt (the n samples of a group) share one prefill, whose
+//     keys and values are copied into each of their slots, and sample their
+//     first tokens from the same last-position logits;
+//  2. decodes every live slot for up to SyncEvery steps without touching the
+//     host: tokens, their log-probs, stop detection and the per-row lengths
+//     stay on the device, and attention reads each slot's real length
+//     (varlen attention with per-row used keys — no mask, no padding);
+//  3. reads the lengths and done flags once, retires the finished rows and
+//     returns them; their slots take new requests at the next Step.
+//
+// Determinism: slot assignment, the batch composition of every step and the
+// number of steps per Step are functions of the submitted requests only.
+// Every request carries its own seed; its t-th token is drawn by inverse-CDF
+// sampling with the t-th uniform of that seed's stream, so a row's samples
+// do not depend on which other rows share its batch.
+//
+// The plain Generate (generate.go) stays the reference the engine is tested
+// against. Sampling here follows sample.go: temperature, then top-k, then
+// top-p; log-probs are under the temperature-scaled distribution.
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"troupe/torch"
+)
+
+// EngineConfig sizes an engine.
+type EngineConfig struct {
+	// BudgetBytes bounds the key/value arena. The engine holds
+	// min(MaxSlots, BudgetBytes / (SlotLen × KV bytes per token)) slots.
+	BudgetBytes int64
+	// SlotLen is the most tokens (prompt + new) one request may use.
+	SlotLen int
+	// MaxSlots caps the decode batch (0 = 256).
+	MaxSlots int
+	// SyncEvery is the number of decode steps between host reads (0 = 16).
+	SyncEvery int
+}
+
+// EngineRequest is a generation request with its own random stream.
+type EngineRequest struct {
+	GenRequest
+	Seed uint64
+}
+
+// Completion is a finished request.
+type Completion struct {
+	ID int // the id Submit returned
+	GenResult
+}
+
+// EngineStats count the engine's work since it was made.
+type EngineStats struct {
+	Steps          int // Step calls that did work
+	DecodeSteps    int // batched decode steps
+	HostReads      int // device→host reads of the decode state
+	Prefills       int // packed prefill forwards
+	PrefillTokens  int // tokens through prefill
+	SharedPrompts  int // requests whose prompt prefill was shared with an earlier one
+	Admitted       int
+	MaxBatch       int // most rows decoded at once
+	GeneratedTotal int // generated tokens
+}
+
+// Engine generates for many requests with one model; see the file comment.
+// An Engine is used from one goroutine (the torch thread).
+type Engine struct {
+	m         *Model
+	cfg       EngineConfig
+	slots     int
+	slotLen   int64
+	syncEvery int
+
+	// device memory, nil after Release
+	k, v    []*torch.Tensor // per layer (slots·slotLen, KVH, Dh)
+	outTok  *torch.Tensor   // (slots·slotLen) int64: generated ids by slot and index
+	outLP   *torch.Tensor   // (slots·slotLen) f32
+	uniform *torch.Tensor   // (slots·slotLen) f32: each slot's uniforms by token index
+
+	queue  []*engineRow // waiting, in submission order
+	bySlot []*engineRow // nil = free
+	active []*engineRow // decode batch, by slot
+	state  decodeState  // device state of the decode batch
+	done   []Completion // finished without a slot (max_new_tokens 0)
+	nextID int
+	stats  EngineStats
+}
+
+type engineRow struct {
+	id   int
+	req  EngineRequest
+	slot int
+	n    int // tokens generated, as of the last host read (prefill: 1)
+}
+
+// decodeState is the per-row device state of the decode batch, in active
+// order. Rebuilt whenever rows join or leave (at most once per Step).
+type decodeState struct {
+	tok, pos, n, maxNew *torch.Tensor // (B) int64
+	done                *torch.Tensor // (B) bool
+	stops               *torch.Tensor // (B, S) int64, −1 padded
+	base                *torch.Tensor // (B) int64: slot·slotLen
+	cuQ, cuK            *torch.Tensor // (B+1) int32
+	params              rowParams
+}
+
+func (d *decodeState) free() {
+	if d.maxNew == nil {
+		return
+	}
+	torch.FreeAll(d.tok, d.pos, d.n, d.maxNew, d.done, d.stops, d.base, d.cuQ, d.cuK)
+	d.params.free()
+	*d = decodeState{}
+}
+
+// KVBytesPerToken is the key/value memory one cached token takes.
+func (m *Model) KVBytesPerToken() int64 {
+	c := m.Config
+	return int64(c.NumLayers) * 2 * int64(c.NumKVHeads) * int64(c.HeadDim) * int64(m.dtype.Size())
+}
+
+// NewEngine makes an engine; its memory is allocated at the first Step.
+func (m *Model) NewEngine(cfg EngineConfig) (*Engine, error) {
+	if cfg.SlotLen < 2 {
+		return nil, fmt.Errorf("model: engine: slot length must be ≥ 2 tokens, got %d", cfg.SlotLen)
+	}
+	if max := m.Config.MaxPositions; max > 0 && cfg.SlotLen > max {
+		return nil, fmt.Errorf("model: engine: slot length %d exceeds the model's max_position_embeddings %d", cfg.SlotLen, max)
+	}
+	if cfg.MaxSlots < 0 || cfg.SyncEvery < 0 || cfg.BudgetBytes < 0 {
+		return nil, fmt.Errorf("model: engine: max slots, sync interval and budget must be ≥ 0")
+	}
+	if cfg.MaxSlots == 0 {
+		cfg.MaxSlots = 256
+	}
+	if cfg.SyncEvery == 0 {
+		cfg.SyncEvery = 16
+	}
+	perSlot := int64(cfg.SlotLen) * m.KVBytesPerToken()
+	slots := int64(cfg.MaxSlots)
+	if cfg.BudgetBytes > 0 {
+		slots = min(slots, cfg.BudgetBytes/perSlot)
+	}
+	if slots < 1 {
+		return nil, fmt.Errorf("model: engine: a key/value budget of %s holds no slot of %d tokens (%s each); raise the budget or lower the slot length",
+			FormatBytes(cfg.BudgetBytes), cfg.SlotLen, FormatBytes(perSlot))
+	}
+	return &Engine{m: m, cfg: cfg, slots: int(slots), slotLen: int64(cfg.SlotLen), syncEvery: cfg.SyncEvery,
+		bySlot: make([]*engineRow, slots)}, nil
+}
+
+// Slots is the number of rows the engine decodes at once.
+func (e *Engine) Slots() int { return e.slots }
+
+// SlotLen is the most tokens (prompt + new) of one request.
+func (e *Engine) SlotLen() int { return int(e.slotLen) }
+
+// Bytes is the device memory the engine holds while allocated.
+func (e *Engine) Bytes() int64 {
+	return int64(e.slots)*e.slotLen*e.m.KVBytesPerToken() + int64(e.slots)*e.slotLen*(8+4+4)
+}
+
+// Stats returns the work counters.
+func (e *Engine) Stats() EngineStats { return e.stats }
+
+// Pending is the number of submitted requests not yet returned.
+func (e *Engine) Pending() int { return len(e.queue) + len(e.active) + len(e.done) }
+
+// Submit queues a request and returns its id. A request that can never fit
+// a slot is refused here, naming the sizes.
+func (e *Engine) Submit(r EngineRequest) (int, error) {
+	if err := e.m.checkRequest(r.GenRequest); err != nil {
+		return 0, fmt.Errorf("model: engine: %w", err)
+	}
+	if need := len(r.Prompt) + r.MaxNewTokens; int64(need) > e.slotLen {
+		return 0, fmt.Errorf("model: engine: a request needs %d tokens (prompt %d + max_new_tokens %d) but a slot holds %d (%d slots in a %s key/value budget); raise the engine's max_seq_len or shorten the prompt",
+			need, len(r.Prompt), r.MaxNewTokens, e.slotLen, e.slots, FormatBytes(e.Bytes()))
+	}
+	id := e.nextID
+	e.nextID++
+	if r.MaxNewTokens == 0 {
+		e.done = append(e.done, Completion{ID: id, GenResult: GenResult{Finish: FinishLength}})
+		return id, nil
+	}
+	e.queue = append(e.queue, &engineRow{id: id, req: r, slot: -1})
+	return id, nil
+}
+
+// Step admits, decodes and retires (see the file comment) and returns the
+// requests that finished, by id.
+func (e *Engine) Step() (out []Completion, err error) {
+	defer torch.Recover(&err)
+	out, e.done = e.done, nil
+	if len(e.queue) == 0 && len(e.active) == 0 {
+		return out, nil
+	}
+	e.stats.Steps++
+	torch.NoGrad(func() {
+		e.acquire()
+		e.admit()
+		e.decode()
+		out = append(out, e.retire()...)
+	})
+	slices.SortFunc(out, func(a, b Completion) int { return a.ID - b.ID })
+	return out, nil
+}
+
+// Generate runs a batch of requests to completion and returns their results
+// in order.
+func (e *Engine) Generate(reqs []EngineRequest) ([]GenResult, error) {
+	if e.Pending() > 0 {
+		return nil, fmt.Errorf("model: engine: Generate needs an idle engine; %d requests are pending", e.Pending())
+	}
+	first := e.nextID
+	for i, r := range reqs {
+		if _, err := e.Submit(r); err != nil {
+			e.abandon()
+			return nil, fmt.Errorf("request %d: %w", i, err)
+		}
+	}
+	res := make([]GenResult, len(reqs))
+	for e.Pending() > 0 {
+		done, err := e.Step()
+		if err != nil {
+			e.abandon()
+			return nil, err
+		}
+		for _, c := range done {
+			res[c.ID-first] = c.GenResult
+		}
+	}
+	return res, nil
+}
+
+// abandon drops every pending request (after an error).
+func (e *Engine) abandon() {
+	e.queue, e.done = nil, nil
+	for _, r := range e.active {
+		e.bySlot[r.slot] = nil
+	}
+	e.active = nil
+	e.state.free()
+}
+
+// Release frees the engine's device memory (between rollout and update); the
+// next Step allocates it again. Pending requests are dropped.
+func (e *Engine) Release() {
+	e.abandon()
+	torch.FreeAll(e.k...)
+	torch.FreeAll(e.v...)
+	torch.FreeAll(e.outTok, e.outLP, e.uniform)
+	e.k, e.v, e.outTok, e.outLP, e.uniform = nil, nil, nil, nil, nil
+}
+
+// Free releases everything; the engine must not be used again.
+func (e *Engine) Free() { e.Release() }
+
+func (e *Engine) acquire() {
+	if e.k != nil {
+		return
+	}
+	c, dev := e.m.Config, e.m.device
+	rows := int64(e.slots) * e.slotLen
+	for range e.m.Layers {
+		e.k = append(e.k, torch.Zeros([]int64{rows, int64(c.NumKVHeads), int64(c.HeadDim)}, e.m.dtype, dev).Untrack())
+		e.v = append(e.v, torch.Zeros([]int64{rows, int64(c.NumKVHeads), int64(c.HeadDim)}, e.m.dtype, dev).Untrack())
+	}
+	e.outTok = torch.Zeros([]int64{rows}, torch.Int64, dev).Untrack()
+	e.outLP = torch.Zeros([]int64{rows}, torch.Float32, dev).Untrack()
+	e.uniform = torch.Full([]int64{rows}, 0.5, torch.Float32, dev).Untrack()
+}
+
+// admit moves waiting requests into free slots and prefills them.
+func (e *Engine) admit() {
+	var rows []*engineRow
+	for slot := range e.bySlot {
+		if len(e.queue) == 0 {
+			break
+		}
+		if e.bySlot[slot] != nil {
+			continue
+		}
+		r := e.queue[0]
+		e.queue = e.queue[1:]
+		r.slot, r.n = slot, 1
+		e.bySlot[slot] = r
+		rows = append(rows, r)
+	}
+	if len(rows) == 0 {
+		return
+	}
+	s := torch.NewScope()
+	defer s.Close()
+	dev := e.m.device
+
+	// distinct prompts, in order of first appearance
+	var distinct [][]int
+	ofRow := make([]int64, len(rows))
+	seen := map[string]int{}
+	for i, r := range rows {
+		key := promptKey(r.req.Prompt)
+		d, ok := seen[key]
+		if !ok {
+			d = len(distinct)
+			seen[key] = d
+			distinct = append(distinct, r.req.Prompt)
+		} else {
+			e.stats.SharedPrompts++
+		}
+		ofRow[i] = int64(d)
+	}
+	p, err := PackSequences(distinct, dev)
+	if err != nil {
+		panic(&torch.Error{Op: "engine prefill", Msg: err.Error()})
+	}
+	defer p.Free()
+	starts := make([]int64, len(distinct))
+	for d := 1; d < len(distinct); d++ {
+		starts[d] = starts[d-1] + int64(p.Lens[d-1])
+	}
+	var src, dst []int64 // packed row → arena row
+	for i, r := range rows {
+		d := ofRow[i]
+		for t := range p.Lens[d] {
+			src = append(src, starts[d]+int64(t))
+			dst = append(dst, int64(r.slot)*e.slotLen+int64(t))
+		}
+	}
+	srcT, dstT := torch.FromInt64(src).ToDevice(dev), torch.FromInt64(dst).ToDevice(dev)
+	sink := func(layer int, k, v *torch.Tensor) {
+		e.k[layer].IndexCopyInPlace(0, dstT, k.IndexSelect(0, srcT))
+		e.v[layer].IndexCopyInPlace(0, dstT, v.IndexSelect(0, srcT))
+	}
+	h := e.m.packedHidden(p, sink) // (N,D)
+	last := make([]int64, len(distinct))
+	for d := range distinct {
+		last[d] = starts[d] + int64(p.Lens[d]) - 1
+	}
+	hl := h.IndexSelect(0, torch.FromInt64(last).ToDevice(dev))          // (P,D)
+	logits := torch.Linear(hl, e.m.LMHead, nil).ToDType(torch.Float32)   // (P,V)
+	logits = logits.IndexSelect(0, torch.FromInt64(ofRow).ToDevice(dev)) // (R,V)
+	e.stats.Prefills++
+	e.stats.PrefillTokens += int(p.Tokens())
+	e.stats.Admitted += len(rows)
+
+	// every row's uniforms into its slot
+	var uIdx []int64
+	var uVal []float32
+	for _, r := range rows {
+		for t := range r.req.MaxNewTokens {
+			uIdx = append(uIdx, int64(r.slot)*e.slotLen+int64(t))
+			uVal = append(uVal, uniformAt(r.req.Seed, t))
+		}
+	}
+	e.uniform.IndexCopyInPlace(0, torch.FromInt64(uIdx).ToDevice(dev), torch.FromFloat32(uVal).ToDevice(dev))
+
+	// the first token of each row, then the rows join the decode batch
+	fresh := e.m.batchState(rows, e.slotLen, false)
+	defer fresh.params.free()
+	pos, n := make([]int64, len(rows)), make([]int64, len(rows))
+	for i, r := range rows {
+		pos[i], n[i] = int64(len(r.req.Prompt)), 1 // the first generated token's position
+	}
+	u := e.uniform.IndexSelect(0, fresh.base) // index 0 of each slot
+	tok, lp := sampleUniform(logits, fresh.params, u)
+	e.outTok.IndexCopyInPlace(0, fresh.base, tok)
+	e.outLP.IndexCopyInPlace(0, fresh.base, lp)
+	fresh.tok, fresh.pos, fresh.n = tok, torch.FromInt64(pos).ToDevice(dev), torch.FromInt64(n).ToDevice(dev)
+	fresh.done = fresh.maxNew.LeScalar(1).LogicalOr(hitsStop(tok, fresh.stops))
+
+	// merge with the running rows, ordered by slot
+	all := append(append([]*engineRow(nil), e.active...), rows...)
+	order := make([]int64, len(all))
+	for i := range order {
+		order[i] = int64(i)
+	}
+	slices.SortStableFunc(order, func(a, b int64) int { return all[a].slot - all[b].slot })
+	merged := make([]*engineRow, len(all))
+	for i, j := range order {
+		merged[i] = all[j]
+	}
+	orderT := torch.FromInt64(order).ToDevice(dev)
+	cat := func(a, b *torch.Tensor) *torch.Tensor {
+		if a != nil {
+			b = torch.Cat([]*torch.Tensor{a, b}, 0)
+		}
+		return s.Keep(b.IndexSelect(0, orderT)).Untrack()
+	}
+	next := e.m.batchState(merged, e.slotLen, true)
+	next.tok, next.pos = cat(e.state.tok, fresh.tok), cat(e.state.pos, fresh.pos)
+	next.n, next.done = cat(e.state.n, fresh.n), cat(e.state.done, fresh.done)
+	e.state.free()
+	e.state = next
+	e.active = merged
+	e.stats.MaxBatch = max(e.stats.MaxBatch, len(merged))
+}
+
+// batchState builds the host-known parts of a batch's state (limits, stop
+// ids, slot offsets, attention offsets) and the sampling parameters. owned:
+// untracked, for the engine to free; otherwise the tensors belong to the
+// current scope, except the sampling parameters (free them).
+func (m *Model) batchState(rows []*engineRow, slotLen int64, owned bool) decodeState {
+	B := len(rows)
+	maxStops := 1
+	for _, r := range rows {
+		maxStops = max(maxStops, len(r.req.Stop))
+	}
+	maxNew, base := make([]int64, B), make([]int64, B)
+	stops := slices.Repeat([]int64{-1}, B*maxStops)
+	cuQ, cuK := make([]int32, B+1), make([]int32, B+1)
+	for i, r := range rows {
+		maxNew[i] = int64(r.req.MaxNewTokens)
+		base[i] = int64(r.slot) * slotLen
+		for j, s := range r.req.Stop {
+			stops[i*maxStops+j] = int64(s)
+		}
+		cuQ[i+1] = int32(i + 1)
+		cuK[i] = int32(base[i])
+	}
+	if B > 0 {
+		cuK[B] = int32(base[B-1] + slotLen)
+	}
+	up := func(t *torch.Tensor) *torch.Tensor {
+		t = t.ToDevice(m.device)
+		if owned {
+			t.Untrack()
+		}
+		return t
+	}
+	return decodeState{
+		maxNew: up(torch.FromInt64(maxNew)), base: up(torch.FromInt64(base)),
+		stops: up(torch.FromInt64(stops, int64(B), int64(maxStops))),
+		cuQ:   up(torch.FromInt32(cuQ)), cuK: up(torch.FromInt32(cuK)),
+		params: m.rowParamsOf(rows),
+	}
+}
+
+// rowParamsOf builds the sampling parameters of rows (caller frees).
+func (m *Model) rowParamsOf(rows []*engineRow) rowParams {
+	ss := make([]Sampling, len(rows))
+	for i, r := range rows {
+		ss[i] = r.req.Sampling
+	}
+	s := torch.NewScope()
+	p := newRowParams(ss, int64(m.Config.VocabSize), m.device)
+	s.Keep(p.greedy, p.temp, p.topK, p.topP)
+	s.Close()
+	for _, t := range []*torch.Tensor{p.greedy, p.temp, p.topK, p.topP} {
+		t.Untrack()
+	}
+	return p
+}
+
+// hitsStop reports, per row, whether tok (B) is one of the row's stop ids.
+func hitsStop(tok, stops *torch.Tensor) *torch.Tensor {
+	return tok.Unsqueeze(1).Eq(stops).ToDType(torch.Int64).SumDim(1, false).GtScalar(0)
+}
+
+// decode runs the batch for as many steps as the longest row can still use,
+// at most SyncEvery, without reading anything back.
+func (e *Engine) decode() {
+	if len(e.active) == 0 {
+		return
+	}
+	steps := 0
+	for _, r := range e.active {
+		steps = max(steps, r.req.MaxNewTokens-r.n)
+	}
+	steps = min(steps, e.syncEvery)
+	st := &e.state
+	for range steps {
+		s := torch.NewScope()
+		tok, pos, n, done := e.decodeStep()
+		torch.FreeAll(st.tok, st.pos, st.n, st.done)
+		st.tok, st.pos, st.n, st.done = s.Keep(tok).Untrack(), s.Keep(pos).Untrack(), s.Keep(n).Untrack(), s.Keep(done).Untrack()
+		s.Close()
+		e.stats.DecodeSteps++
+	}
+}
+
+// decodeStep feeds every row's last token, samples the next and returns the
+// new state (in the current scope).
+func (e *Engine) decodeStep() (tok, pos, n, done *torch.Tensor) {
+	m, st := e.m, &e.state
+	B := int64(len(e.active))
+	flat := st.base.Add(st.pos) // arena row of the fed token
+	x := torch.Embedding(m.Embed, st.tok)
+	cos, sin := m.rope.table(st.pos, m.dtype)
+	cos, sin = cos.Unsqueeze(1), sin.Unsqueeze(1) // (B,1,Dh)
+	used := st.pos.AddScalar(1).ToDType(torch.Int32)
+	va := torch.Varlen{CuQ: st.cuQ, CuK: st.cuK, MaxQ: 1, MaxK: e.slotLen, SeqUsedK: used}
+	for i, blk := range m.Layers {
+		a := &blk.Attn
+		h := blk.InputNorm.Forward(x)
+		q := a.Q.Forward(h).View(B, a.heads, a.headDim)
+		k := a.K.Forward(h).View(B, a.kvHeads, a.headDim)
+		v := a.V.Forward(h).View(B, a.kvHeads, a.headDim)
+		if a.QNorm != nil {
+			q, k = a.QNorm.Forward(q), a.KNorm.Forward(k)
+		}
+		q, k = torch.RoPE(q, cos, sin), torch.RoPE(k, cos, sin)
+		e.k[i].IndexCopyInPlace(0, flat, k)
+		e.v[i].IndexCopyInPlace(0, flat, v)
+		att := torch.VarlenAttention(q, e.k[i], e.v[i], va)
+		x = x.Add(a.O.Forward(att.Reshape(B, a.heads*a.headDim)))
+		x = x.Add(blk.MLP.Forward(blk.PostNorm.Forward(x)))
+	}
+	logits := torch.Linear(m.Norm.Forward(x), m.LMHead, nil).ToDType(torch.Float32)
+	at := st.base.Add(st.n) // index of the token being sampled
+	u := e.uniform.IndexSelect(0, at)
+	next, lp := sampleUniform(logits, st.params, u)
+	e.outTok.IndexCopyInPlace(0, at, next)
+	e.outLP.IndexCopyInPlace(0, at, lp)
+	live := st.done.LogicalNot()
+	step := live.ToDType(torch.Int64)
+	n = st.n.Add(step)
+	pos = st.pos.Add(step)
+	tok = torch.Where(live, next, st.tok)
+	done = st.done.LogicalOr(live.LogicalAnd(hitsStop(next, st.stops).LogicalOr(n.Ge(st.maxNew))))
+	return tok, pos, n, done
+}
+
+// retire reads the batch state once and returns the finished rows.
+func (e *Engine) retire() []Completion {
+	if len(e.active) == 0 {
+		return nil
+	}
+	s := torch.NewScope()
+	defer s.Close()
+	st := &e.state
+	// one read: n·2 + done
+	packed := st.n.MulScalar(2).Add(st.done.ToDType(torch.Int64)).ToDevice(torch.CPU).Int64s()
+	e.stats.HostReads++
+	var finished []int
+	var keep []int64
+	for i, r := range e.active {
+		r.n = int(packed[i] / 2)
+		if packed[i]%2 == 1 {
+			finished = append(finished, i)
+		} else {
+			keep = append(keep, int64(i))
+		}
+	}
+	if len(finished) == 0 {
+		return nil
+	}
+	var idx []int64
+	for _, i := range finished {
+		r := e.active[i]
+		for t := range r.n {
+			idx = append(idx, int64(r.slot)*e.slotLen+int64(t))
+		}
+	}
+	idxT := torch.FromInt64(idx).ToDevice(e.m.device)
+	toks := e.outTok.IndexSelect(0, idxT).ToDevice(torch.CPU).Int64s()
+	lps := e.outLP.IndexSelect(0, idxT).ToDevice(torch.CPU).Float32s()
+	out := make([]Completion, 0, len(finished))
+	off := 0
+	for _, i := range finished {
+		r := e.active[i]
+		c := Completion{ID: r.id, GenResult: GenResult{Tokens: make([]int, r.n), LogProbs: lps[off : off+r.n : off+r.n], Finish: FinishLength}}
+		for t := range r.n {
+			c.Tokens[t] = int(toks[off+t])
+		}
+		if slices.Contains(r.req.Stop, c.Tokens[r.n-1]) {
+			c.Finish = FinishStop
+		}
+		off += r.n
+		e.stats.GeneratedTotal += r.n
+		e.bySlot[r.slot] = nil
+		out = append(out, c)
+	}
+	// shrink the batch to the rows still running
+	rows := make([]*engineRow, len(keep))
+	for j, i := range keep {
+		rows[j] = e.active[i]
+	}
+	if len(rows) == 0 {
+		e.state.free()
+		e.active = nil
+		return out
+	}
+	keepT := torch.FromInt64(keep).ToDevice(e.m.device)
+	next := e.m.batchState(rows, e.slotLen, true)
+	sel := func(t *torch.Tensor) *torch.Tensor { return s.Keep(t.IndexSelect(0, keepT)).Untrack() }
+	next.tok, next.pos, next.n, next.done = sel(st.tok), sel(st.pos), sel(st.n), sel(st.done)
+	e.state.free()
+	e.state = next
+	e.active = rows
+	return out
+}
+
+// sampleUniform draws one token per row of logits (n, V) float32 by inverse
+// CDF with the row's uniform u (n) in (0, 1), with the processors and the
+// reported log-probs of sampleNext.
+func sampleUniform(logits *torch.Tensor, p rowParams, u *torch.Tensor) (tokens, logp *torch.Tensor) {
+	greedyTok := logits.Argmax(-1, true)                                // (n,1)
+	greedyLogp := logits.LogSoftmax(-1).Gather(1, greedyTok).Squeeze(1) // (n)
+	if p.allGreedy {
+		return greedyTok.Squeeze(1), greedyLogp
+	}
+	scaled := logits.Div(p.temp)
+	logProbs := scaled.LogSoftmax(-1)
+	probs := logProbs.Exp()
+	if p.anyFilter {
+		// the kept set is found in sorted order and mapped back, so that the
+		// inverse CDF always runs in vocabulary order: a row draws the same
+		// token from the same uniform whether or not a row beside it filters
+		sorted, order := scaled.Sort(-1, true)
+		rank := torch.Arange(0, float64(p.vocabSize), 1, torch.Int64, logits.Device()).Unsqueeze(0)
+		keep := rank.Lt(p.topK)
+		sp := sorted.MaskedFill(keep.LogicalNot(), math.Inf(-1)).Softmax(-1)
+		before := sp.Cumsum(-1).Sub(sp)
+		keep = keep.LogicalAnd(before.Lt(p.topP))
+		kept := torch.Zeros(probs.Shape(), probs.DType(), probs.Device()).Scatter(1, order, keep.ToDType(probs.DType()))
+		probs = probs.Mul(kept)
+	}
+	tok := inverseCDF(probs, u, p.vocabSize) // (n,1)
+	tok = torch.Where(p.greedy.Unsqueeze(1), greedyTok, tok)
+	lp := torch.Where(p.greedy, greedyLogp, logProbs.Gather(1, tok).Squeeze(1))
+	return tok.Squeeze(1), lp
+}
+
+// inverseCDF returns, per row of probs (n, V), the first index whose
+// cumulative probability reaches u·total, as (n, 1) int64. The sum runs in
+// float64 so the tail of a 150k-entry vocabulary keeps its mass.
+func inverseCDF(probs, u *torch.Tensor, vocab int64) *torch.Tensor {
+	cdf := probs.ToDType(torch.Float64).Cumsum(-1)
+	target := u.ToDType(torch.Float64).Unsqueeze(1).Mul(cdf.Narrow(1, vocab-1, 1))
+	return cdf.Lt(target).ToDType(torch.Float64).SumDim(1, true).ClampMax(float64(vocab - 1)).ToDType(torch.Int64)
+}
+
+// uniformAt is the t-th uniform of seed's stream, in (0, 1), exactly
+// representable in float32: (k + ½) / 2²⁴ with k from splitmix64.
+func uniformAt(seed uint64, t int) float32 {
+	z := seed + uint64(t+1)*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return (float32(z>>40) + 0.5) / (1 << 24)
+}
+
+func promptKey(p []int) string {
+	var b strings.Builder
+	for _, t := range p {
+		b.WriteString(strconv.Itoa(t))
+		b.WriteByte(',')
+	}
+	return b.String()
+}
+
+// FormatBytes writes a byte count in binary units.
+func FormatBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
