@@ -32,6 +32,7 @@ type Config struct {
 	Workflow     Workflow         `yaml:"workflow"`       // the orchestra
 	Env          Env              `yaml:"env"`            // tasks and rewards
 	Batch        Batch            `yaml:"batch"`          // rollout batch per step
+	Engine       Engine           `yaml:"engine"`         // the generation engine per model
 	Sampling     rollout.Sampling `yaml:"sampling"`       // training sampling, overridable per agent
 	MaxNewTokens int              `yaml:"max_new_tokens"` // per response, overridable per agent
 	Advantage    Advantage        `yaml:"advantage"`      // estimator and options
@@ -121,6 +122,18 @@ type Export struct {
 	MaxShardBytes int64  `yaml:"max_shard_bytes"` // shard above this size (0 = 5 GB)
 }
 
+// Engine configures the generation engine of each model: continuous
+// batching over a key/value arena of fixed slots, sized from a budget.
+type Engine struct {
+	Enabled     bool    `yaml:"enabled"`       // false: one batched Generate call per model per round (the reference path)
+	KVBudgetGiB float64 `yaml:"kv_budget_gib"` // key/value memory per model; 0 = automatic (see KVFraction)
+	KVFraction  float64 `yaml:"kv_fraction"`   // with kv_budget_gib 0 on CUDA: this share of the free device memory, split among the models on it
+	MaxSeqLen   int     `yaml:"max_seq_len"`   // tokens per slot (prompt + response); 0 = min(max_position_embeddings, max_new_tokens + 2048)
+	MaxSlots    int     `yaml:"max_slots"`     // most rows decoded at once per model
+	SyncEvery   int     `yaml:"sync_every"`    // decode steps between host reads
+	Release     bool    `yaml:"release"`       // free the arena after each rollout, so the update has the memory
+}
+
 // Default returns the defaults every file starts from: a Dr. MAS math run
 // (drmas estimator, reference optimizer settings) of a small size.
 func Default() Config {
@@ -140,6 +153,7 @@ func Default() Config {
 		Workflow:     Workflow{Name: "math-refine", WorkflowOptions: rollout.DefaultWorkflowOptions()},
 		Env:          Env{Name: "math", Math: mathenv.DefaultConfig()},
 		Batch:        Batch{PromptsPerStep: 8, N: 4, MaxBatchRows: 256, Shuffle: true},
+		Engine:       Engine{Enabled: true, KVFraction: 0.3, MaxSlots: 256, SyncEvery: 16, Release: true},
 		Sampling:     rollout.DefaultSampling,
 		MaxNewTokens: 512,
 		Advantage:    Advantage{Estimator: "drmas", Options: advantage.DefaultOptions()},

@@ -22,7 +22,7 @@ import (
 func (c *Config) Validate() error {
 	c.fillAgentModels()
 	checks := []func() error{c.validateRun, c.validateModels, c.validateAgents, c.validateWorkflow,
-		c.validateEnv, c.validateBatch, c.validateAdvantage, c.validateOptim, c.validateSharing,
+		c.validateEnv, c.validateBatch, c.validateEngine, c.validateAdvantage, c.validateOptim, c.validateSharing,
 		c.validateEval, c.validateCheckpoint}
 	for _, check := range checks {
 		if err := check(); err != nil {
@@ -211,6 +211,23 @@ func (c *Config) validateBatch() error {
 		return fmt.Errorf("batch.n: must be >= 1 trajectory per task, got %d (group estimators need >= 2)", b.N)
 	case b.MaxBatchRows < 0:
 		return fmt.Errorf("batch.max_batch_rows: must be >= 0 (0 = no cap), got %d", b.MaxBatchRows)
+	}
+	return nil
+}
+
+func (c *Config) validateEngine() error {
+	e := c.Engine
+	switch {
+	case e.KVBudgetGiB < 0:
+		return fmt.Errorf("engine.kv_budget_gib: must be >= 0 (0 = automatic), got %g", e.KVBudgetGiB)
+	case e.KVFraction <= 0 || e.KVFraction > 0.95:
+		return fmt.Errorf("engine.kv_fraction: must be in (0, 0.95], got %g", e.KVFraction)
+	case e.MaxSeqLen < 0 || e.MaxSeqLen == 1:
+		return fmt.Errorf("engine.max_seq_len: must be >= 2 tokens (0 = automatic), got %d", e.MaxSeqLen)
+	case e.MaxSlots < 1:
+		return fmt.Errorf("engine.max_slots: must be >= 1, got %d", e.MaxSlots)
+	case e.SyncEvery < 1:
+		return fmt.Errorf("engine.sync_every: must be >= 1 decode step, got %d", e.SyncEvery)
 	}
 	return nil
 }

@@ -101,3 +101,23 @@ type GeneratorFunc func(reqs []GenRequest, seed uint64) ([]GenResult, error)
 func (f GeneratorFunc) Generate(reqs []GenRequest, seed uint64) ([]GenResult, error) {
 	return f(reqs, seed)
 }
+
+// Engine is a generator that takes requests as they come and hands them
+// back as they finish (model.Engine behind an adapter in cmd/train). The
+// sampler submits an episode's next call as soon as the episode's previous
+// calls are back, without waiting for the rest of the batch. seed
+// determines the request's random draws whatever else runs beside it.
+// Step does a bounded amount of work (a few decode steps) and returns the
+// requests that finished, in id order. Results must follow the Generator
+// contract row by row.
+type Engine interface {
+	Submit(req GenRequest, seed uint64) (id int, err error)
+	Step() ([]Completion, error)
+	Pending() int // requests submitted and not yet returned
+}
+
+// Completion is a finished Engine request.
+type Completion struct {
+	ID int
+	GenResult
+}

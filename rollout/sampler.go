@@ -18,9 +18,9 @@
 // a rerun with the same seed gives the same episodes, with the scripted
 // generator and with a real model whose Generate is deterministic per seed.
 //
-// What it deliberately is not: continuous batching. A round waits for its
-// slowest batch; an episode that finishes early leaves its rows idle until
-// the next round. The model's own Generate may batch continuously inside.
+// With Engines set, the sampler batches continuously instead (see
+// runContinuous): every episode submits its next calls as soon as its
+// previous ones are back, and no round waits for its slowest row.
 package rollout
 
 import (
@@ -35,6 +35,7 @@ import (
 // Sampler runs episodes and batches their generation requests per model.
 type Sampler struct {
 	Generators   map[string]Generator // model name → generator; every agent's model must have one
+	Engines      map[string]Engine    // model name → continuous engine; when set, used instead of Generators
 	MaxBatchRows int                  // global cap on rows per Generate call; 0 = no cap
 	Workers      int                  // goroutines for environment work; 0 = GOMAXPROCS
 }
@@ -79,6 +80,12 @@ func (s *Sampler) Run(wf Workflow, tasks []Task, n int, seed uint64) (*Rollout, 
 		return nil, fmt.Errorf("rollout: max_batch_rows must be >= 0 (0 = no cap), got %d", s.MaxBatchRows)
 	}
 	for _, a := range wf.Agents() {
+		if s.Engines != nil {
+			if s.Engines[a.Model] == nil {
+				return nil, fmt.Errorf("rollout: agent %q runs on model %q, which has no engine; the models are %v", a.Name, a.Model, s.modelNames())
+			}
+			continue
+		}
 		if s.Generators[a.Model] == nil {
 			return nil, fmt.Errorf("rollout: agent %q runs on model %q, which has no generator; the models are %v", a.Name, a.Model, s.modelNames())
 		}
@@ -104,6 +111,10 @@ func (s *Sampler) Run(wf Workflow, tasks []Task, n int, seed uint64) (*Rollout, 
 	pool.Wait()
 	if err := firstError(errs); err != nil {
 		return nil, err
+	}
+
+	if s.Engines != nil {
+		return s.runContinuous(wf, eps, pending, pool, seed, start)
 	}
 
 	var st RolloutStats
@@ -163,6 +174,120 @@ func (s *Sampler) Run(wf Workflow, tasks []Task, n int, seed uint64) (*Rollout, 
 		st.WaitTime += time.Since(t0)
 		if err := firstError(errs); err != nil {
 			return nil, err
+		}
+	}
+	samples := Samples(eps)
+	st.Wall = time.Since(start)
+	return &Rollout{Episodes: eps, Samples: samples, Stats: st}, nil
+}
+
+// runContinuous drives episodes through engines. Each iteration steps every
+// busy engine once (models in name order), collects the calls that finished,
+// advances the episodes whose calls are all back (on the worker pool) and
+// submits their next calls, in episode order. What is submitted when depends
+// only on the engines' completions, which depend only on what was
+// submitted: the run is a function of the seed, not of goroutine timing.
+// Every call draws from its own seed, DeriveSeed(seed, 2, trajectory, index
+// of the call in its episode).
+func (s *Sampler) runContinuous(wf Workflow, eps []*Episode, pending [][]*Call, pool *pool, seed uint64, start time.Time) (*Rollout, error) {
+	var st RolloutStats
+	models := make([]string, 0, len(s.Engines))
+	for name := range s.Engines {
+		models = append(models, name)
+	}
+	sort.Strings(models)
+	inflight := map[string]map[int]pendingCall{}
+	for _, m := range models {
+		inflight[m] = map[int]pendingCall{}
+	}
+	outstanding := make([]int, len(eps))
+	errs := make([]error, len(eps))
+	submit := func(ep int, calls []*Call) error {
+		for _, c := range calls {
+			a := c.Agent
+			idx := slices.Index(eps[ep].Calls, c)
+			req := GenRequest{Prompt: c.PromptTokens, MaxNewTokens: a.MaxNewTokens, Stop: a.Stop, Sampling: a.Sampling}
+			id, err := s.Engines[a.Model].Submit(req, DeriveSeed(seed, 2, uint64(eps[ep].Traj), uint64(idx)))
+			if err != nil {
+				return fmt.Errorf("rollout: model %q: agent %q: task %q: %w", a.Model, a.Name, eps[ep].Task.ID, err)
+			}
+			inflight[a.Model][id] = pendingCall{ep, c}
+			outstanding[ep]++
+		}
+		return nil
+	}
+	for i := range eps {
+		if err := submit(i, pending[i]); err != nil {
+			return nil, err
+		}
+	}
+	for {
+		var ready []int
+		busy := false
+		for _, m := range models {
+			e := s.Engines[m]
+			if e.Pending() == 0 {
+				continue
+			}
+			busy = true
+			t0 := time.Now()
+			done, err := e.Step()
+			st.GenerateTime += time.Since(t0)
+			st.GenerateCalls++
+			if err != nil {
+				return nil, fmt.Errorf("rollout: model %q: %w", m, err)
+			}
+			st.MaxRowsPerCall = max(st.MaxRowsPerCall, len(inflight[m]))
+			for _, c := range done {
+				pc, ok := inflight[m][c.ID]
+				if !ok {
+					return nil, fmt.Errorf("rollout: model %q: engine returned request %d, which is not pending", m, c.ID)
+				}
+				delete(inflight[m], c.ID)
+				call := pc.call
+				req := GenRequest{MaxNewTokens: call.Agent.MaxNewTokens, Stop: call.Agent.Stop}
+				if err := checkResult(c.GenResult, req); err != nil {
+					return nil, fmt.Errorf("rollout: model %q: agent %q: %w", m, call.Agent.Name, err)
+				}
+				call.ResponseTokens, call.LogProbs = c.Tokens, c.LogProbs
+				call.Truncated = c.Finish == FinishLength
+				st.Rows++
+				st.PromptTokens += len(call.PromptTokens)
+				st.ResponseTokens += len(call.ResponseTokens)
+				if outstanding[pc.ep]--; outstanding[pc.ep] == 0 {
+					ready = append(ready, pc.ep)
+				}
+			}
+		}
+		if !busy {
+			break
+		}
+		st.Rounds++
+		slices.Sort(ready)
+		for _, i := range ready {
+			done := slices.Clone(pending[i])
+			pool.Go(func() { pending[i], errs[i] = advance(wf, eps[i], done) })
+		}
+		t0 := time.Now()
+		pool.Wait()
+		st.WaitTime += time.Since(t0)
+		if err := firstError(errs); err != nil {
+			return nil, err
+		}
+		for _, i := range ready {
+			if err := submit(i, pending[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for m, left := range inflight {
+		if len(left) > 0 {
+			return nil, fmt.Errorf("rollout: model %q: the engine went idle with %d requests never returned", m, len(left))
+		}
+	}
+	for _, ep := range eps {
+		if !ep.Done {
+			return nil, fmt.Errorf("rollout: workflow %q: task %q: episode %d ended with calls still pending", wf.Name(), ep.Task.ID, ep.Traj)
 		}
 	}
 	samples := Samples(eps)
@@ -285,6 +410,11 @@ func (s *Sampler) modelNames() []string {
 	names := make([]string, 0, len(s.Generators))
 	for n := range s.Generators {
 		names = append(names, n)
+	}
+	for n := range s.Engines {
+		if s.Generators[n] == nil {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	return names

@@ -262,3 +262,58 @@ func TestSingleWorkflowAndEval(t *testing.T) {
 		t.Errorf("pass@5 error %v", err)
 	}
 }
+
+// With engines, an episode's verifier call is submitted as soon as its
+// solver call is back, while slower solvers are still generating; the run is
+// a function of the seed (equal across worker counts and reruns), and every
+// call draws from its own derived seed.
+func TestSamplerContinuousEpisodesAdvanceOnTheirOwn(t *testing.T) {
+	run := func(workers int) (*rollout.Rollout, *scripted.Engine) {
+		agents := team(t, "policy", "policy")
+		wf := mathRefine(t, rollout.DefaultMathRefineOptions(), agents)
+		// solver responses of very different lengths, by seed
+		e := scripted.NewEngine(solverVerifier(
+			func(p string, seed uint64) string {
+				return strings.Repeat("think ", int(seed%40)) + `\boxed{` + goldOf(p) + `}`
+			},
+			coinFlips()))
+		s := rollout.Sampler{Engines: map[string]rollout.Engine{"policy": e}, Workers: workers}
+		out, err := s.Run(wf, tasks, 4, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out, e
+	}
+	a, ea := run(1)
+	b, _ := run(8)
+	c, _ := run(3)
+	if !reflect.DeepEqual(a.Samples, b.Samples) || !reflect.DeepEqual(a.Samples, c.Samples) {
+		t.Fatal("the continuous rollout depends on the worker count")
+	}
+	firstVerifier := -1
+	for _, sub := range ea.Submitted {
+		if isVerifier(sub.Prompt) && firstVerifier < 0 {
+			firstVerifier = sub.Step
+		}
+	}
+	// the slowest solver finishes after the first verifier was submitted
+	solverDone := 0
+	for _, ep := range a.Episodes {
+		if len(ep.Calls) == 0 || !ep.Done {
+			t.Fatalf("episode %d not finished", ep.Traj)
+		}
+		solverDone = max(solverDone, 1+len(ep.Calls[0].ResponseTokens)/4)
+	}
+	if firstVerifier < 0 || firstVerifier >= solverDone {
+		t.Fatalf("first verifier submitted at step %d, the slowest solver finished at step %d: episodes waited for each other", firstVerifier, solverDone)
+	}
+	// per-call seeds; the 12 solver calls come first, in episode order
+	for i := 0; i < 12; i++ {
+		if want := rollout.DeriveSeed(7, 2, uint64(i), 0); ea.Submitted[i].Seed != want {
+			t.Fatalf("solver call of trajectory %d has seed %d, want %d", i, ea.Submitted[i].Seed, want)
+		}
+	}
+	if a.Stats.Rows != len(a.Samples) || a.Stats.Rows < 24 {
+		t.Fatalf("stats %+v for %d samples", a.Stats, len(a.Samples))
+	}
+}

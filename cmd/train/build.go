@@ -22,18 +22,21 @@ import (
 
 // team is everything a run acts and trains with.
 type team struct {
-	cfg        *config.Config
-	trained    []config.Trained
-	models     map[string]*model.Model // by trained model name
-	refs       map[string]*model.Model // KL references, by trained model name
-	tokenizers map[string]*tokenizer.Tokenizer
-	trainers   []*policy.Trainer // in cfg.Trained() order
-	agents     []*rollout.Agent
-	workflow   rollout.Workflow
-	train      rollout.Environment
-	test       rollout.Environment // nil when the source has no test split
-	estimator  advantage.Estimator
-	sampler    *rollout.Sampler
+	cfg         *config.Config
+	trained     []config.Trained
+	models      map[string]*model.Model // by trained model name
+	refs        map[string]*model.Model // KL references, by trained model name
+	tokenizers  map[string]*tokenizer.Tokenizer
+	trainers    []*policy.Trainer // in cfg.Trained() order
+	agents      []*rollout.Agent
+	workflow    rollout.Workflow
+	train       rollout.Environment
+	test        rollout.Environment // nil when the source has no test split
+	estimator   advantage.Estimator
+	sampler     *rollout.Sampler
+	engines     []*model.Engine // one per model when engine.enabled, in name order
+	engineNames []string
+	engineLast  []model.EngineStats // counters at the last metrics record
 }
 
 func loadOptions(m config.Model) (model.Options, error) {
@@ -102,6 +105,11 @@ func buildTeam(cfg *config.Config, withTrainers bool) (t *team, err error) {
 	t.sampler = &rollout.Sampler{Generators: map[string]rollout.Generator{}, MaxBatchRows: cfg.Batch.MaxBatchRows}
 	for name, m := range t.models {
 		t.sampler.Generators[name] = generatorFor(m)
+	}
+	if cfg.Engine.Enabled {
+		if err := t.buildEngines(); err != nil {
+			return nil, err
+		}
 	}
 	if withTrainers {
 		if err := t.buildTrainers(); err != nil {
@@ -195,8 +203,7 @@ func generatorFor(m *model.Model) rollout.Generator {
 		defer g.Free()
 		in := make([]model.GenRequest, len(reqs))
 		for i, r := range reqs {
-			in[i] = model.GenRequest{Prompt: r.Prompt, MaxNewTokens: r.MaxNewTokens, Stop: r.Stop,
-				Sampling: model.Sampling{Temperature: r.Sampling.Temperature, TopK: r.Sampling.TopK, TopP: r.Sampling.TopP}}
+			in[i] = modelRequest(r)
 		}
 		out, err := m.Generate(in, nil, g)
 		if err != nil {
@@ -204,10 +211,7 @@ func generatorFor(m *model.Model) rollout.Generator {
 		}
 		res := make([]rollout.GenResult, len(out))
 		for i, o := range out {
-			res[i] = rollout.GenResult{Tokens: o.Tokens, LogProbs: o.LogProbs, Finish: rollout.FinishStop}
-			if o.Finish == model.FinishLength {
-				res[i].Finish = rollout.FinishLength
-			}
+			res[i] = rolloutResult(o)
 		}
 		return res, nil
 	})
@@ -217,6 +221,9 @@ func generatorFor(m *model.Model) rollout.Generator {
 func (t *team) free() {
 	if t == nil {
 		return
+	}
+	for _, e := range t.engines {
+		e.Free()
 	}
 	for _, tr := range t.trainers {
 		tr.Free()

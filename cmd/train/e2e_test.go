@@ -130,6 +130,13 @@ func TestEndToEndDrMAS(t *testing.T) {
 			if r.Values["grad_norm/"+a] > 0 {
 				nonzero = true
 			}
+			// the rollout ran through the engine; the solvers of a group share their prompt
+			e := "engine/" + a + "/"
+			if r.Values[e+"slots"] < 1 || r.Values[e+"decode_steps"] < 1 || (a == "solver" && r.Values[e+"shared_prompts"] < 1) ||
+				r.Values[e+"host_reads"] > r.Values[e+"decode_steps"] {
+				t.Fatalf("step %d: engine of %s: slots %v, decode steps %v, shared prompts %v, host reads %v", r.Step, a,
+					r.Values[e+"slots"], r.Values[e+"decode_steps"], r.Values[e+"shared_prompts"], r.Values[e+"host_reads"])
+			}
 		}
 	}
 	if !nonzero {

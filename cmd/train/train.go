@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -27,6 +28,7 @@ import (
 	"troupe/config"
 	"troupe/internal/gpu"
 	"troupe/internal/metrics"
+	"troupe/model"
 	"troupe/rollout"
 	"troupe/torch"
 )
@@ -138,6 +140,7 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 	}
 	for step := start; step < cfg.Run.Steps; step++ {
 		began := time.Now()
+		resetPeaks(t)
 		// rollout: every agent of every episode, batched per model, scored
 		tasks := iter.Next(cfg.Batch.PromptsPerStep)
 		ro, err := t.sampler.Run(t.workflow, tasks, cfg.Batch.N, rollout.DeriveSeed(cfg.Run.Seed, seedRollout, uint64(step)))
@@ -145,6 +148,9 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 			return fmt.Errorf("step %d: rollout: %w", step, err)
 		}
 		rolled := time.Now()
+		rolloutPeaks := readPeaks(t, "rollout")
+		t.releaseEngines()
+		resetPeaks(t)
 		// advantages: one per row, by the configured estimator
 		res, err := t.estimator.Compute(advantageRows(ro.Samples))
 		if err != nil {
@@ -172,6 +178,9 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 		addAliases(values)
 		maps.Copy(values, monitor.Sample())
 		addMemory(values, t)
+		maps.Copy(values, rolloutPeaks)
+		maps.Copy(values, readPeaks(t, "update"))
+		addEngineStats(values, t)
 		now := time.Now()
 		values["time/rollout_s"] = rolled.Sub(began).Seconds()
 		values["time/update_s"] = now.Sub(rolled).Seconds()
@@ -280,6 +289,52 @@ func addAliases(v map[string]float64) {
 		case "loss":
 			v["loss/"+agent] = x
 		}
+	}
+}
+
+// cudaDevices lists the CUDA devices the models are on.
+func cudaDevices(t *team) []torch.Device {
+	var out []torch.Device
+	for _, m := range t.models {
+		if d := m.Device(); d.IsCUDA() && !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// resetPeaks starts a phase's peak-memory window on every CUDA device.
+func resetPeaks(t *team) {
+	for _, d := range cudaDevices(t) {
+		torch.ResetPeakMemory(d)
+	}
+}
+
+// readPeaks reports each CUDA device's peak allocation since resetPeaks as
+// memory/<device>/<phase>_peak_gib.
+func readPeaks(t *team, phase string) map[string]float64 {
+	v := map[string]float64{}
+	for _, d := range cudaDevices(t) {
+		v[fmt.Sprintf("memory/%d/%s_peak_gib", int(d), phase)] = float64(torch.Memory(d).PeakAllocated) / (1 << 30)
+	}
+	return v
+}
+
+// addEngineStats records what each engine did during the step.
+func addEngineStats(v map[string]float64, t *team) {
+	if len(t.engineLast) != len(t.engines) {
+		t.engineLast = make([]model.EngineStats, len(t.engines))
+	}
+	for i, e := range t.engines {
+		st, last := e.Stats(), t.engineLast[i]
+		t.engineLast[i] = st
+		p := "engine/" + t.engineNames[i] + "/"
+		v[p+"slots"] = float64(e.Slots())
+		v[p+"max_batch"] = float64(st.MaxBatch)
+		v[p+"shared_prompts"] = float64(st.SharedPrompts - last.SharedPrompts)
+		v[p+"prefill_tokens"] = float64(st.PrefillTokens - last.PrefillTokens)
+		v[p+"decode_steps"] = float64(st.DecodeSteps - last.DecodeSteps)
+		v[p+"host_reads"] = float64(st.HostReads - last.HostReads)
 	}
 }
 

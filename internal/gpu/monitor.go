@@ -187,3 +187,22 @@ func (m *Monitor) shutdown() error {
 	}
 	return nil
 }
+
+// FreeMemory reads device index's free and total memory through NVML (used
+// to size budgets); an error when NVML or the device is unavailable.
+func FreeMemory(index int) (free, total uint64, err error) {
+	d := NVML()
+	if err := d.Init(); err != nil {
+		return 0, 0, err
+	}
+	defer d.Shutdown()
+	dev, err := d.Device(index)
+	if err != nil {
+		return 0, 0, err
+	}
+	used, total, err := dev.Memory()
+	if err != nil {
+		return 0, 0, err
+	}
+	return total - min(used, total), total, nil
+}

@@ -161,3 +161,67 @@ func Sequence(texts ...string) Responder {
 		return t
 	}
 }
+
+// Engine is a scripted rollout.Engine: each request is answered by the
+// generator when submitted (with the request's own seed) and handed back
+// after 1 + len(tokens)/TokensPerStep Steps, so long responses finish later
+// than short ones, as in a real engine.
+type Engine struct {
+	Gen           *Generator
+	TokensPerStep int // 0 = 4
+	Submitted     []Submission
+	steps         int
+	live          []engineReq
+	next          int
+}
+
+// Submission records one Submit: at which Step count, and the prompt.
+type Submission struct {
+	Step   int
+	Prompt string
+	Seed   uint64
+}
+
+type engineReq struct {
+	id, left int
+	res      rollout.GenResult
+}
+
+// NewEngine returns a scripted engine over a responder.
+func NewEngine(respond Responder) *Engine { return &Engine{Gen: New(respond)} }
+
+// Submit implements rollout.Engine.
+func (e *Engine) Submit(req rollout.GenRequest, seed uint64) (int, error) {
+	out, err := e.Gen.Generate([]rollout.GenRequest{req}, seed)
+	if err != nil {
+		return 0, err
+	}
+	per := e.TokensPerStep
+	if per <= 0 {
+		per = 4
+	}
+	id := e.next
+	e.next++
+	e.live = append(e.live, engineReq{id: id, left: 1 + len(out[0].Tokens)/per, res: out[0]})
+	e.Submitted = append(e.Submitted, Submission{Step: e.steps, Prompt: e.Gen.Calls[len(e.Gen.Calls)-1].Prompts[0], Seed: seed})
+	return id, nil
+}
+
+// Step implements rollout.Engine.
+func (e *Engine) Step() ([]rollout.Completion, error) {
+	e.steps++
+	var done []rollout.Completion
+	kept := e.live[:0]
+	for _, r := range e.live {
+		if r.left--; r.left <= 0 {
+			done = append(done, rollout.Completion{ID: r.id, GenResult: r.res})
+		} else {
+			kept = append(kept, r)
+		}
+	}
+	e.live = kept
+	return done, nil
+}
+
+// Pending implements rollout.Engine.
+func (e *Engine) Pending() int { return len(e.live) }
