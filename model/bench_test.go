@@ -147,3 +147,121 @@ func BenchmarkDecodeCUDA(b *testing.B) {
 		})
 	}
 }
+
+// groupRequests is a GRPO-shaped workload: prompts × n rows, n sharing
+// each 128-token prompt, sampled at T = 1 with 64 new tokens.
+func groupRequests(groups, n int) []EngineRequest {
+	var reqs []EngineRequest
+	for g, p := range prompts(groups, 128) {
+		for j := range n {
+			reqs = append(reqs, EngineRequest{GenRequest: GenRequest{Prompt: p, MaxNewTokens: 64, Sampling: Sampling{Temperature: 1}},
+				Seed: uint64(g*n + j)})
+		}
+	}
+	return reqs
+}
+
+// BenchmarkEngine sets the engine beside the plain Generate on CPU: greedy
+// decode at batch 1 and 32 (32-token prompts, 64 new tokens), and a group
+// workload of 8 prompts × 8 samples where the engine prefills each prompt
+// once.
+func BenchmarkEngine(b *testing.B) {
+	m := benchModel(b)
+	for _, batch := range []int{1, 32} {
+		b.Run(fmt.Sprintf("decode/batch=%d", batch), func(b *testing.B) {
+			var reqs []EngineRequest
+			for _, p := range prompts(batch, 32) {
+				reqs = append(reqs, EngineRequest{GenRequest: GenRequest{Prompt: p, MaxNewTokens: 64}})
+			}
+			e, err := m.NewEngine(EngineConfig{SlotLen: 96, MaxSlots: batch})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer e.Free()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := e.Generate(reqs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(batch*64*b.N)/b.Elapsed().Seconds(), "tok/s")
+		})
+	}
+	reqs := groupRequests(8, 8)
+	b.Run("group-8x8/plain", func(b *testing.B) {
+		plain := make([]GenRequest, len(reqs))
+		for i, r := range reqs {
+			plain[i] = r.GenRequest
+		}
+		cache, _ := m.NewCache(len(plain), 192)
+		defer cache.Free()
+		g := torch.NewGenerator(torch.CPU, 1)
+		defer g.Free()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if _, err := m.Generate(plain, cache, g); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(reqs)*64*b.N)/b.Elapsed().Seconds(), "tok/s")
+	})
+	b.Run("group-8x8/engine", func(b *testing.B) {
+		e, err := m.NewEngine(EngineConfig{SlotLen: 192, MaxSlots: 64})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer e.Free()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if _, err := e.Generate(reqs); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(reqs)*64*b.N)/b.Elapsed().Seconds(), "tok/s")
+	})
+}
+
+// BenchmarkEngineCUDA reports the engine's decode tokens/s on a
+// Qwen2.5-0.5B-shaped random model in bf16 on cuda:0 (TROUPE_CUDA=1) at the
+// batch sizes of the rollout-engine targets: 128-token prompts, 128 new
+// tokens, greedy; TROUPE_BENCH_SHAPE=1.5b for the 1.5B shape.
+func BenchmarkEngineCUDA(b *testing.B) {
+	if os.Getenv("TROUPE_CUDA") != "1" || !torch.CUDAAvailable() {
+		b.Skip("set TROUPE_CUDA=1 on a GPU machine")
+	}
+	dev := torch.CUDA(0)
+	cfg := qwen25HalfB()
+	if os.Getenv("TROUPE_BENCH_SHAPE") == "1.5b" {
+		cfg.HiddenSize, cfg.IntermediateSize, cfg.NumLayers, cfg.NumHeads, cfg.HeadDim = 1536, 8960, 28, 12, 128
+	}
+	m, err := New(cfg, 1, Options{DType: torch.BFloat16, Device: dev})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Free()
+	for _, batch := range []int{1, 32, 64, 256} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			var reqs []EngineRequest
+			for _, p := range prompts(batch, 128) {
+				reqs = append(reqs, EngineRequest{GenRequest: GenRequest{Prompt: p, MaxNewTokens: 128}})
+			}
+			e, err := m.NewEngine(EngineConfig{SlotLen: 256, MaxSlots: batch})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer e.Free()
+			if _, err := e.Generate(reqs); err != nil { // warm-up: kernels, allocator
+				b.Fatal(err)
+			}
+			torch.Synchronize(dev)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := e.Generate(reqs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			torch.Synchronize(dev)
+			b.ReportMetric(float64(batch*128*b.N)/b.Elapsed().Seconds(), "tok/s")
+		})
+	}
+}
