@@ -233,10 +233,15 @@ def timed(fn, reps):
     return statistics.median(times)
 
 
+QWEN25_15B = dict(QWEN25_05B, hidden_size=1536, intermediate_size=8960, num_hidden_layers=28,
+                  num_attention_heads=12, num_key_value_heads=2)
+
+
 def big_model(args):
     if not torch.cuda.is_available():
         sys.exit("hf_reference: the timings need a CUDA device")
-    config = make_config("qwen2", **QWEN25_05B)
+    shape = QWEN25_15B if getattr(args, "shape", "0.5b") == "1.5b" else QWEN25_05B
+    config = make_config("qwen2", **shape)
     return config, build(config, seed=0, device="cuda", attn=args.attn, std=0.02)
 
 
@@ -273,7 +278,7 @@ def time_generate(args):
         print(f"generate bf16 batch {B:3d}: decode {decode:9.1f} tok/s ({row['ms_per_step']:.2f} ms/step), "
               f"end to end {row['end_to_end_tok_s']:9.1f} tok/s, prefill of {args.prompt} tokens + 1 {1e3 * t1:.1f} ms"
               + (f"; weights-bandwidth bound {row['bandwidth_bound_tok_s']:.0f} tok/s" if peaks else ""))
-    summary = {"mode": "time", "model": "random Qwen2.5-0.5B shape", "params": params, "dtype": "bfloat16",
+    summary = {"mode": "time", "model": "random Qwen2.5-%s shape" % getattr(args, "shape", "0.5b"), "params": params, "dtype": "bfloat16",
                "attn_implementation": args.attn, "cache": args.cache or "dynamic",
                "device": torch.cuda.get_device_name(), "transformers": transformers.__version__,
                "torch": torch.__version__, "results": results}
@@ -326,6 +331,7 @@ def main():
     f.add_argument("--new-tokens", type=int, default=20)
     t = sub.add_parser("time", help="model.generate decode tokens/s, Qwen2.5-0.5B shape, bf16")
     t.add_argument("--batches", default="1,32")
+    t.add_argument("--shape", default="0.5b", choices=["0.5b", "1.5b"], help="Qwen2.5 shape")
     t.add_argument("--prompt", type=int, default=128)
     t.add_argument("--new-tokens", type=int, default=256)
     t.add_argument("--reps", type=int, default=3)
