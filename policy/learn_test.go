@@ -25,7 +25,7 @@ type bandit struct {
 }
 
 var bandits = []bandit{
-	{"solver", []int{1, 2, 3}, func(tok int) bool { return tok%4 == 0 }},     // a quarter of the vocabulary
+	{"solver", []int{1, 2, 3}, func(tok int) bool { return tok%4 == 0 }},       // a quarter of the vocabulary
 	{"verifier", []int{7, 8, 9, 10}, func(tok int) bool { return tok%8 == 1 }}, // an eighth: a different reward mean
 }
 
