@@ -108,6 +108,12 @@ func TestBadConfigs(t *testing.T) {
 		"estimator":          {base(t) + "advantage: {estimator: ppo}\n", nil, []string{"advantage.estimator: unknown estimator \"ppo\"", "drmas"}},
 		"assignment":         {base(t) + "assignment: mixed\n", nil, []string{"assignment: must be separate"}},
 		"pass@k":             {base(t) + "eval: {n: 2, ks: [4]}\n", nil, []string{"eval.ks[0]"}},
+		"nan temperature":    {base(t), []string{"eval.sampling.temperature=.nan"}, []string{"eval.sampling.temperature: must be a finite number"}},
+		"inf temperature":    {base(t), []string{"sampling.temperature=.inf"}, []string{"sampling.temperature: must be a finite number"}},
+		"nan top_p":          {base(t), []string{"sampling.top_p=.nan"}, []string{"sampling.top_p: must be in (0, 1]"}},
+		"agent name as path": {base(t), []string{"agents[1].name=../../escaped"}, []string{`agents[1].name: "../../escaped" is not a usable name`}},
+		"model name as path": {strings.Replace(base(t), "tiny:", "../up:", 1), []string{"agents[0].model=../up", "agents[1].model=../up"}, []string{`models.../up: "../up" is not a usable name`}},
+		"engine sync":        {base(t), []string{"engine.sync_every=0"}, []string{"engine.sync_every: must be >= 1"}},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -116,6 +122,9 @@ func TestBadConfigs(t *testing.T) {
 				t.Fatal("want an error")
 			}
 			msg := err.Error()
+			if strings.Contains(msg, "sampling.sampling") {
+				t.Fatalf("error repeats its key: %q", msg)
+			}
 			if strings.Contains(msg, "\n") {
 				t.Fatalf("error spans several lines: %q", msg)
 			}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"troupe/optim"
@@ -80,6 +81,9 @@ func (c *Config) validateModels() error {
 	for _, name := range c.modelNames() {
 		m := c.Models[name]
 		key := "models." + name
+		if err := checkName(key, name); err != nil {
+			return err
+		}
 		if strings.TrimSpace(m.Path) == "" {
 			return fmt.Errorf("%s.path: must name a Hugging Face model directory", key)
 		}
@@ -140,12 +144,15 @@ func (c *Config) validateAgents() error {
 		return fmt.Errorf("agents: none configured; a workflow needs at least one agent (e.g. name: solver, preset: math-solver)")
 	}
 	for i, a := range c.Agents {
+		if err := checkName(fmt.Sprintf("agents[%d].name", i), a.Name); err != nil {
+			return err
+		}
 		if _, ok := c.Models[a.Model]; !ok {
 			return fmt.Errorf("agents[%d].model: %q is not one of models (%s)", i, a.Model, strings.Join(c.modelNames(), ", "))
 		}
 	}
 	if err := c.Sampling.Validate(); err != nil {
-		return fmt.Errorf("sampling.%w", err)
+		return err
 	}
 	if c.MaxNewTokens < 1 {
 		return fmt.Errorf("max_new_tokens: must be >= 1, got %d", c.MaxNewTokens)
@@ -153,6 +160,17 @@ func (c *Config) validateAgents() error {
 	_, err := rollout.NewAgents(c.rolloutAgentConfigs(), c.AgentDefaults(), stubBinding)
 	return err
 }
+
+// checkName refuses a model or agent name that could not safely become a
+// file name (checkpoints and exports keep a directory per name).
+func checkName(key, name string) error {
+	if !safeName.MatchString(name) || name == "." || name == ".." {
+		return fmt.Errorf("%s: %q is not a usable name; use letters, digits, '.', '_' and '-' (it names directories in checkpoints and exports)", key, name)
+	}
+	return nil
+}
+
+var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 func (c *Config) validateWorkflow() error {
 	if !slices.Contains(rollout.WorkflowNames(), c.Workflow.Name) {
@@ -298,7 +316,7 @@ func (c *Config) validateEval() error {
 		}
 	}
 	if err := e.Sampling.Validate(); err != nil {
-		return fmt.Errorf("eval.sampling.%w", err)
+		return fmt.Errorf("eval.%w", err)
 	}
 	return nil
 }

@@ -11,7 +11,10 @@
 // orchestration is testable with the scripted generator (rollout/scripted).
 package rollout
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Codec is what rollout needs of a tokenizer; *tokenizer.Tokenizer satisfies it.
 type Codec interface {
@@ -39,9 +42,9 @@ var DefaultSampling = Sampling{Temperature: 1, TopP: 1, TopK: 0}
 // Validate reports the first out-of-range parameter, naming key and fix.
 func (s Sampling) Validate() error {
 	switch {
-	case s.Temperature < 0:
-		return fmt.Errorf("sampling.temperature: must be >= 0 (0 = greedy), got %g", s.Temperature)
-	case s.TopP <= 0 || s.TopP > 1:
+	case s.Temperature < 0 || math.IsNaN(s.Temperature) || math.IsInf(s.Temperature, 0):
+		return fmt.Errorf("sampling.temperature: must be a finite number >= 0 (0 = greedy), got %g", s.Temperature)
+	case !(s.TopP > 0 && s.TopP <= 1):
 		return fmt.Errorf("sampling.top_p: must be in (0, 1] (1 = off), got %g", s.TopP)
 	case s.TopK < 0:
 		return fmt.Errorf("sampling.top_k: must be >= 0 (0 = off), got %d", s.TopK)

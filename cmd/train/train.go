@@ -234,7 +234,7 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 // --set overrides, and finds the checkpoint to resume from.
 func (c *trainCmd) loadConfig() (*checkpointRef, *config.Config, error) {
 	if c.config == "" && c.resume == "" {
-		return nil, nil, fmt.Errorf("no config: pass --config run.yaml (see configs/), or --resume DIR to continue a run")
+		return nil, nil, fmt.Errorf("no config: pass --config run.yaml (see configs/), or --resume=DIR to continue a run (the = is needed: --resume alone continues run.output_dir)")
 	}
 	var cfg *config.Config
 	var err error

@@ -1,6 +1,8 @@
 package math
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -32,6 +34,47 @@ func TestLoadJSONLWithDefaultFields(t *testing.T) {
 	withID := load(t, "tiny.jsonl", Fields{ID: "unique_id"})
 	if withID.Task(5).ID != "tiny-5" {
 		t.Errorf("id field: %q", withID.Task(5).ID)
+	}
+}
+
+// A corrupt Parquet file is an error naming it, never a panic.
+func TestCorruptParquetIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	good, err := os.ReadFile(fixtures + "tiny_flat.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 40 {
+		var data []byte
+		switch i % 3 {
+		case 0: // random bytes
+			data = make([]byte, 100+rng.IntN(3000))
+			for j := range data {
+				data[j] = byte(rng.Uint32())
+			}
+		case 1: // truncated
+			data = good[:rng.IntN(len(good))]
+		default: // bytes flipped
+			data = append([]byte(nil), good...)
+			for range 1 + rng.IntN(8) {
+				data[rng.IntN(len(data))] ^= byte(1 + rng.IntN(255))
+			}
+		}
+		path := filepath.Join(dir, fmt.Sprintf("bad%d.parquet", i))
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("case %d: panic: %v", i, r)
+				}
+			}()
+			if _, err := Load(path, Fields{}); err == nil && i%3 != 2 {
+				t.Errorf("case %d: a corrupt file loaded without an error", i)
+			}
+		}()
 	}
 }
 

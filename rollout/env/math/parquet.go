@@ -19,7 +19,14 @@ import (
 	"troupe/rollout"
 )
 
-func loadParquet(path string, f Fields) (rollout.SliceSource, error) {
+func loadParquet(path string, f Fields) (tasks rollout.SliceSource, err error) {
+	// the Parquet reader panics on some malformed files; a bad file is an
+	// error naming it, never a crash
+	defer func() {
+		if r := recover(); r != nil {
+			tasks, err = nil, fmt.Errorf("math: dataset %s: not a readable Parquet file (%v)", path, r)
+		}
+	}()
 	file, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("math: dataset: %w", err)
@@ -28,7 +35,6 @@ func loadParquet(path string, f Fields) (rollout.SliceSource, error) {
 	r := parquet.NewGenericReader[any](file)
 	defer r.Close()
 	rows := make([]any, 256)
-	var tasks rollout.SliceSource
 	n := 0
 	for {
 		k, err := r.Read(rows)
