@@ -30,7 +30,6 @@ package model
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -455,14 +454,7 @@ func (m *Model) rowParamsOf(rows []*engineRow) rowParams {
 	for i, r := range rows {
 		ss[i] = r.req.Sampling
 	}
-	s := torch.NewScope()
-	p := newRowParams(ss, int64(m.Config.VocabSize), m.device)
-	s.Keep(p.greedy, p.temp, p.topK, p.topP)
-	s.Close()
-	for _, t := range []*torch.Tensor{p.greedy, p.temp, p.topK, p.topP} {
-		t.Untrack()
-	}
-	return p
+	return m.ownedRowParams(ss)
 }
 
 // hitsStop reports, per row, whether tok (B) is one of the row's stop ids.
@@ -602,56 +594,6 @@ func (e *Engine) retire() []Completion {
 	e.state = next
 	e.active = rows
 	return out
-}
-
-// sampleUniform draws one token per row of logits (n, V) float32 by inverse
-// CDF with the row's uniform u (n) in (0, 1), with the processors and the
-// reported log-probs of sampleNext.
-func sampleUniform(logits *torch.Tensor, p rowParams, u *torch.Tensor) (tokens, logp *torch.Tensor) {
-	greedyTok := logits.Argmax(-1, true)                                // (n,1)
-	greedyLogp := logits.LogSoftmax(-1).Gather(1, greedyTok).Squeeze(1) // (n)
-	if p.allGreedy {
-		return greedyTok.Squeeze(1), greedyLogp
-	}
-	scaled := logits.Div(p.temp)
-	logProbs := scaled.LogSoftmax(-1)
-	probs := logProbs.Exp()
-	if p.anyFilter {
-		// the kept set is found in sorted order and mapped back, so that the
-		// inverse CDF always runs in vocabulary order: a row draws the same
-		// token from the same uniform whether or not a row beside it filters
-		sorted, order := scaled.Sort(-1, true)
-		rank := torch.Arange(0, float64(p.vocabSize), 1, torch.Int64, logits.Device()).Unsqueeze(0)
-		keep := rank.Lt(p.topK)
-		sp := sorted.MaskedFill(keep.LogicalNot(), math.Inf(-1)).Softmax(-1)
-		before := sp.Cumsum(-1).Sub(sp)
-		keep = keep.LogicalAnd(before.Lt(p.topP))
-		kept := torch.Zeros(probs.Shape(), probs.DType(), probs.Device()).Scatter(1, order, keep.ToDType(probs.DType()))
-		probs = probs.Mul(kept)
-	}
-	tok := inverseCDF(probs, u, p.vocabSize) // (n,1)
-	tok = torch.Where(p.greedy.Unsqueeze(1), greedyTok, tok)
-	lp := torch.Where(p.greedy, greedyLogp, logProbs.Gather(1, tok).Squeeze(1))
-	return tok.Squeeze(1), lp
-}
-
-// inverseCDF returns, per row of probs (n, V), the first index whose
-// cumulative probability reaches u·total, as (n, 1) int64. The sum runs in
-// float64 so the tail of a 150k-entry vocabulary keeps its mass.
-func inverseCDF(probs, u *torch.Tensor, vocab int64) *torch.Tensor {
-	cdf := probs.ToDType(torch.Float64).Cumsum(-1)
-	target := u.ToDType(torch.Float64).Unsqueeze(1).Mul(cdf.Narrow(1, vocab-1, 1))
-	return cdf.Lt(target).ToDType(torch.Float64).SumDim(1, true).ClampMax(float64(vocab - 1)).ToDType(torch.Int64)
-}
-
-// uniformAt is the t-th uniform of seed's stream, in (0, 1), exactly
-// representable in float32: (k + ½) / 2²⁴ with k from splitmix64.
-func uniformAt(seed uint64, t int) float32 {
-	z := seed + uint64(t+1)*0x9e3779b97f4a7c15
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	z ^= z >> 31
-	return (float32(z>>40) + 0.5) / (1 << 24)
 }
 
 func promptKey(p []int) string {

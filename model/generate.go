@@ -200,6 +200,12 @@ func (m *Model) params(reqs []GenRequest, rows []int) rowParams {
 	for i, r := range rows {
 		ss[i] = reqs[r].Sampling
 	}
+	return m.ownedRowParams(ss)
+}
+
+// ownedRowParams builds sampling tensors owned by the caller (not by any
+// scope); free with rowParams.free.
+func (m *Model) ownedRowParams(ss []Sampling) rowParams {
 	s := torch.NewScope()
 	p := newRowParams(ss, int64(m.Config.VocabSize), m.device)
 	s.Keep(p.greedy, p.temp, p.topK, p.topP)

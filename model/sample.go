@@ -93,12 +93,7 @@ func sampleNext(logits *torch.Tensor, p rowParams, g *torch.Generator) (tokens, 
 	logProbs := scaled.LogSoftmax(-1) // reported log-probs: temperature only
 	var tok *torch.Tensor             // (n,1)
 	if p.anyFilter {
-		sorted, order := scaled.Sort(-1, true)                                                      // (n,V)
-		rank := torch.Arange(0, float64(p.vocabSize), 1, torch.Int64, logits.Device()).Unsqueeze(0) // (1,V)
-		keep := rank.Lt(p.topK)                                                                     // top-k
-		probs := sorted.MaskedFill(keep.LogicalNot(), math.Inf(-1)).Softmax(-1)
-		before := probs.Cumsum(-1).Sub(probs) // probability mass ranked above each token
-		keep = keep.LogicalAnd(before.Lt(p.topP))
+		sorted, order, keep := keepSorted(scaled, p)
 		filtered := sorted.MaskedFill(keep.LogicalNot(), math.Inf(-1)).Softmax(-1)
 		tok = order.Gather(1, torch.Multinomial(filtered, 1, false, g))
 	} else {
@@ -107,4 +102,61 @@ func sampleNext(logits *torch.Tensor, p rowParams, g *torch.Generator) (tokens, 
 	tok = torch.Where(p.greedy.Unsqueeze(1), greedyTok, tok)
 	lp := torch.Where(p.greedy, greedyLogp, logProbs.Gather(1, tok).Squeeze(1))
 	return tok.Squeeze(1), lp
+}
+
+// keepSorted sorts scaled logits (n, V) in descending order and returns,
+// in that order, which tokens top-k and then top-p keep (the nucleus over
+// the top-k-filtered distribution; the most likely token is always kept).
+func keepSorted(scaled *torch.Tensor, p rowParams) (sorted, order, keep *torch.Tensor) {
+	sorted, order = scaled.Sort(-1, true)
+	rank := torch.Arange(0, float64(p.vocabSize), 1, torch.Int64, scaled.Device()).Unsqueeze(0) // (1,V)
+	keep = rank.Lt(p.topK)
+	probs := sorted.MaskedFill(keep.LogicalNot(), math.Inf(-1)).Softmax(-1)
+	before := probs.Cumsum(-1).Sub(probs) // probability mass ranked above each token
+	return sorted, order, keep.LogicalAnd(before.Lt(p.topP))
+}
+
+// sampleUniform draws one token per row of logits (n, V) float32 by inverse
+// CDF with the row's uniform u (n) in (0, 1), with the processors and the
+// reported log-probs of sampleNext.
+func sampleUniform(logits *torch.Tensor, p rowParams, u *torch.Tensor) (tokens, logp *torch.Tensor) {
+	greedyTok := logits.Argmax(-1, true)                                // (n,1)
+	greedyLogp := logits.LogSoftmax(-1).Gather(1, greedyTok).Squeeze(1) // (n)
+	if p.allGreedy {
+		return greedyTok.Squeeze(1), greedyLogp
+	}
+	scaled := logits.Div(p.temp)
+	logProbs := scaled.LogSoftmax(-1)
+	probs := logProbs.Exp()
+	if p.anyFilter {
+		// the kept set is found in sorted order and mapped back, so that the
+		// inverse CDF always runs in vocabulary order: a row draws the same
+		// token from the same uniform whether or not a row beside it filters
+		_, order, keep := keepSorted(scaled, p)
+		kept := torch.Zeros(probs.Shape(), probs.DType(), probs.Device()).Scatter(1, order, keep.ToDType(probs.DType()))
+		probs = probs.Mul(kept)
+	}
+	tok := inverseCDF(probs, u, p.vocabSize) // (n,1)
+	tok = torch.Where(p.greedy.Unsqueeze(1), greedyTok, tok)
+	lp := torch.Where(p.greedy, greedyLogp, logProbs.Gather(1, tok).Squeeze(1))
+	return tok.Squeeze(1), lp
+}
+
+// inverseCDF returns, per row of probs (n, V), the first index whose
+// cumulative probability reaches u·total, as (n, 1) int64. The sum runs in
+// float64 so the tail of a 150k-entry vocabulary keeps its mass.
+func inverseCDF(probs, u *torch.Tensor, vocab int64) *torch.Tensor {
+	cdf := probs.ToDType(torch.Float64).Cumsum(-1)
+	target := u.ToDType(torch.Float64).Unsqueeze(1).Mul(cdf.Narrow(1, vocab-1, 1))
+	return cdf.Lt(target).ToDType(torch.Float64).SumDim(1, true).ClampMax(float64(vocab - 1)).ToDType(torch.Int64)
+}
+
+// uniformAt is the t-th uniform of seed's stream, in (0, 1), exactly
+// representable in float32: (k + ½) / 2²⁴ with k from splitmix64.
+func uniformAt(seed uint64, t int) float32 {
+	z := seed + uint64(t+1)*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return (float32(z>>40) + 0.5) / (1 << 24)
 }
