@@ -37,18 +37,15 @@ func tailOf(b []byte) string {
 // carries on after every one of them.
 func TestSandboxOutcomes(t *testing.T) {
 	s := newSandbox(t, Limits{Wall: 3 * time.Second, CPU: time.Second, Memory: 256 << 20, Processes: 16, Output: 64 << 10})
-	// a host path outside the run's directory: the package directory, or the
-	// home directory or /var/tmp when the checkout lies under /tmp (inside
-	// the sandbox /tmp is a private tmpfs, so a path there does not exist
-	// and a write to it escapes nothing)
+	// a host path outside the run's directory: the package directory, or
+	// /var/tmp (writable by everyone on the host, read-only in the sandbox)
+	// when the checkout lies under /tmp — inside the sandbox /tmp is a
+	// private tmpfs, so a path there does not exist and a write to it
+	// escapes nothing
 	cwd, _ := os.Getwd()
-	home, _ := os.UserHomeDir()
-	dir := "/var/tmp"
-	for _, d := range []string{cwd, home} {
-		if d != "" && d != "/tmp" && !strings.HasPrefix(d, "/tmp/") {
-			dir = d
-			break
-		}
+	dir := cwd
+	if cwd == "/tmp" || strings.HasPrefix(cwd, "/tmp/") {
+		dir = "/var/tmp"
 	}
 	outside := filepath.Join(dir, "sandbox-escape-test.txt")
 	os.Remove(outside)
