@@ -156,7 +156,7 @@ func (m *Model) NewEngine(cfg EngineConfig) (*Engine, error) {
 	}
 	if slots < 1 {
 		return nil, fmt.Errorf("model: engine: a key/value budget of %s holds no slot of %d tokens (%s each); raise the budget or lower the slot length",
-			FormatBytes(cfg.BudgetBytes), cfg.SlotLen, FormatBytes(perSlot))
+			formatBytes(cfg.BudgetBytes), cfg.SlotLen, formatBytes(perSlot))
 	}
 	return &Engine{m: m, cfg: cfg, slots: int(slots), slotLen: int64(cfg.SlotLen), syncEvery: cfg.SyncEvery,
 		bySlot: make([]*engineRow, slots)}, nil
@@ -187,7 +187,7 @@ func (e *Engine) Submit(r EngineRequest) (int, error) {
 	}
 	if need := len(r.Prompt) + r.MaxNewTokens; int64(need) > e.slotLen {
 		return 0, fmt.Errorf("model: engine: a request needs %d tokens (prompt %d + max_new_tokens %d) but a slot holds %d (%d slots in a %s key/value budget); raise the engine's max_seq_len or shorten the prompt",
-			need, len(r.Prompt), r.MaxNewTokens, e.slotLen, e.slots, FormatBytes(e.Bytes()))
+			need, len(r.Prompt), r.MaxNewTokens, e.slotLen, e.slots, formatBytes(e.Bytes()))
 	}
 	id := e.nextID
 	e.nextID++
@@ -605,8 +605,8 @@ func promptKey(p []int) string {
 	return b.String()
 }
 
-// FormatBytes writes a byte count in binary units.
-func FormatBytes(n int64) string {
+// formatBytes writes a byte count in binary units.
+func formatBytes(n int64) string {
 	switch {
 	case n >= 1<<30:
 		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))

@@ -158,9 +158,7 @@ func (s *Sampler) Run(wf Workflow, tasks []Task, n int, seed uint64) (*Rollout, 
 				counter++
 				st.MaxRowsPerCall = max(st.MaxRowsPerCall, size)
 				for _, pc := range batch {
-					st.Rows++
-					st.PromptTokens += len(pc.call.PromptTokens)
-					st.ResponseTokens += len(pc.call.ResponseTokens)
+					st.count(pc.call)
 					outstanding[pc.ep]--
 					if outstanding[pc.ep] == 0 {
 						i, done := pc.ep, pending[pc.ep]
@@ -206,8 +204,7 @@ func (s *Sampler) runContinuous(wf Workflow, eps []*Episode, pending [][]*Call, 
 		for _, c := range calls {
 			a := c.Agent
 			idx := slices.Index(eps[ep].Calls, c)
-			req := GenRequest{Prompt: c.PromptTokens, MaxNewTokens: a.MaxNewTokens, Stop: a.Stop, Sampling: a.Sampling}
-			id, err := s.Engines[a.Model].Submit(req, DeriveSeed(seed, 2, uint64(eps[ep].Traj), uint64(idx)))
+			id, err := s.Engines[a.Model].Submit(requestOf(c), DeriveSeed(seed, 2, uint64(eps[ep].Traj), uint64(idx)))
 			if err != nil {
 				return fmt.Errorf("rollout: model %q: agent %q: task %q: %w", a.Model, a.Name, eps[ep].Task.ID, err)
 			}
@@ -244,16 +241,10 @@ func (s *Sampler) runContinuous(wf Workflow, eps []*Episode, pending [][]*Call, 
 					return nil, fmt.Errorf("rollout: model %q: engine returned request %d, which is not pending", m, c.ID)
 				}
 				delete(inflight[m], c.ID)
-				call := pc.call
-				req := GenRequest{MaxNewTokens: call.Agent.MaxNewTokens, Stop: call.Agent.Stop}
-				if err := checkResult(c.GenResult, req); err != nil {
-					return nil, fmt.Errorf("rollout: model %q: agent %q: %w", m, call.Agent.Name, err)
+				if err := pc.call.take(c.GenResult); err != nil {
+					return nil, fmt.Errorf("rollout: model %q: agent %q: %w", m, pc.call.Agent.Name, err)
 				}
-				call.ResponseTokens, call.LogProbs = c.Tokens, c.LogProbs
-				call.Truncated = c.Finish == FinishLength
-				st.Rows++
-				st.PromptTokens += len(call.PromptTokens)
-				st.ResponseTokens += len(call.ResponseTokens)
+				st.count(pc.call)
 				if outstanding[pc.ep]--; outstanding[pc.ep] == 0 {
 					ready = append(ready, pc.ep)
 				}
@@ -285,11 +276,6 @@ func (s *Sampler) runContinuous(wf Workflow, eps []*Episode, pending [][]*Call, 
 			return nil, fmt.Errorf("rollout: model %q: the engine went idle with %d requests never returned", m, len(left))
 		}
 	}
-	for _, ep := range eps {
-		if !ep.Done {
-			return nil, fmt.Errorf("rollout: workflow %q: task %q: episode %d ended with calls still pending", wf.Name(), ep.Task.ID, ep.Traj)
-		}
-	}
 	samples := Samples(eps)
 	st.Wall = time.Since(start)
 	return &Rollout{Episodes: eps, Samples: samples, Stats: st}, nil
@@ -299,8 +285,7 @@ func (s *Sampler) runContinuous(wf Workflow, eps []*Episode, pending [][]*Call, 
 func (s *Sampler) generate(model string, batch []pendingCall, seed uint64) error {
 	reqs := make([]GenRequest, len(batch))
 	for i, pc := range batch {
-		a := pc.call.Agent
-		reqs[i] = GenRequest{Prompt: pc.call.PromptTokens, MaxNewTokens: a.MaxNewTokens, Stop: a.Stop, Sampling: a.Sampling}
+		reqs[i] = requestOf(pc.call)
 	}
 	res, err := s.Generators[model].Generate(reqs, seed)
 	if err != nil {
@@ -310,14 +295,34 @@ func (s *Sampler) generate(model string, batch []pendingCall, seed uint64) error
 		return fmt.Errorf("rollout: model %q: generator returned %d results for %d requests; it must return one per request", model, len(res), len(reqs))
 	}
 	for i, r := range res {
-		c, req := batch[i].call, reqs[i]
-		if err := checkResult(r, req); err != nil {
-			return fmt.Errorf("rollout: model %q: result %d (agent %q): %w", model, i, c.Agent.Name, err)
+		if err := batch[i].call.take(r); err != nil {
+			return fmt.Errorf("rollout: model %q: result %d (agent %q): %w", model, i, batch[i].call.Agent.Name, err)
 		}
-		c.ResponseTokens, c.LogProbs = r.Tokens, r.LogProbs
-		c.Truncated = r.Finish == FinishLength
 	}
 	return nil
+}
+
+// requestOf is the generation request of a rendered call.
+func requestOf(c *Call) GenRequest {
+	a := c.Agent
+	return GenRequest{Prompt: c.PromptTokens, MaxNewTokens: a.MaxNewTokens, Stop: a.Stop, Sampling: a.Sampling}
+}
+
+// take checks a generated result against the call's request and stores it.
+func (c *Call) take(r GenResult) error {
+	if err := checkResult(r, requestOf(c)); err != nil {
+		return err
+	}
+	c.ResponseTokens, c.LogProbs = r.Tokens, r.LogProbs
+	c.Truncated = r.Finish == FinishLength
+	return nil
+}
+
+// count adds a generated call to the statistics.
+func (st *RolloutStats) count(c *Call) {
+	st.Rows++
+	st.PromptTokens += len(c.PromptTokens)
+	st.ResponseTokens += len(c.ResponseTokens)
 }
 
 // checkResult enforces the Generator contract on one row.
