@@ -25,6 +25,8 @@ import (
 
 // Config is one training run.
 type Config struct {
+	saved bool // loaded from a checkpoint (LoadSaved): model files are not checked
+
 	Run          Run              `yaml:"run"`
 	Models       map[string]Model `yaml:"models"`         // checkpoints by name
 	Assignment   string           `yaml:"assignment"`     // separate | shared

@@ -36,8 +36,25 @@ func Load(path string, sets []string) (*Config, error) {
 	return c, nil
 }
 
+// LoadSaved is Load for the config saved in a training checkpoint, whose
+// trained weights and tokenizer files are in the checkpoint: the models'
+// paths are not required to exist (only a KL reference still reads them).
+func LoadSaved(path string, sets []string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	c, err := parse(data, sets, true)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
 // Parse is Load for YAML already in memory.
-func Parse(data []byte, sets []string) (*Config, error) {
+func Parse(data []byte, sets []string) (*Config, error) { return parse(data, sets, false) }
+
+func parse(data []byte, sets []string, saved bool) (*Config, error) {
 	root, err := parseDocument(data)
 	if err != nil {
 		return nil, err
@@ -60,6 +77,7 @@ func Parse(data []byte, sets []string) (*Config, error) {
 	if err := dec.Decode(&c); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
+	c.saved = saved
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -107,6 +125,11 @@ func applySet(root *yaml.Node, set string) error {
 	key = strings.TrimSpace(key)
 	if !ok || key == "" {
 		return fmt.Errorf("config: --set %q: want key.path=value, e.g. --set run.steps=20", set)
+	}
+	if strings.TrimSpace(raw) == "" {
+		// YAML reads an empty value as null, which would silently reset the
+		// key to its default.
+		return fmt.Errorf("config: --set %s=: the value is empty; give a value (quote it for an empty string: --set '%s=\"\"'), or leave the key out for its default", key, key)
 	}
 	var val yaml.Node
 	if err := yaml.Unmarshal([]byte(raw), &val); err != nil {

@@ -87,18 +87,10 @@ func (c *Config) validateModels() error {
 		if strings.TrimSpace(m.Path) == "" {
 			return fmt.Errorf("%s.path: must name a Hugging Face model directory", key)
 		}
-		if _, err := os.Stat(filepath.Join(m.Path, "config.json")); err != nil {
-			return fmt.Errorf("%s.path: %q has no config.json (%v); point it at a Hugging Face model directory, or create a tiny one with `train init %s`", key, m.Path, errors.Unwrap(err), m.Path)
-		}
-		tok := m.Tokenizer
-		if tok == "" {
-			tok = m.Path
-		}
-		if st, err := os.Stat(tok); err == nil && st.IsDir() {
-			tok = filepath.Join(tok, "tokenizer.json")
-		}
-		if _, err := os.Stat(tok); err != nil {
-			return fmt.Errorf("%s.tokenizer: %q not found; set it to the directory holding tokenizer.json", key, tok)
+		if !c.saved { // a checkpoint's config: the weights and tokenizer are the checkpoint's
+			if err := checkModelFiles(key, m); err != nil {
+				return err
+			}
 		}
 		if m.DType != "" {
 			if err := checkDType(key+".dtype", m.DType); err != nil {
@@ -124,6 +116,24 @@ func (c *Config) modelNames() []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// checkModelFiles checks that a model's directory and tokenizer exist.
+func checkModelFiles(key string, m Model) error {
+	if _, err := os.Stat(filepath.Join(m.Path, "config.json")); err != nil {
+		return fmt.Errorf("%s.path: %q has no config.json (%v); point it at a Hugging Face model directory, or create a tiny one with `train init %s`", key, m.Path, errors.Unwrap(err), m.Path)
+	}
+	tok := m.Tokenizer
+	if tok == "" {
+		tok = m.Path
+	}
+	if st, err := os.Stat(tok); err == nil && st.IsDir() {
+		tok = filepath.Join(tok, "tokenizer.json")
+	}
+	if _, err := os.Stat(tok); err != nil {
+		return fmt.Errorf("%s.tokenizer: %q not found; set it to the directory holding tokenizer.json", key, tok)
+	}
+	return nil
 }
 
 // stubBinding lets agent configs be checked before any tokenizer is loaded.

@@ -8,9 +8,11 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"troupe/advantage"
+	"troupe/ckpt"
 	"troupe/config"
 	"troupe/model"
 	"troupe/policy"
@@ -37,6 +39,7 @@ type team struct {
 	engines     []*model.Engine // one per model when engine.enabled, in name order
 	engineNames []string
 	engineLast  []model.EngineStats // counters at the last metrics record
+	tokDirs     map[string]string   // tokenizer files by trained model name, where not the configured ones
 }
 
 func loadOptions(m config.Model) (model.Options, error) {
@@ -56,9 +59,9 @@ func loadOptions(m config.Model) (model.Options, error) {
 
 // buildTeam loads every model and wires the run. withTrainers=false builds
 // only what evaluation needs.
-func buildTeam(cfg *config.Config, withTrainers bool) (t *team, err error) {
+func buildTeam(cfg *config.Config, withTrainers bool, from string) (t *team, err error) {
 	t = &team{cfg: cfg, trained: cfg.Trained(), models: map[string]*model.Model{},
-		refs: map[string]*model.Model{}, tokenizers: map[string]*tokenizer.Tokenizer{}}
+		refs: map[string]*model.Model{}, tokenizers: map[string]*tokenizer.Tokenizer{}, tokDirs: map[string]string{}}
 	defer func() {
 		if err != nil {
 			t.free()
@@ -70,22 +73,30 @@ func buildTeam(cfg *config.Config, withTrainers bool) (t *team, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("models.%s: %w", tr.Source, err)
 		}
-		tok, err := tokenizer.Load(tr.Model.Tokenizer)
-		if err != nil {
-			return nil, fmt.Errorf("models.%s.tokenizer: %w", tr.Source, err)
+		weights, tokPath, what := tr.Model.Path, tr.Model.Tokenizer, "models."+tr.Source
+		if from != "" {
+			weights = filepath.Join(from, filepath.FromSlash(ckpt.ModelStateDir(tr.Name)))
+			what = fmt.Sprintf("checkpoint %s, model %s", from, tr.Name)
+			t.tokDirs[tr.Name], tokPath = weights, weights
 		}
-		m, err := model.Load(tr.Model.Path, opt)
+		tok, err := tokenizer.Load(tokPath)
 		if err != nil {
-			return nil, fmt.Errorf("models.%s: %w", tr.Source, err)
+			return nil, fmt.Errorf("%s, tokenizer: %w", what, err)
+		}
+		m, err := model.Load(weights, opt)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		t.models[tr.Name], t.tokenizers[tr.Name] = m, tok
 		if tok.VocabSize() > m.Config.VocabSize {
-			return nil, fmt.Errorf("models.%s: the tokenizer has %d tokens but the model's vocabulary is %d", tr.Source, tok.VocabSize(), m.Config.VocabSize)
+			return nil, fmt.Errorf("%s: the tokenizer has %d tokens but the model's vocabulary is %d", what, tok.VocabSize(), m.Config.VocabSize)
 		}
 		if withTrainers && cfg.Settings(tr).NeedsReference() {
+			// The KL reference is the base model: the one thing a
+			// checkpoint does not hold.
 			ref, err := model.Load(tr.Model.Path, opt)
 			if err != nil {
-				return nil, fmt.Errorf("models.%s (KL reference): %w", tr.Source, err)
+				return nil, fmt.Errorf("models.%s (the base weights, the KL reference): %w", tr.Source, err)
 			}
 			t.refs[tr.Name] = ref
 		}

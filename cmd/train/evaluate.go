@@ -127,41 +127,50 @@ baseline with --set workflow.name=single and one agent.`,
 
 func (c *evalCmd) run(cmd *cobra.Command, _ []string) (err error) {
 	defer torch.Recover(&err)
+	out := cmd.OutOrStdout()
+	var cp *ckpt.Checkpoint
+	if c.checkpoint != "" {
+		if cp, err = ckpt.Open(c.checkpoint); err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+	}
 	var cfg *config.Config
 	switch {
 	case c.config != "":
 		cfg, err = config.Load(c.config, c.sets)
-	case c.checkpoint != "":
-		cfg, err = config.Load(c.checkpoint+"/"+configFile, c.sets)
+	case cp != nil:
+		cfg, err = config.LoadSaved(cp.Path(configFile), c.sets)
 	default:
 		err = fmt.Errorf("eval: pass --config or --checkpoint")
 	}
 	if err != nil {
 		return err
 	}
-	t, err := buildTeam(cfg, false)
+	// The checkpoint's weights are evaluated with the seed the training
+	// run's own evaluation after that step used, so the two agree.
+	from, step := "", 0
+	if cp != nil {
+		from, step = cp.Dir, cp.Step
+	}
+	t, err := buildTeam(cfg, false, from)
 	if err != nil {
 		return err
 	}
 	defer t.free()
-	if c.checkpoint != "" {
-		cp, err := ckpt.Open(c.checkpoint)
-		if err != nil {
-			return err
+	for _, tr := range t.trained {
+		src := tr.Model.Path
+		if cp != nil {
+			src = fmt.Sprintf("%s (step %d)", cp.Path(ckpt.ModelStateDir(tr.Name)), cp.Step)
 		}
-		for name, m := range t.models {
-			if err := ckpt.LoadModelState(cp.Path(ckpt.ModelStateDir(name)), m, nil); err != nil {
-				return fmt.Errorf("eval: model %q: %w", name, err)
-			}
-		}
+		fmt.Fprintf(out, "eval: model %s (agents %s) from %s\n", tr.Name, strings.Join(tr.Agents, ", "), src)
 	}
-	m, err := evaluate(t, evalSeed(cfg, 0))
+	m, err := evaluate(t, evalSeed(cfg, step))
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(cmd.OutOrStdout(), formatEval(m))
+	fmt.Fprintln(out, formatEval(m))
 	for _, a := range sortedKeys(m.ValidRatio) {
-		fmt.Fprintf(cmd.OutOrStdout(), "  %-10s valid %.3f  truncated %.3f  calls/episode %.2f\n", a, m.ValidRatio[a], m.TruncatedRatio[a], m.CallsPerAgent[a])
+		fmt.Fprintf(out, "  %-10s valid %.3f  truncated %.3f  calls/episode %.2f\n", a, m.ValidRatio[a], m.TruncatedRatio[a], m.CallsPerAgent[a])
 	}
 	return nil
 }

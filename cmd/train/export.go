@@ -48,6 +48,7 @@ type exportCmd struct {
 	out        string
 	dtype      string
 	shard      int64
+	force      bool
 }
 
 func newExport() *cobra.Command {
@@ -63,6 +64,7 @@ func newExport() *cobra.Command {
 	f.StringVarP(&c.out, "out", "o", "", "output directory; one subdirectory per model (default: <checkpoint>/../../export)")
 	f.StringVar(&c.dtype, "dtype", "", "dtype of the exported weights: float32 or bfloat16 (default: the config's export.dtype, else the model's)")
 	f.Int64Var(&c.shard, "max-shard-bytes", 0, "shard the weights above this many bytes (default: the config's, else 5 GB)")
+	f.BoolVar(&c.force, "force", false, "replace existing model directories under the output directory")
 	cmd.MarkFlagRequired("checkpoint")
 	return cmd
 }
@@ -73,7 +75,7 @@ func (c *exportCmd) run(cmd *cobra.Command, _ []string) (err error) {
 	if err != nil {
 		return err
 	}
-	cfg, err := config.Load(cp.Path(configFile), nil)
+	cfg, err := config.LoadSaved(cp.Path(configFile), nil)
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
@@ -85,6 +87,11 @@ func (c *exportCmd) run(cmd *cobra.Command, _ []string) (err error) {
 	}
 	if c.out == "" {
 		c.out = filepath.Join(filepath.Dir(filepath.Dir(cp.Dir)), "export")
+	}
+	for _, tr := range cfg.Trained() {
+		if err := refuseReplace("export", filepath.Join(c.out, tr.Name), "--out", c.force); err != nil {
+			return err
+		}
 	}
 	for _, tr := range cfg.Trained() {
 		dir := cp.Path(ckpt.ModelStateDir(tr.Name))

@@ -3,11 +3,16 @@ package main
 // generate.go — `train generate`: chat with or sample from a model directory.
 
 import (
+	"errors"
 	"fmt"
+	"math"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"troupe/config"
 	"troupe/model"
 	"troupe/tokenizer"
 	"troupe/torch"
@@ -57,26 +62,40 @@ func newGenerate() *cobra.Command {
 
 func (c *generateCmd) run(cmd *cobra.Command, args []string) (err error) {
 	defer torch.Recover(&err)
-	dev, err := torch.ParseDevice(c.device)
-	if err != nil {
-		return fmt.Errorf("generate: --device: %w", err)
+	switch {
+	case !(c.temperature >= 0) || math.IsInf(c.temperature, 0):
+		return fmt.Errorf("generate: --temperature must be a finite number ≥ 0 (0 = greedy), got %g", c.temperature)
+	case !(c.topP > 0 && c.topP <= 1):
+		return fmt.Errorf("generate: --top-p must be in (0, 1] (1 = off), got %g", c.topP)
+	case c.topK < 0:
+		return fmt.Errorf("generate: --top-k must be ≥ 0 (0 = off), got %d", c.topK)
+	case c.n < 1:
+		return fmt.Errorf("generate: --samples must be ≥ 1, got %d", c.n)
+	case c.maxNew < 1:
+		return fmt.Errorf("generate: --max-new-tokens must be ≥ 1, got %d", c.maxNew)
 	}
-	dt, err := torch.ParseDType(c.dtype)
+	opt, err := loadOptions(config.Model{Device: c.device, DType: c.dtype})
 	if err != nil {
-		return fmt.Errorf("generate: --dtype: %w", err)
+		return fmt.Errorf("generate: --device/--dtype: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(c.model, "config.json")); err != nil {
+		return fmt.Errorf("generate: --model %s has no config.json (%v); point it at a Hugging Face model directory", c.model, errors.Unwrap(err))
 	}
 	if c.tokenizer == "" {
 		c.tokenizer = c.model
 	}
 	tok, err := tokenizer.Load(c.tokenizer)
 	if err != nil {
-		return err
+		return fmt.Errorf("generate: %w", err)
 	}
-	m, err := model.Load(c.model, model.Options{DType: dt, Device: dev})
+	m, err := model.Load(c.model, opt)
 	if err != nil {
-		return err
+		return fmt.Errorf("generate: %w", err)
 	}
 	defer m.Free()
+	if tok.VocabSize() > m.Config.VocabSize {
+		return fmt.Errorf("generate: the tokenizer has %d tokens but the model's vocabulary is %d; is --tokenizer the model's own?", tok.VocabSize(), m.Config.VocabSize)
+	}
 	text := strings.Join(args, " ")
 	if !c.raw {
 		var msgs []tokenizer.Message
@@ -94,7 +113,7 @@ func (c *generateCmd) run(cmd *cobra.Command, args []string) (err error) {
 		reqs[i] = model.GenRequest{Prompt: prompt, MaxNewTokens: c.maxNew, Stop: stopIDs(tok, m.Config),
 			Sampling: model.Sampling{Temperature: c.temperature, TopP: c.topP, TopK: c.topK}}
 	}
-	g := torch.NewGenerator(dev, c.seed)
+	g := torch.NewGenerator(opt.Device, c.seed)
 	defer g.Free()
 	out, err := m.Generate(reqs, nil, g)
 	if err != nil {

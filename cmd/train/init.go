@@ -29,6 +29,7 @@ type initCmd struct {
 	merges       int
 	seed         uint64
 	dtype        string
+	force        bool
 }
 
 func newInit() *cobra.Command {
@@ -55,6 +56,7 @@ transformers and tokenizers load the directory as they load a real Qwen model.`,
 	f.IntVar(&c.merges, "merges", 1500, "BPE merges to learn at most (0: a pure byte tokenizer)")
 	f.Uint64Var(&c.seed, "seed", 1, "initialisation seed")
 	f.StringVar(&c.dtype, "dtype", "float32", "dtype of the saved weights: float32 or bfloat16")
+	f.BoolVar(&c.force, "force", false, "replace DIR if it exists")
 	return cmd
 }
 
@@ -92,6 +94,9 @@ func mergeCorpus() []string {
 func (c *initCmd) run(cmd *cobra.Command, args []string) (err error) {
 	defer torch.Recover(&err)
 	dir := args[0]
+	if err := refuseReplace("init", dir, "DIR", c.force); err != nil {
+		return err
+	}
 	var fam model.Family
 	switch strings.ToLower(c.family) {
 	case "qwen3":

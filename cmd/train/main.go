@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 )
 
 var version = "dev"
@@ -27,6 +28,10 @@ func execute(args []string, stdout, stderr io.Writer) int {
 	// backward pass sums gradients, and resumed runs would not be bit-identical.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	if err := resumeWithoutEquals(args); err != nil {
+		fmt.Fprintln(stderr, "train: "+err.Error())
+		return 1
+	}
 	root := newRoot()
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -36,4 +41,19 @@ func execute(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// resumeWithoutEquals catches `--resume DIR`: --resume alone means "latest",
+// so the directory would be read as a command name and cobra would answer
+// "unknown command".
+func resumeWithoutEquals(args []string) error {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "--" {
+			return nil
+		}
+		if args[i] == "--resume" && !strings.HasPrefix(args[i+1], "-") {
+			return fmt.Errorf("--resume %s: write --resume=%s (with =); --resume alone continues the newest checkpoint of run.output_dir", args[i+1], args[i+1])
+		}
+	}
+	return nil
 }

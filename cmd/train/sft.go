@@ -18,9 +18,11 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -49,6 +51,7 @@ type sftCmd struct {
 	pCorrect float64
 	seed     uint64
 	logEvery int
+	force    bool
 }
 
 func newSFT() *cobra.Command {
@@ -70,6 +73,7 @@ func newSFT() *cobra.Command {
 	f.Float64Var(&c.pCorrect, "p-correct", 0.6, "probability that a demonstrated answer is right")
 	f.Uint64Var(&c.seed, "seed", 1, "seed of the demonstrations and of the batch order")
 	f.IntVar(&c.logEvery, "log-every", 25, "print the loss every this many steps")
+	f.BoolVar(&c.force, "force", false, "replace existing model directories under --out")
 	cmd.MarkFlagRequired("config")
 	cmd.MarkFlagRequired("out")
 	return cmd
@@ -83,10 +87,10 @@ func (c *sftCmd) run(cmd *cobra.Command, _ []string) (err error) {
 	if err != nil {
 		return err
 	}
-	if !(c.pCorrect >= 0 && c.pCorrect <= 1) || c.steps < 1 || c.batch < 1 || c.tasks < 1 || !(c.lr > 0) {
-		return fmt.Errorf("sft: need 0 ≤ --p-correct ≤ 1, --steps, --batch, --tasks ≥ 1 and --lr > 0")
+	if err := c.check(cfg); err != nil {
+		return err
 	}
-	t, err := buildTeam(cfg, false)
+	t, err := buildTeam(cfg, false, "")
 	if err != nil {
 		return err
 	}
@@ -112,6 +116,36 @@ func (c *sftCmd) run(cmd *cobra.Command, _ []string) (err error) {
 			return err
 		}
 		fmt.Fprintf(out, "sft: wrote %s (set models.%s.path to it)\n", dst, src)
+	}
+	return nil
+}
+
+// check refuses bad flags, naming the flag, and an --out that would replace
+// a model directory (above all the input model's own) without --force.
+func (c *sftCmd) check(cfg *config.Config) error {
+	switch {
+	case !(c.pCorrect >= 0 && c.pCorrect <= 1):
+		return fmt.Errorf("sft: --p-correct must be in [0, 1], got %g", c.pCorrect)
+	case c.steps < 1:
+		return fmt.Errorf("sft: --steps must be ≥ 1, got %d", c.steps)
+	case c.batch < 1:
+		return fmt.Errorf("sft: --batch must be ≥ 1, got %d", c.batch)
+	case c.tasks < 1:
+		return fmt.Errorf("sft: --tasks must be ≥ 1, got %d", c.tasks)
+	case !(c.lr > 0) || math.IsInf(c.lr, 0):
+		return fmt.Errorf("sft: --lr must be a finite number > 0, got %g", c.lr)
+	case c.logEvery < 1:
+		return fmt.Errorf("sft: --log-every must be ≥ 1, got %d", c.logEvery)
+	}
+	for _, src := range slices.Sorted(maps.Keys(cfg.Models)) {
+		dst := filepath.Join(c.out, src)
+		m := cfg.Models[src]
+		if sameFile(dst, m.Path) || (m.Tokenizer != "" && sameFile(dst, m.Tokenizer)) {
+			return fmt.Errorf("sft: --out %s would write model %s over its own input (%s); choose another --out", c.out, src, m.Path)
+		}
+		if err := refuseReplace("sft", dst, "--out", c.force); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -187,7 +221,7 @@ func oracle(a *rollout.Agent, tasks []rollout.Task, tok *tokenizer.Tokenizer, pC
 				if r.Float64() >= pCorrect {
 					ans = wrongAnswer(ans, r)
 				}
-				text = "Working through the problem step by step gives the result.\nThe answer is \\boxed{" + ans + "}."
+				text = solverDemo(task.Question, ans)
 			}
 			ids := tok.Encode(text)
 			if len(req.Stop) > 0 {
@@ -202,6 +236,19 @@ func oracle(a *rollout.Agent, tasks []rollout.Task, tok *tokenizer.Tokenizer, pC
 		return out, nil
 	})
 }
+
+// solverDemo is a Solver's demonstrated answer. An expression question
+// shows its working, the expression copied and set equal to the answer,
+// before the boxed answer: the model learns to read the question where the
+// working starts, and the answer is then next to what it depends on.
+func solverDemo(question, ans string) string {
+	if m := dollarExpr.FindStringSubmatch(question); m != nil {
+		return "Working through the problem step by step: $" + m[1] + " = " + ans + "$.\nThe answer is \\boxed{" + ans + "}."
+	}
+	return "Working through the problem step by step gives the result.\nThe answer is \\boxed{" + ans + "}."
+}
+
+var dollarExpr = regexp.MustCompile(`\$([^$]+)\$`)
 
 // findTask returns the task whose question the prompt contains (the longest,
 // when one question contains another).

@@ -20,6 +20,7 @@ import (
 
 	"troupe/ckpt"
 	"troupe/config"
+	"troupe/internal/metrics"
 	"troupe/policy"
 	"troupe/rollout"
 )
@@ -99,6 +100,11 @@ func save(t *team, iter *rollout.TaskIterator, step int) (dir string, err error)
 	if err != nil {
 		return "", err
 	}
+	for _, tr := range t.trainers {
+		if _, moved := t.tokDirs[tr.Model()]; moved {
+			t.tokDirs[tr.Model()] = cp.Path(ckpt.ModelStateDir(tr.Model()))
+		}
+	}
 	if _, err := ckpt.Prune(root, t.cfg.Checkpoint.Keep, cp.Dir); err != nil {
 		return "", err
 	}
@@ -145,8 +151,13 @@ func restore(dir string, t *team, iter *rollout.TaskIterator) (int, string, erro
 	return st.Step, note, nil
 }
 
-// tokenizerDir is the directory of a trained model's tokenizer files.
+// tokenizerDir is the directory of a trained model's tokenizer files: the
+// configured ones, or the copy in the checkpoint the team was loaded from or
+// last saved (the newest checkpoint is never pruned).
 func (t *team) tokenizerDir(name string) string {
+	if d, ok := t.tokDirs[name]; ok {
+		return d
+	}
 	for _, tr := range t.trained {
 		if tr.Name == name {
 			if st, err := os.Stat(tr.Model.Tokenizer); err == nil && !st.IsDir() {
@@ -164,12 +175,18 @@ type sampleLog struct {
 	max int
 }
 
-func openSampleLog(cfg *config.Config) (*sampleLog, error) {
+// openSampleLog opens samples.jsonl for appending after dropping the lines
+// of steps ≥ next (a resumed run writes those steps again).
+func openSampleLog(cfg *config.Config, next int) (*sampleLog, error) {
+	path := filepath.Join(cfg.Run.OutputDir, "samples.jsonl")
+	if _, err := metrics.TruncateSteps(path, next); err != nil {
+		return nil, err
+	}
 	n := cfg.Run.LogSamples
 	if n == 0 {
 		return &sampleLog{}, nil
 	}
-	f, err := os.OpenFile(filepath.Join(cfg.Run.OutputDir, "samples.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, err
 	}

@@ -38,6 +38,7 @@ type trainCmd struct {
 	sets   []string
 	resume string
 	quiet  bool
+	force  bool
 }
 
 func (c *trainCmd) flags(cmd *cobra.Command) {
@@ -47,6 +48,7 @@ func (c *trainCmd) flags(cmd *cobra.Command) {
 	f.StringVar(&c.resume, "resume", "", "continue from a checkpoint: a checkpoint directory, or \"latest\" in run.output_dir/checkpoints")
 	f.Lookup("resume").NoOptDefVal = "latest"
 	f.BoolVarP(&c.quiet, "quiet", "q", false, "do not print the resolved config")
+	f.BoolVar(&c.force, "force", false, "resume from a checkpoint older than the run's newest, dropping the later steps' checkpoints and logs")
 }
 
 func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
@@ -60,16 +62,27 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 		resolved, _ := cfg.Marshal()
 		fmt.Fprintf(out, "# resolved config\n%s\n", resolved)
 	}
-	if err := os.MkdirAll(cfg.Run.OutputDir, 0o755); err != nil {
-		return err
-	}
 	if cp == nil {
 		if err := refuseOverwrite(cfg.Run.OutputDir); err != nil {
 			return err
 		}
+	} else {
+		if note := resumeHere(cp, cfg); note != "" {
+			fmt.Fprintln(out, note)
+		}
+		if err := refuseRewind(cp, c.force); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(cfg.Run.OutputDir, 0o755); err != nil {
+		return err
 	}
 	fmt.Fprintf(out, "troupe %s, libtorch %s, %d threads\n", version, torch.VersionString(), torch.NumThreads())
-	t, err := buildTeam(cfg, true)
+	from := ""
+	if cp != nil {
+		from = cp.Dir
+	}
+	t, err := buildTeam(cfg, true, from)
 	if err != nil {
 		return err
 	}
@@ -113,7 +126,7 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 	if tbReport.Dropped > 0 {
 		fmt.Fprintf(out, "tensorboard: dropped %d events of steps ≥ %d from an earlier run\n", tbReport.Dropped, start)
 	}
-	samples, err := openSampleLog(cfg)
+	samples, err := openSampleLog(cfg, next)
 	if err != nil {
 		return err
 	}
@@ -255,7 +268,7 @@ func (c *trainCmd) loadConfig() (*checkpointRef, *config.Config, error) {
 		return nil, nil, err
 	}
 	if cfg == nil {
-		if cfg, err = config.Load(filepath.Join(cp.Dir, configFile), c.sets); err != nil {
+		if cfg, err = config.LoadSaved(filepath.Join(cp.Dir, configFile), c.sets); err != nil {
 			return nil, nil, fmt.Errorf("resume: %w", err)
 		}
 	}
@@ -270,6 +283,52 @@ func refuseOverwrite(dir string) error {
 		return nil
 	}
 	return fmt.Errorf("run.output_dir %s already holds checkpoints of an earlier run (newest: step %d); continue it with --resume, or choose another run.output_dir (--set run.output_dir=...), or delete the directory", dir, entries[len(entries)-1].Step)
+}
+
+// runDirOf is the run directory a checkpoint belongs to
+// (<run>/checkpoints/step-N).
+func runDirOf(cp *checkpointRef) string { return filepath.Dir(filepath.Dir(cp.Dir)) }
+
+// resumeHere points the run at the directory its checkpoint lives in, so a
+// copied run continues in the copy and never writes into the original; it
+// returns a note when that differs from the config's run.output_dir.
+func resumeHere(cp *checkpointRef, cfg *config.Config) string {
+	dir := runDirOf(cp)
+	if sameDir(dir, cfg.Run.OutputDir) {
+		return ""
+	}
+	was := cfg.Run.OutputDir
+	cfg.Run.OutputDir = dir
+	return fmt.Sprintf("resume: writing to %s, the run the checkpoint belongs to (the config's run.output_dir is %s)", dir, was)
+}
+
+func sameDir(a, b string) bool {
+	if x, err := filepath.Abs(a); err == nil {
+		a = x
+	}
+	if x, err := filepath.Abs(b); err == nil {
+		b = x
+	}
+	return filepath.Clean(a) == filepath.Clean(b)
+}
+
+// refuseRewind keeps a resume from an older checkpoint from silently
+// dropping the later steps: their metrics lines, samples and events are
+// truncated and their checkpoints and export replaced as the run goes on.
+func refuseRewind(cp *checkpointRef, force bool) error {
+	entries, err := ckpt.List(filepath.Dir(cp.Dir))
+	if err != nil || len(entries) == 0 || force {
+		return nil
+	}
+	newest := entries[len(entries)-1]
+	if newest.Step <= cp.Step {
+		return nil
+	}
+	later := fmt.Sprintf("steps %d–%d", cp.Step+1, newest.Step)
+	if newest.Step == cp.Step+1 {
+		later = fmt.Sprintf("step %d", newest.Step)
+	}
+	return fmt.Errorf("resume: %s is at step %d but the run already has a checkpoint at step %d (%s); resuming from the older one would drop %s from the logs and replace the newer checkpoints. Pass --force to do that, or copy the run directory (cp -a) and resume the copy", cp.Dir, cp.Step, newest.Step, newest.Dir, later)
 }
 
 // addAliases adds the short keys the console line and the default plots read.

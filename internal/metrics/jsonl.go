@@ -16,6 +16,7 @@ package metrics
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -52,7 +53,7 @@ func OpenJSONL(path string, nextStep int) (*JSONL, ResumeReport, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, report, fmt.Errorf("metrics: %w", err)
 	}
-	lines, torn, err := splitLines(path, raw)
+	lines, torn, err := splitLines(path, raw, recordStep)
 	if err != nil {
 		return nil, report, err
 	}
@@ -60,7 +61,7 @@ func OpenJSONL(path string, nextStep int) (*JSONL, ResumeReport, error) {
 	var keep bytes.Buffer
 	w := &JSONL{path: path, lastStep: nextStep}
 	for _, l := range lines {
-		if l.rec.Step >= nextStep {
+		if l.step >= nextStep {
 			report.Dropped++
 			continue
 		}
@@ -120,25 +121,26 @@ func ReadJSONL(path string) ([]Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
-	lines, _, err := splitLines(path, raw)
+	lines, _, err := splitLines(path, raw, recordStep)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Record, len(lines))
 	for i, l := range lines {
-		out[i] = l.rec
+		out[i], _ = ParseLine(l.text) // parsed once already
 	}
 	return out, nil
 }
 
 type parsedLine struct {
 	text []byte
-	rec  Record
+	step int
 }
 
-// splitLines parses every non-empty line. The last non-empty line is torn
-// if it has no newline or does not parse; any other bad line is an error.
-func splitLines(path string, raw []byte) ([]parsedLine, bool, error) {
+// splitLines parses every non-empty line with parse, which returns the
+// line's step. The last non-empty line is torn if it has no newline or does
+// not parse; any other bad line is an error.
+func splitLines(path string, raw []byte, parse func([]byte) (int, error)) ([]parsedLine, bool, error) {
 	lines := bytes.Split(raw, []byte{'\n'})
 	lastNonEmpty := -1
 	for i, l := range lines {
@@ -152,16 +154,71 @@ func splitLines(path string, raw []byte) ([]parsedLine, bool, error) {
 			continue
 		}
 		unterminated := i == len(lines)-1 // the text after the last newline
-		rec, err := ParseLine(text)
+		step, err := parse(text)
 		if i == lastNonEmpty && (unterminated || err != nil) {
 			return out, true, nil
 		}
 		if err != nil {
 			return nil, false, fmt.Errorf("metrics: %s:%d: %v; fix or remove that line", path, i+1, err)
 		}
-		out = append(out, parsedLine{text: text, rec: rec})
+		out = append(out, parsedLine{text: text, step: step})
 	}
 	return out, false, nil
+}
+
+func recordStep(text []byte) (int, error) {
+	rec, err := ParseLine(text)
+	return rec.Step, err
+}
+
+// anyStep reads the "step" of a JSON object line with any other fields.
+func anyStep(text []byte) (int, error) {
+	var v struct {
+		Step *int `json:"step"`
+	}
+	if err := json.Unmarshal(text, &v); err != nil {
+		return 0, err
+	}
+	if v.Step == nil {
+		return 0, fmt.Errorf(`no "step"`)
+	}
+	return *v.Step, nil
+}
+
+// TruncateSteps drops the lines of a JSONL file (JSON objects with an
+// integer "step") whose step is ≥ nextStep, and a torn last line, rewriting
+// the file atomically when anything was dropped; a missing file is fine. A
+// resumed run calls it on its per-step logs so that no step appears twice.
+func TruncateSteps(path string, nextStep int) (ResumeReport, error) {
+	var report ResumeReport
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return report, nil
+	}
+	if err != nil {
+		return report, fmt.Errorf("metrics: %w", err)
+	}
+	lines, torn, err := splitLines(path, raw, anyStep)
+	if err != nil {
+		return report, err
+	}
+	report.TornLine = torn
+	var keep bytes.Buffer
+	for _, l := range lines {
+		if l.step >= nextStep {
+			report.Dropped++
+			continue
+		}
+		report.Kept++
+		keep.Write(l.text)
+		keep.WriteByte('\n')
+	}
+	if report.Dropped > 0 || report.TornLine {
+		if err := replaceFile(path, keep.Bytes()); err != nil {
+			return report, fmt.Errorf("metrics: rewriting %s: %w", path, err)
+		}
+	}
+	return report, nil
 }
 
 // replaceFile writes data to path atomically.

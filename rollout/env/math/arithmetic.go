@@ -5,6 +5,10 @@
 // exact rationals. Difficulty sets the operand count (difficulty+1), the
 // number range, and which operations appear:
 //
+//	0    a two-digit number plus or minus a one-digit number with no carry
+//	     or borrow: the tens digit is copied and the units digit is one fact
+//	     of a small table, so a tiny model can learn it in minutes and a
+//	     held-out question is a new combination of parts it has seen
 //	1–2  + − ×, operands 1…20 / 1…50, integer answers
 //	3    adds ÷, operands up to 100; draws whose answer is not an integer are redrawn
 //	4–5  ÷ may leave a fraction, negative operands, operands up to 200 / 500;
@@ -37,6 +41,19 @@ var arithmeticRange = [...]int64{0, 20, 50, 100, 200, 500}
 // rule of its difficulty (division by zero, an inexact quotient below
 // difficulty 4, a result too large) and must be redrawn.
 func arithmeticProblem(r *rollout.Rand, difficulty int) (question, gold string, ok bool) {
+	verbs := []string{"Compute $%s$.", "Evaluate $%s$.", "What is the value of $%s$?"}
+	if difficulty == 0 {
+		a, b := int64(r.Range(10, 99)), int64(r.Range(1, 9))
+		e := &exprNode{op: '+', left: &exprNode{value: a}, right: &exprNode{value: b}}
+		if r.IntN(2) == 0 {
+			e.op = '-'
+		}
+		v, _ := e.eval()
+		if v.Num().Int64()/10 != a/10 { // a carry or a borrow
+			return "", "", false
+		}
+		return fmt.Sprintf(verbs[r.IntN(len(verbs))], e.latex()), formatRational(v), true
+	}
 	ops := []byte{'+', '-', '*'}
 	if difficulty >= 3 {
 		ops = append(ops, '/')
@@ -52,7 +69,6 @@ func arithmeticProblem(r *rollout.Rand, difficulty int) (question, gold string, 
 	if v.Num().BitLen() > 24 || v.Denom().BitLen() > 10 {
 		return "", "", false
 	}
-	verbs := []string{"Compute $%s$.", "Evaluate $%s$.", "What is the value of $%s$?"}
 	return fmt.Sprintf(verbs[r.IntN(len(verbs))], e.latex()), formatRational(v), true
 }
 

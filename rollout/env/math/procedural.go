@@ -24,7 +24,7 @@ import (
 // ProceduralConfig configures the generated task source.
 type ProceduralConfig struct {
 	Seed         uint64  `yaml:"seed"`          // generator seed (not the shuffle seed)
-	Difficulty   int     `yaml:"difficulty"`    // 1 (one step, small numbers) … 5 (several steps, fractions)
+	Difficulty   int     `yaml:"difficulty"`    // 0 (two-digit ± one-digit, no carry), 1 (one step, small numbers) … 5 (several steps, fractions)
 	WordFraction float64 `yaml:"word_fraction"` // share of word problems; the rest are expressions
 	TrainSize    int     `yaml:"train_size"`    // tasks in the train split
 	TestSize     int     `yaml:"test_size"`     // tasks in the test split
@@ -38,8 +38,8 @@ func DefaultProceduralConfig() ProceduralConfig {
 // Validate checks ranges; errors name the key and the fix.
 func (c ProceduralConfig) Validate() error {
 	switch {
-	case c.Difficulty < 1 || c.Difficulty > 5:
-		return fmt.Errorf("env.math.procedural.difficulty: must be 1…5, got %d", c.Difficulty)
+	case c.Difficulty < 0 || c.Difficulty > 5:
+		return fmt.Errorf("env.math.procedural.difficulty: must be 0…5, got %d", c.Difficulty)
 	case c.WordFraction < 0 || c.WordFraction > 1:
 		return fmt.Errorf("env.math.procedural.word_fraction: must be in [0, 1], got %g", c.WordFraction)
 	case c.TrainSize < 0:

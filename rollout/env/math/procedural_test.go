@@ -100,7 +100,7 @@ func (p *latexParser) atom() (*big.Rat, error) {
 var dollarMath = regexp.MustCompile(`\$([^$]*)\$`)
 
 func TestArithmeticAnswersMatchIndependentEvaluator(t *testing.T) {
-	for d := 1; d <= 5; d++ {
+	for d := 0; d <= 5; d++ {
 		cfg := ProceduralConfig{Seed: 3, Difficulty: d, WordFraction: 0, TrainSize: 400, TestSize: 100}
 		for _, split := range []string{SplitTrain, SplitTest} {
 			src, err := NewProcedural(cfg, split)
@@ -125,9 +125,12 @@ func TestArithmeticAnswersMatchIndependentEvaluator(t *testing.T) {
 				if d < 4 && !want.IsInt() {
 					t.Errorf("d%d %q: non-integer answer below difficulty 4", d, m[1])
 				}
+				if d == 0 {
+					checkNoCarry(t, m[1], want)
+				}
 				ops += strings.Count(m[1], "+") + strings.Count(m[1], " - ") + strings.Count(m[1], `\times`) + strings.Count(m[1], `\div`)
 			}
-			if wantOps := d * src.Len(); ops != wantOps {
+			if wantOps := max(d, 1) * src.Len(); ops != wantOps {
 				t.Errorf("d%d %s: %d operators over %d tasks, want exactly difficulty (%d) each", d, split, ops, src.Len(), d)
 			}
 		}
@@ -237,7 +240,8 @@ func TestProceduralConfigErrors(t *testing.T) {
 		edit func(*ProceduralConfig)
 		want string
 	}{
-		{func(c *ProceduralConfig) { c.Difficulty = 0 }, "env.math.procedural.difficulty: must be 1…5, got 0"},
+		{func(c *ProceduralConfig) { c.Difficulty = -1 }, "env.math.procedural.difficulty: must be 0…5, got -1"},
+		{func(c *ProceduralConfig) { c.Difficulty = 6 }, "env.math.procedural.difficulty: must be 0…5, got 6"},
 		{func(c *ProceduralConfig) { c.WordFraction = 1.5 }, "env.math.procedural.word_fraction: must be in [0, 1], got 1.5"},
 		{func(c *ProceduralConfig) { c.TestSize = -1 }, "env.math.procedural.test_size: must be >= 0, got -1"},
 	} {
@@ -253,3 +257,18 @@ func TestProceduralConfigErrors(t *testing.T) {
 }
 
 func newRand(seed uint64) *rollout.Rand { return rollout.NewRand(seed) }
+
+// checkNoCarry: difficulty 0 is a two-digit number plus or minus a one-digit
+// one whose tens digit survives (no carry, no borrow).
+func checkNoCarry(t *testing.T, expr string, value *big.Rat) {
+	t.Helper()
+	var a, b int64
+	var op string
+	if n, err := fmt.Sscanf(expr, "%d %s %d", &a, &op, &b); n != 3 || err != nil {
+		t.Fatalf("d0 %q: not \"a ± b\": %v", expr, err)
+	}
+	v := value.Num().Int64()
+	if a < 10 || a > 99 || b < 1 || b > 9 || (op != "+" && op != "-") || v/10 != a/10 {
+		t.Errorf("d0 %q = %d: want a two-digit a, a one-digit b and no carry or borrow", expr, v)
+	}
+}

@@ -1,0 +1,135 @@
+package main
+
+// TestBadInputTable runs every row of testdata/bad-input.txt: each bad
+// input must end with the row's exit code and one line on stderr that
+// contains the row's text. New cases go into the table, not into code.
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"troupe/ckpt"
+)
+
+type badInput struct {
+	line int
+	exit int
+	want string
+	args []string
+}
+
+func readBadInputs(t *testing.T, path string) []badInput {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []badInput
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		cols := strings.SplitN(line, "|", 3)
+		if len(cols) != 3 {
+			t.Fatalf("%s:%d: want exit | text | arguments", path, n)
+		}
+		code, err := strconv.Atoi(strings.TrimSpace(cols[0]))
+		if err != nil {
+			t.Fatalf("%s:%d: exit code: %v", path, n, err)
+		}
+		out = append(out, badInput{line: n, exit: code, want: strings.TrimSpace(cols[1]), args: strings.Fields(cols[2])})
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func writeTestFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	rand.Read(b)
+	return b
+}
+
+func TestBadInputTable(t *testing.T) {
+	cases := readBadInputs(t, filepath.Join("testdata", "bad-input.txt"))
+	d := t.TempDir()
+	base := filepath.Join(d, "tiny")
+	cli(t, "init", base, "--merges", "0")
+	cli(t, "init", filepath.Join(d, "big"))
+	cfg := filepath.Join(d, "run.yaml")
+	writeTestFile(t, cfg, []byte(strings.ReplaceAll(strings.ReplaceAll(e2eConfig, "OUT", filepath.Join(d, "out")), "MODEL", base)))
+	run := filepath.Join(d, "run")
+	cli(t, "-c", cfg, "-q", "--set", "run.output_dir="+run, "--set", "run.steps=2", "--set", "checkpoint.every=1")
+
+	writeTestFile(t, filepath.Join(d, "random.parquet"), randomBytes(3000))
+	writeTestFile(t, filepath.Join(d, "bad.jsonl"), []byte("{not json\n"))
+	writeTestFile(t, filepath.Join(d, "noanswer.jsonl"), []byte(`{"question": "What is 1 + 1?"}`+"\n"))
+	writeTestFile(t, filepath.Join(d, "bad.yaml"), []byte("run: {steps: [\n"))
+	config := readFile(t, filepath.Join(base, "config.json"))
+	weights := readFile(t, filepath.Join(base, "model.safetensors"))
+	writeTestFile(t, filepath.Join(d, "badmodel", "config.json"), config)
+	writeTestFile(t, filepath.Join(d, "badmodel", "model.safetensors"), randomBytes(4096))
+	writeTestFile(t, filepath.Join(d, "truncmodel", "config.json"), config)
+	writeTestFile(t, filepath.Join(d, "truncmodel", "model.safetensors"), weights[:len(weights)/2])
+	writeTestFile(t, filepath.Join(d, "badtok", "tokenizer.json"), []byte("{"))
+	writeTestFile(t, filepath.Join(d, "notckpt", "train_state.json"), []byte("{}"))
+	step1 := filepath.Join(run, "checkpoints", "step-000001")
+	for _, name := range []string{"badmanifest", "tamperedckpt"} {
+		if err := os.CopyFS(filepath.Join(d, name), os.DirFS(step1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeTestFile(t, filepath.Join(d, "badmanifest", ckpt.ManifestName), []byte("{"))
+	state := filepath.Join(d, "tamperedckpt", stateFile)
+	writeTestFile(t, state, append(readFile(t, state), ' '))
+
+	expand := strings.NewReplacer("$D", d, "$BASE", base, "$CFG", cfg, "$RUN", run)
+	for _, c := range cases {
+		args := make([]string, len(c.args))
+		for i, a := range c.args {
+			args[i] = expand.Replace(a)
+		}
+		var out, errb bytes.Buffer
+		code := execute(args, &out, &errb)
+		msg := errb.String()
+		switch {
+		case code != c.exit:
+			t.Errorf("bad-input.txt:%d: train %s: exit %d, want %d\nstderr: %s", c.line, strings.Join(c.args, " "), code, c.exit, msg)
+		case c.exit != 0 && (strings.Count(msg, "\n") != 1 || !strings.HasPrefix(msg, "train: ")):
+			t.Errorf("bad-input.txt:%d: train %s: want one line on stderr, got %q", c.line, strings.Join(c.args, " "), msg)
+		case !strings.Contains(msg, expand.Replace(c.want)):
+			t.Errorf("bad-input.txt:%d: train %s: the error should contain %q, got %q", c.line, strings.Join(c.args, " "), c.want, strings.TrimSpace(msg))
+		}
+		if testing.Verbose() {
+			t.Logf("bad-input.txt:%d: %s", c.line, strings.TrimSpace(strings.ReplaceAll(msg, d, "$D")))
+		}
+	}
+	// Nothing above touched the finished run: its export and checkpoints
+	// are as they were (a refused command loses nothing).
+	if _, err := ckpt.Open(filepath.Join(run, "checkpoints", "step-000002")); err != nil {
+		t.Errorf("the run's newest checkpoint no longer verifies: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(base, "model.safetensors")); err != nil {
+		t.Errorf("the base model is gone: %v", err)
+	}
+}
