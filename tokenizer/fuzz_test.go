@@ -8,6 +8,8 @@
 package tokenizer
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -102,4 +104,30 @@ func FuzzEncodeDecode(f *testing.F) {
 // FuzzEncodeDecodeQwen3 uses the real Qwen3 tokenizer (fetched fixture).
 func FuzzEncodeDecodeQwen3(f *testing.F) {
 	fuzzRoundTrip(f, qwenTokenizer(f, "qwen3"))
+}
+
+// FuzzParseTokenizerJSON feeds arbitrary tokenizer.json bytes to the
+// loader: an error, or a tokenizer that encodes and decodes — never a panic.
+// Run longer with: go test -run '^$' -fuzz=FuzzParseTokenizerJSON ./tokenizer/
+func FuzzParseTokenizerJSON(f *testing.F) {
+	dir := f.TempDir()
+	if err := WriteByteLevel(dir, ByteLevelOptions{Merges: []Merge{{"a", "b"}, {"ab", "c"}}}); err != nil {
+		f.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "tokenizer.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+	f.Add([]byte(`{"model":{"type":"BPE","vocab":{"a":0,"b":1,"ab":2},"merges":["a b"]},"added_tokens":[{"id":3,"content":"<|endoftext|>","special":true}]}`))
+	f.Add([]byte(`{"model":{"type":"BPE","vocab":{},"merges":[["a","b"]]},"pre_tokenizer":{"type":"ByteLevel"}}`))
+	f.Add([]byte(`{"model":{"type":"WordPiece"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tok, err := parseTokenizerJSON(data)
+		if err != nil {
+			return
+		}
+		ids := tok.Encode("Compute $3 + 4$. <|endoftext|>")
+		_ = tok.Decode(ids)
+	})
 }
