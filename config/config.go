@@ -88,10 +88,10 @@ type Env struct {
 
 // Batch is the rollout batch of one train step.
 type Batch struct {
-	PromptsPerStep int  `yaml:"prompts_per_step"` // tasks per step
-	N              int  `yaml:"n"`                // trajectories per task (the GRPO group size)
-	MaxBatchRows   int  `yaml:"max_batch_rows"`   // cap on rows per Generate call (0 = none)
-	Shuffle        bool `yaml:"shuffle"`          // shuffle the train split each epoch
+	PromptsPerStep int  `yaml:"prompts_per_step" json:"prompts_per_step"` // tasks per step
+	N              int  `yaml:"n" json:"n"`                               // trajectories per task (the GRPO group size)
+	MaxBatchRows   int  `yaml:"max_batch_rows" json:"max_batch_rows"`     // cap on rows per Generate call (0 = none)
+	Shuffle        bool `yaml:"shuffle" json:"shuffle"`                   // shuffle the train split each epoch
 }
 
 // Advantage selects the estimator; its options are inline.

@@ -38,6 +38,30 @@ type Sampler struct {
 	Engines      map[string]Engine    // model name → continuous engine; when set, used instead of Generators
 	MaxBatchRows int                  // global cap on rows per Generate call; 0 = no cap
 	Workers      int                  // goroutines for environment work; 0 = GOMAXPROCS
+	// Progress, when set, is called on the Run's goroutine as the rollout
+	// advances: after every engine step, or every round without engines.
+	Progress func(RolloutProgress)
+}
+
+// RolloutProgress is how far a Run has come.
+type RolloutProgress struct {
+	Episodes, EpisodesDone int
+	Rows, ResponseTokens   int // generated so far
+	Elapsed                time.Duration
+}
+
+// report calls s.Progress, if set; no advance may be running.
+func (s *Sampler) report(pending [][]*Call, st *RolloutStats, start time.Time) {
+	if s.Progress == nil {
+		return
+	}
+	p := RolloutProgress{Episodes: len(pending), Rows: st.Rows, ResponseTokens: st.ResponseTokens, Elapsed: time.Since(start)}
+	for _, cs := range pending {
+		if len(cs) == 0 {
+			p.EpisodesDone++
+		}
+	}
+	s.Progress(p)
 }
 
 // Rollout is the output of one Run.
@@ -173,6 +197,7 @@ func (s *Sampler) Run(wf Workflow, tasks []Task, n int, seed uint64) (*Rollout, 
 		if err := firstError(errs); err != nil {
 			return nil, err
 		}
+		s.report(pending, &st, start)
 	}
 	samples := Samples(eps)
 	st.Wall = time.Since(start)
@@ -253,6 +278,7 @@ func (s *Sampler) runContinuous(wf Workflow, eps []*Episode, pending [][]*Call, 
 		if !busy {
 			break
 		}
+		s.report(pending, &st, start) // no advance runs between Wait and the next Go
 		st.Rounds++
 		slices.Sort(ready)
 		for _, i := range ready {

@@ -317,3 +317,31 @@ func TestSamplerContinuousEpisodesAdvanceOnTheirOwn(t *testing.T) {
 		t.Fatalf("stats %+v for %d samples", a.Stats, len(a.Samples))
 	}
 }
+
+func TestSamplerReportsProgress(t *testing.T) {
+	agents := team(t, "policy", "policy")
+	wf := mathRefine(t, rollout.DefaultMathRefineOptions(), agents)
+	e := scripted.NewEngine(solverVerifier(
+		func(p string, seed uint64) string { return strings.Repeat("think ", int(seed%40)) + `\boxed{` + goldOf(p) + `}` },
+		coinFlips()))
+	var seen []rollout.RolloutProgress
+	s := rollout.Sampler{Engines: map[string]rollout.Engine{"policy": e}, Progress: func(p rollout.RolloutProgress) { seen = append(seen, p) }}
+	out, err := s.Run(wf, tasks, 4, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) < 2 {
+		t.Fatalf("%d progress reports over a rollout of %d engine steps", len(seen), out.Stats.GenerateCalls)
+	}
+	for i, p := range seen {
+		if p.Episodes != len(out.Episodes) || p.EpisodesDone > p.Episodes || p.Rows > out.Stats.Rows || p.ResponseTokens > out.Stats.ResponseTokens {
+			t.Fatalf("report %d out of range: %+v (rollout: %d episodes, %+v)", i, p, len(out.Episodes), out.Stats)
+		}
+		if i > 0 && (p.Rows < seen[i-1].Rows || p.EpisodesDone < seen[i-1].EpisodesDone || p.ResponseTokens < seen[i-1].ResponseTokens) {
+			t.Fatalf("progress went back: %+v after %+v", p, seen[i-1])
+		}
+	}
+	if last := seen[len(seen)-1]; last.EpisodesDone == 0 || last.Rows == 0 {
+		t.Fatalf("the last report shows no work done: %+v", last)
+	}
+}

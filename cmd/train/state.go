@@ -33,10 +33,40 @@ const (
 type trainState struct {
 	Step     int                            `json:"step"` // train steps completed
 	Seed     uint64                         `json:"seed"`
-	Batch    config.Batch                   `json:"batch"` // rollout seeds and data order depend on it
+	Batch    batchState                     `json:"batch"` // rollout seeds and data order depend on it
 	Data     rollout.IteratorState          `json:"data"`
 	Trainers map[string]policy.TrainerState `json:"trainers"`
 	Version  string                         `json:"troupe_version"`
+}
+
+// batchState is config.Batch in train_state.json. It reads the field names
+// of checkpoints written before 2026-11 (Go's, "PromptsPerStep") as well.
+type batchState config.Batch
+
+func (b *batchState) UnmarshalJSON(data []byte) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return err
+	}
+	for k, v := range fields {
+		var dst any
+		switch k {
+		case "prompts_per_step", "PromptsPerStep":
+			dst = &b.PromptsPerStep
+		case "n", "N":
+			dst = &b.N
+		case "max_batch_rows", "MaxBatchRows":
+			dst = &b.MaxBatchRows
+		case "shuffle", "Shuffle":
+			dst = &b.Shuffle
+		default:
+			return fmt.Errorf("batch: unknown field %q", k)
+		}
+		if err := json.Unmarshal(v, dst); err != nil {
+			return fmt.Errorf("batch.%s: %w", k, err)
+		}
+	}
+	return nil
 }
 
 type checkpointRef = ckpt.Checkpoint
@@ -74,7 +104,7 @@ func save(t *team, iter *rollout.TaskIterator, step int) (dir string, err error)
 			w.Abort()
 		}
 	}()
-	st := trainState{Step: step, Seed: t.cfg.Run.Seed, Batch: t.cfg.Batch, Data: iter.State(), Trainers: map[string]policy.TrainerState{}, Version: version}
+	st := trainState{Step: step, Seed: t.cfg.Run.Seed, Batch: batchState(t.cfg.Batch), Data: iter.State(), Trainers: map[string]policy.TrainerState{}, Version: version}
 	for _, tr := range t.trainers {
 		name := tr.Model()
 		dir := w.Path(ckpt.ModelStateDir(name))
@@ -145,7 +175,7 @@ func restore(dir string, t *team, iter *rollout.TaskIterator) (int, string, erro
 		return 0, "", fmt.Errorf("resume: the checkpoint is at step %d, past run.steps = %d; raise run.steps (e.g. --set run.steps=%d)", st.Step, t.cfg.Run.Steps, st.Step+10)
 	}
 	note := ""
-	if st.Batch != t.cfg.Batch {
+	if config.Batch(st.Batch) != t.cfg.Batch {
 		note = fmt.Sprintf("batch settings differ from the checkpoint's (%+v, was %+v): rollout batches and seeds change from here on", t.cfg.Batch, st.Batch)
 	}
 	return st.Step, note, nil

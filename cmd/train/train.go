@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -53,7 +54,7 @@ func (c *trainCmd) flags(cmd *cobra.Command) {
 
 func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 	defer torch.Recover(&err)
-	out := cmd.OutOrStdout()
+	out := &lockedWriter{w: cmd.OutOrStdout()} // the signal handler writes too
 	cp, cfg, err := c.loadConfig()
 	if err != nil {
 		return err
@@ -131,11 +132,14 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 		return err
 	}
 	defer samples.Close()
-	monitor := gpu.Open(out)
+	var monitorLog io.Writer = out
+	if len(cudaDevices(t)) == 0 {
+		monitorLog = nil // a CPU run has no GPU to miss
+	}
+	monitor := gpu.Open(monitorLog)
 	defer monitor.Close()
-	stop := make(chan os.Signal, 2)
-	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(stop)
+	stop, stopSignals := interrupts(out)
+	defer stopSignals()
 	progress := metrics.NewProgress(out, start, cfg.Run.Steps, time.Now)
 
 	if cfg.Eval.AtStart && start == 0 {
@@ -153,10 +157,12 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 	}
 	for step := start; step < cfg.Run.Steps; step++ {
 		began := time.Now()
+		t.sampler.Progress = rolloutProgress(out, step+1, cfg.Run.Steps)
 		resetPeaks(t)
 		// rollout: every agent of every episode, batched per model, scored
 		tasks := iter.Next(cfg.Batch.PromptsPerStep)
 		ro, err := t.sampler.Run(t.workflow, tasks, cfg.Batch.N, rollout.DeriveSeed(cfg.Run.Seed, seedRollout, uint64(step)))
+		t.sampler.Progress = nil // evaluation uses the sampler too
 		if err != nil {
 			return fmt.Errorf("step %d: rollout: %w", step, err)
 		}
@@ -283,6 +289,66 @@ func refuseOverwrite(dir string) error {
 		return nil
 	}
 	return fmt.Errorf("run.output_dir %s already holds checkpoints of an earlier run (newest: step %d); continue it with --resume, or choose another run.output_dir (--set run.output_dir=...), or delete the directory", dir, entries[len(entries)-1].Step)
+}
+
+// lockedWriter serialises writes from the run and its signal handler.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// forceQuit ends the process on a second interrupt (a variable for tests).
+var forceQuit = func() { os.Exit(130) }
+
+// interrupts delivers the first SIGINT or SIGTERM on the returned channel:
+// the run finishes its step, saves a checkpoint and stops. A second one
+// quits at once; checkpoints are written atomically, so the newest complete
+// one stays usable (an unfinished save is cleaned up by the next run).
+func interrupts(out io.Writer) (<-chan os.Signal, func()) {
+	sigs := make(chan os.Signal, 2)
+	stop := make(chan os.Signal, 1)
+	done := make(chan struct{})
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		first := true
+		for {
+			select {
+			case <-done:
+				return
+			case sig := <-sigs:
+				if first {
+					first = false
+					fmt.Fprintf(out, "%v: finishing this step and saving a checkpoint; interrupt again to quit now\n", sig)
+					stop <- sig
+					continue
+				}
+				fmt.Fprintf(out, "%v again: quitting now; the newest complete checkpoint is intact\n", sig)
+				forceQuit()
+			}
+		}
+	}()
+	return stop, func() { signal.Stop(sigs); close(done) }
+}
+
+// rolloutProgress prints how a long rollout is going: nothing for its first
+// 10 seconds, then a line every 10 seconds.
+func rolloutProgress(out io.Writer, step, steps int) func(rollout.RolloutProgress) {
+	const every = 10 * time.Second
+	var last time.Duration
+	return func(p rollout.RolloutProgress) {
+		if p.Elapsed < every || p.Elapsed-last < every {
+			return
+		}
+		last = p.Elapsed
+		fmt.Fprintf(out, "  step %d/%d rollout: %d/%d episodes done, %d rows, %d tokens, %.0f tok/s, %s\n", step, steps,
+			p.EpisodesDone, p.Episodes, p.Rows, p.ResponseTokens, float64(p.ResponseTokens)/p.Elapsed.Seconds(), metrics.FormatDuration(p.Elapsed))
+	}
 }
 
 // runDirOf is the run directory a checkpoint belongs to
