@@ -8,6 +8,7 @@
 package math
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +33,9 @@ func loadParquet(path string, f Fields) (tasks rollout.SliceSource, err error) {
 		return nil, fmt.Errorf("math: dataset: %w", err)
 	}
 	defer file.Close()
+	if err := checkParquetFrame(file); err != nil {
+		return nil, fmt.Errorf("math: dataset %s: not a readable Parquet file (%v)", path, err)
+	}
 	r := parquet.NewGenericReader[any](file)
 	defer r.Close()
 	rows := make([]any, 256)
@@ -54,4 +58,35 @@ func loadParquet(path string, f Fields) (tasks rollout.SliceSource, err error) {
 		}
 	}
 	return nonEmpty(path, tasks)
+}
+
+// checkParquetFrame checks the file's outer frame before the reader sees
+// it: "PAR1" at both ends and a footer length that fits in the file. The
+// reader allocates the footer length it is given, so a corrupt length
+// would otherwise ask for gigabytes.
+func checkParquetFrame(f *os.File) error {
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	size := st.Size()
+	if size < 12 {
+		return fmt.Errorf("%d bytes, too short", size)
+	}
+	var head [4]byte
+	var tail [8]byte
+	if _, err := f.ReadAt(head[:], 0); err != nil {
+		return err
+	}
+	if _, err := f.ReadAt(tail[:], size-8); err != nil {
+		return err
+	}
+	if string(head[:]) != "PAR1" || string(tail[4:]) != "PAR1" {
+		return fmt.Errorf("no PAR1 magic at both ends")
+	}
+	footer := int64(binary.LittleEndian.Uint32(tail[:4]))
+	if footer == 0 || footer > size-12 {
+		return fmt.Errorf("footer length %d does not fit in a %d-byte file", footer, size)
+	}
+	return nil
 }
