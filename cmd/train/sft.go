@@ -8,7 +8,8 @@ package main
 // Demonstrations come from the real workflow: the sampler runs it with an
 // oracle generator per agent instead of a model, so the prompts are exactly
 // those RL will show. The oracle answers from the task's gold answer, right
-// with probability --p-correct and otherwise with a nearby wrong number; a
+// with probability --p-correct and otherwise with the task's typical
+// mistake (a nearby wrong number when it records none); a
 // verifying agent approves exactly the right answers. Each source checkpoint
 // is then trained with cross-entropy on the response tokens of every agent
 // that uses it, and written as a Hugging Face directory under --out.
@@ -219,9 +220,11 @@ func oracle(a *rollout.Agent, tasks []rollout.Task, tok *tokenizer.Tokenizer, pC
 			} else {
 				ans := mathenv.GoldAnswer(task.Answer)
 				if r.Float64() >= pCorrect {
-					ans = wrongAnswer(ans, r)
+					if ans = task.Meta["mistake"]; ans == "" {
+						ans = wrongAnswer(mathenv.GoldAnswer(task.Answer), r)
+					}
 				}
-				text = solverDemo(task.Question, ans)
+				text = solverDemo(task, ans)
 			}
 			ids := tok.Encode(text)
 			if len(req.Stop) > 0 {
@@ -237,12 +240,17 @@ func oracle(a *rollout.Agent, tasks []rollout.Task, tok *tokenizer.Tokenizer, pC
 	})
 }
 
-// solverDemo is a Solver's demonstrated answer. An expression question
+// solverDemo is a Solver's demonstrated answer. A wrong one is the task's
+// recorded typical mistake when it has one (Meta["mistake"]), else a nearby
+// number. An expression question
 // shows its working, the expression copied and set equal to the answer,
 // before the boxed answer: the model learns to read the question where the
 // working starts, and the answer is then next to what it depends on.
-func solverDemo(question, ans string) string {
-	if m := dollarExpr.FindStringSubmatch(question); m != nil {
+func solverDemo(task rollout.Task, ans string) string {
+	if task.Meta["kind"] == "place-value" {
+		return "The answer is \\boxed{" + ans + "}."
+	}
+	if m := dollarExpr.FindStringSubmatch(task.Question); m != nil {
 		return "Working through the problem step by step: $" + m[1] + " = " + ans + "$.\nThe answer is \\boxed{" + ans + "}."
 	}
 	return "Working through the problem step by step gives the result.\nThe answer is \\boxed{" + ans + "}."

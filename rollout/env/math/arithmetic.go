@@ -5,10 +5,10 @@
 // exact rationals. Difficulty sets the operand count (difficulty+1), the
 // number range, and which operations appear:
 //
-//	0    a two-digit number plus or minus a one-digit number with no carry
-//	     or borrow: the tens digit is copied and the units digit is one fact
-//	     of a small table, so a tiny model can learn it in minutes and a
-//	     held-out question is a new combination of parts it has seen
+//	0    place value, not an expression: "What is the tens digit of $47$?"
+//	     (placeValueProblem). The answer is a digit copied from the
+//	     question, which a tiny model learns in minutes, and a held-out
+//	     question is a number it has not seen.
 //	1–2  + − ×, operands 1…20 / 1…50, integer answers
 //	3    adds ÷, operands up to 100; draws whose answer is not an integer are redrawn
 //	4–5  ÷ may leave a fraction, negative operands, operands up to 200 / 500;
@@ -41,19 +41,6 @@ var arithmeticRange = [...]int64{0, 20, 50, 100, 200, 500}
 // rule of its difficulty (division by zero, an inexact quotient below
 // difficulty 4, a result too large) and must be redrawn.
 func arithmeticProblem(r *rollout.Rand, difficulty int) (question, gold string, ok bool) {
-	verbs := []string{"Compute $%s$.", "Evaluate $%s$.", "What is the value of $%s$?"}
-	if difficulty == 0 {
-		a, b := int64(r.Range(10, 99)), int64(r.Range(1, 9))
-		e := &exprNode{op: '+', left: &exprNode{value: a}, right: &exprNode{value: b}}
-		if r.IntN(2) == 0 {
-			e.op = '-'
-		}
-		v, _ := e.eval()
-		if v.Num().Int64()/10 != a/10 { // a carry or a borrow
-			return "", "", false
-		}
-		return fmt.Sprintf(verbs[r.IntN(len(verbs))], e.latex()), formatRational(v), true
-	}
 	ops := []byte{'+', '-', '*'}
 	if difficulty >= 3 {
 		ops = append(ops, '/')
@@ -69,7 +56,46 @@ func arithmeticProblem(r *rollout.Rand, difficulty int) (question, gold string, 
 	if v.Num().BitLen() > 24 || v.Denom().BitLen() > 10 {
 		return "", "", false
 	}
+	verbs := []string{"Compute $%s$.", "Evaluate $%s$.", "What is the value of $%s$?"}
 	return fmt.Sprintf(verbs[r.IntN(len(verbs))], e.latex()), formatRational(v), true
+}
+
+// placeValueProblem is difficulty 0: which digit of a two- or three-digit
+// number stands in a named place. Its digits are distinct, so mistake —
+// the digit of another place, the error a learner makes — is always wrong.
+func placeValueProblem(r *rollout.Rand) (question, gold, mistake string) {
+	places := []string{"hundreds", "tens", "units"}
+	var digits []int
+	for {
+		n := r.Range(10, 999)
+		digits = digits[:0]
+		for ; n > 0; n /= 10 {
+			digits = append([]int{n % 10}, digits...)
+		}
+		if distinct(digits) {
+			break
+		}
+	}
+	places = places[3-len(digits):]
+	ask := r.IntN(len(digits))
+	other := (ask + 1 + r.IntN(len(digits)-1)) % len(digits)
+	number := ""
+	for _, d := range digits {
+		number += fmt.Sprint(d)
+	}
+	forms := []string{"What is the %s digit of $%s$?", "Which digit is in the %s place of $%s$?"}
+	return fmt.Sprintf(forms[r.IntN(len(forms))], places[ask], number), fmt.Sprint(digits[ask]), fmt.Sprint(digits[other])
+}
+
+func distinct(ds []int) bool {
+	seen := map[int]bool{}
+	for _, d := range ds {
+		if seen[d] {
+			return false
+		}
+		seen[d] = true
+	}
+	return true
 }
 
 func randomExpr(r *rollout.Rand, operands, difficulty int, ops []byte) *exprNode {

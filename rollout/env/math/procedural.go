@@ -24,7 +24,7 @@ import (
 // ProceduralConfig configures the generated task source.
 type ProceduralConfig struct {
 	Seed         uint64  `yaml:"seed"`          // generator seed (not the shuffle seed)
-	Difficulty   int     `yaml:"difficulty"`    // 0 (two-digit ± one-digit, no carry), 1 (one step, small numbers) … 5 (several steps, fractions)
+	Difficulty   int     `yaml:"difficulty"`    // 0 (place value: a digit of a number), 1 (one step, small numbers) … 5 (several steps, fractions)
 	WordFraction float64 `yaml:"word_fraction"` // share of word problems; the rest are expressions
 	TrainSize    int     `yaml:"train_size"`    // tasks in the train split
 	TestSize     int     `yaml:"test_size"`     // tasks in the test split
@@ -86,8 +86,11 @@ func (p *Procedural) Task(i int) rollout.Task {
 	for attempt := uint64(0); ; attempt++ {
 		r := rollout.NewRand(rollout.DeriveSeed(p.cfg.Seed, p.tag, uint64(p.cfg.Difficulty), uint64(i), attempt))
 		kind := "arithmetic"
-		var q, gold string
-		if r.Float64() < p.cfg.WordFraction {
+		var q, gold, mistake string
+		if p.cfg.Difficulty == 0 {
+			kind = "place-value"
+			q, gold, mistake = placeValueProblem(r)
+		} else if r.Float64() < p.cfg.WordFraction {
 			kind = "word"
 			q, gold = wordProblem(r, p.cfg.Difficulty)
 		} else {
@@ -99,11 +102,15 @@ func (p *Procedural) Task(i int) rollout.Task {
 		if IsTestQuestion(q) != (p.split == SplitTest) {
 			continue
 		}
+		meta := map[string]string{"kind": kind, "split": p.split, "difficulty": fmt.Sprint(p.cfg.Difficulty)}
+		if mistake != "" {
+			meta["mistake"] = mistake // a typical wrong answer (train sft's demonstrations use it)
+		}
 		return rollout.Task{
 			ID:       fmt.Sprintf("proc-%s-s%d-d%d-%d", p.split, p.cfg.Seed, p.cfg.Difficulty, i),
 			Question: q,
 			Answer:   gold,
-			Meta:     map[string]string{"kind": kind, "split": p.split, "difficulty": fmt.Sprint(p.cfg.Difficulty)},
+			Meta:     meta,
 		}
 	}
 }

@@ -100,7 +100,7 @@ func (p *latexParser) atom() (*big.Rat, error) {
 var dollarMath = regexp.MustCompile(`\$([^$]*)\$`)
 
 func TestArithmeticAnswersMatchIndependentEvaluator(t *testing.T) {
-	for d := 0; d <= 5; d++ {
+	for d := 1; d <= 5; d++ {
 		cfg := ProceduralConfig{Seed: 3, Difficulty: d, WordFraction: 0, TrainSize: 400, TestSize: 100}
 		for _, split := range []string{SplitTrain, SplitTest} {
 			src, err := NewProcedural(cfg, split)
@@ -125,12 +125,9 @@ func TestArithmeticAnswersMatchIndependentEvaluator(t *testing.T) {
 				if d < 4 && !want.IsInt() {
 					t.Errorf("d%d %q: non-integer answer below difficulty 4", d, m[1])
 				}
-				if d == 0 {
-					checkNoCarry(t, m[1], want)
-				}
 				ops += strings.Count(m[1], "+") + strings.Count(m[1], " - ") + strings.Count(m[1], `\times`) + strings.Count(m[1], `\div`)
 			}
-			if wantOps := max(d, 1) * src.Len(); ops != wantOps {
+			if wantOps := d * src.Len(); ops != wantOps {
 				t.Errorf("d%d %s: %d operators over %d tasks, want exactly difficulty (%d) each", d, split, ops, src.Len(), d)
 			}
 		}
@@ -258,17 +255,37 @@ func TestProceduralConfigErrors(t *testing.T) {
 
 func newRand(seed uint64) *rollout.Rand { return rollout.NewRand(seed) }
 
-// checkNoCarry: difficulty 0 is a two-digit number plus or minus a one-digit
-// one whose tens digit survives (no carry, no borrow).
-func checkNoCarry(t *testing.T, expr string, value *big.Rat) {
-	t.Helper()
-	var a, b int64
-	var op string
-	if n, err := fmt.Sscanf(expr, "%d %s %d", &a, &op, &b); n != 3 || err != nil {
-		t.Fatalf("d0 %q: not \"a ± b\": %v", expr, err)
-	}
-	v := value.Num().Int64()
-	if a < 10 || a > 99 || b < 1 || b > 9 || (op != "+" && op != "-") || v/10 != a/10 {
-		t.Errorf("d0 %q = %d: want a two-digit a, a one-digit b and no carry or borrow", expr, v)
+// Difficulty 0 asks for a digit in a named place; its gold answer is that
+// digit and its recorded mistake another of the number's digits.
+func TestPlaceValueTasks(t *testing.T) {
+	re := regexp.MustCompile(`(hundreds|tens|units) (?:digit|place) of \$(\d+)\$\?$`)
+	for _, split := range []string{SplitTrain, SplitTest} {
+		src, err := NewProcedural(ProceduralConfig{Seed: 4, Difficulty: 0, WordFraction: 0.5, TrainSize: 300, TestSize: 100}, split)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds := map[string]int{}
+		for i := 0; i < src.Len(); i++ {
+			task := src.Task(i)
+			m := re.FindStringSubmatch(task.Question)
+			if m == nil {
+				t.Fatalf("%q is not a place-value question", task.Question)
+			}
+			digits := m[2]
+			pos := map[string]int{"hundreds": len(digits) - 3, "tens": len(digits) - 2, "units": len(digits) - 1}[m[1]]
+			if len(digits) < 2 || len(digits) > 3 || pos < 0 {
+				t.Fatalf("%q: want a two- or three-digit number and a place it has", task.Question)
+			}
+			if task.Answer != digits[pos:pos+1] {
+				t.Fatalf("%q: gold %q, want %q", task.Question, task.Answer, digits[pos:pos+1])
+			}
+			if mis := task.Meta["mistake"]; mis == task.Answer || !strings.Contains(digits, mis) || len(mis) != 1 {
+				t.Fatalf("%q: mistake %q should be another digit of %s", task.Question, mis, digits)
+			}
+			kinds[m[1]]++
+		}
+		if kinds["tens"] == 0 || kinds["units"] == 0 || kinds["hundreds"] == 0 {
+			t.Errorf("%s: places asked %v, want all three", split, kinds)
+		}
 	}
 }

@@ -39,7 +39,6 @@ type wordTemplate func(r *rollout.Rand, d int) (question string, gold int)
 var wordTemplates = []wordTemplate{packsProblem, savingsProblem, travelProblem, fencingProblem, agesProblem, sharingProblem, discountProblem}
 
 func wordProblem(r *rollout.Rand, difficulty int) (question, gold string) {
-	difficulty = max(difficulty, 1) // difficulty 0 is arithmetic's alone; its word problems are those of 1
 	q, a := wordTemplates[r.IntN(len(wordTemplates))](r, difficulty)
 	return q, fmt.Sprint(a)
 }
