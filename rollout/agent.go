@@ -13,6 +13,7 @@ package rollout
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strings"
 	"text/template"
 )
@@ -30,6 +31,7 @@ type AgentConfig struct {
 	Sampling      SamplingOverride `yaml:"sampling"`       // per-agent overrides of the run's sampling
 	MaxNewTokens  int              `yaml:"max_new_tokens"` // 0 = the run's default
 	FormatPenalty float64          `yaml:"format_penalty"` // subtracted from this agent's reward when its output is invalid
+	RewardScale   float64          `yaml:"reward_scale"`   // multiplies the team reward credited to this agent; 0 = 1
 	Thinking      bool             `yaml:"thinking"`       // chat template's thinking mode (Qwen3 enable_thinking); read by the Binding's maker, not by rollout
 }
 
@@ -113,6 +115,7 @@ type Agent struct {
 	Sampling      Sampling
 	MaxNewTokens  int
 	FormatPenalty float64
+	RewardScale   float64 // > 0; 1 unless configured
 	Parser        Parser
 	Stop          []int
 
@@ -164,6 +167,7 @@ func NewAgent(path string, cfg AgentConfig, def AgentDefaults, bind Binding) (*A
 		Sampling:      cfg.Sampling.Apply(def.Sampling),
 		MaxNewTokens:  cfg.MaxNewTokens,
 		FormatPenalty: cfg.FormatPenalty,
+		RewardScale:   cfg.RewardScale,
 		Stop:          append([]int(nil), bind.Stop...),
 		chat:          bind.Chat,
 		codec:         bind.Codec,
@@ -177,8 +181,14 @@ func NewAgent(path string, cfg AgentConfig, def AgentDefaults, bind Binding) (*A
 	if err := a.Sampling.Validate(); err != nil {
 		return nil, fmt.Errorf("%s.%w", path, err)
 	}
-	if cfg.FormatPenalty < 0 {
-		return nil, fmt.Errorf("%s.format_penalty: must be >= 0 (it is subtracted), got %g", path, cfg.FormatPenalty)
+	if !(cfg.FormatPenalty >= 0) || math.IsInf(cfg.FormatPenalty, 0) {
+		return nil, fmt.Errorf("%s.format_penalty: must be a finite number >= 0 (it is subtracted), got %g", path, cfg.FormatPenalty)
+	}
+	if a.RewardScale == 0 {
+		a.RewardScale = 1
+	}
+	if !(a.RewardScale > 0) || math.IsInf(a.RewardScale, 0) {
+		return nil, fmt.Errorf("%s.reward_scale: must be a finite number > 0 (0 or unset = 1), got %g", path, cfg.RewardScale)
 	}
 	p, err := ParserByName(parserName)
 	if err != nil {

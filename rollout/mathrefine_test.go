@@ -1,6 +1,7 @@
 package rollout_test
 
 import (
+	"math"
 	"fmt"
 	"strings"
 	"testing"
@@ -181,5 +182,39 @@ func TestMathRefineOptionErrors(t *testing.T) {
 	_, err := rollout.NewWorkflow("debate", rollout.DefaultWorkflowOptions(), agents, exactScorer{})
 	if err == nil || !strings.Contains(err.Error(), "use one of math-refine, single") {
 		t.Errorf("unknown workflow error = %v, want the valid names listed", err)
+	}
+}
+
+// reward_scale multiplies the team reward an agent is credited with; the
+// format penalty is not scaled.
+func TestRewardScale(t *testing.T) {
+	cfgs, err := rollout.DefaultAgentConfigs("math-refine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgs[1].RewardScale = 5
+	var agents []*rollout.Agent
+	for i, c := range cfgs {
+		a, err := rollout.NewAgent("agents["+string(rune('0'+i))+"]", c, defaults, scripted.Binding())
+		if err != nil {
+			t.Fatal(err)
+		}
+		agents = append(agents, a)
+	}
+	wf := mathRefine(t, rollout.DefaultMathRefineOptions(), agents)
+	gen := scripted.New(solverVerifier(scripted.Fixed(`\boxed{4}`), scripted.Fixed("no verdict here")))
+	out := run(t, wf, gen, 1, 7)
+	for _, r := range out.Samples {
+		want := 1.0
+		if r.Agent == "verifier" {
+			want = 5 - 0.1 // invalid: no verdict
+		}
+		if math.Abs(r.Reward-want) > 1e-12 {
+			t.Errorf("%s (valid %v): reward %g, want %g", r.Agent, r.Valid, r.Reward, want)
+		}
+	}
+	cfgs[0].RewardScale = -1
+	if _, err := rollout.NewAgent("agents[0]", cfgs[0], defaults, scripted.Binding()); err == nil || !strings.Contains(err.Error(), "agents[0].reward_scale") {
+		t.Errorf("a negative reward_scale: %v", err)
 	}
 }

@@ -6,6 +6,10 @@
 //
 //	Reward = TeamReward + LocalReward − Penalty,  Penalty = agent.FormatPenalty if !Valid else 0
 //
+// where TeamReward is the workflow's team reward times the agent's
+// reward_scale (1 unless configured: agents whose rewards live on different
+// scales, as in the Dr. MAS stability experiment).
+//
 // (Dr. MAS: r_i = R_τ − coef·[invalid]; AT-GRPO workflows put α·r_team in
 // TeamReward and r_local in LocalReward).
 //
@@ -47,6 +51,10 @@ func SampleOf(ep *Episode, c *Call) Sample {
 	if !c.Parsed.Valid {
 		pen = c.Agent.FormatPenalty
 	}
+	team := c.TeamReward
+	if s := c.Agent.RewardScale; s != 0 {
+		team *= s
+	}
 	return Sample{
 		Prompt:         ep.Prompt,
 		TaskID:         ep.Task.ID,
@@ -59,8 +67,8 @@ func SampleOf(ep *Episode, c *Call) Sample {
 		PromptTokens:   c.PromptTokens,
 		ResponseTokens: c.ResponseTokens,
 		SampleLogProbs: c.LogProbs,
-		Reward:         c.TeamReward + c.LocalReward - pen,
-		TeamReward:     c.TeamReward,
+		Reward:         team + c.LocalReward - pen,
+		TeamReward:     team,
 		LocalReward:    c.LocalReward,
 		Penalty:        pen,
 		Valid:          c.Parsed.Valid,

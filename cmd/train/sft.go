@@ -247,8 +247,15 @@ func oracle(a *rollout.Agent, tasks []rollout.Task, tok *tokenizer.Tokenizer, pC
 // before the boxed answer: the model learns to read the question where the
 // working starts, and the answer is then next to what it depends on.
 func solverDemo(task rollout.Task, ans string) string {
-	if task.Meta["kind"] == "place-value" {
-		return "The answer is \\boxed{" + ans + "}."
+	if m := placeNumber.FindStringSubmatch(task.Question); m != nil && task.Meta["kind"] == "place-value" {
+		// the working names every digit's place; a wrong answer picks the
+		// digit of another place
+		places := []string{"hundreds", "tens", "units"}[3-len(m[1]):]
+		parts := make([]string, len(m[1]))
+		for i := range m[1] {
+			parts[i] = m[1][i:i+1] + " " + places[i]
+		}
+		return "Reading the number: $" + m[1] + "$ is " + strings.Join(parts, ", ") + ".\nThe answer is \\boxed{" + ans + "}."
 	}
 	if m := dollarExpr.FindStringSubmatch(task.Question); m != nil {
 		return "Working through the problem step by step: $" + m[1] + " = " + ans + "$.\nThe answer is \\boxed{" + ans + "}."
@@ -256,7 +263,10 @@ func solverDemo(task rollout.Task, ans string) string {
 	return "Working through the problem step by step gives the result.\nThe answer is \\boxed{" + ans + "}."
 }
 
-var dollarExpr = regexp.MustCompile(`\$([^$]+)\$`)
+var (
+	dollarExpr  = regexp.MustCompile(`\$([^$]+)\$`)
+	placeNumber = regexp.MustCompile(`of \$(\d{2,3})\$\?$`)
+)
 
 // findTask returns the task whose question the prompt contains (the longest,
 // when one question contains another).
