@@ -1,8 +1,8 @@
 package rollout_test
 
 import (
-	"math"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 

@@ -322,7 +322,9 @@ func TestSamplerReportsProgress(t *testing.T) {
 	agents := team(t, "policy", "policy")
 	wf := mathRefine(t, rollout.DefaultMathRefineOptions(), agents)
 	e := scripted.NewEngine(solverVerifier(
-		func(p string, seed uint64) string { return strings.Repeat("think ", int(seed%40)) + `\boxed{` + goldOf(p) + `}` },
+		func(p string, seed uint64) string {
+			return strings.Repeat("think ", int(seed%40)) + `\boxed{` + goldOf(p) + `}`
+		},
 		coinFlips()))
 	var seen []rollout.RolloutProgress
 	s := rollout.Sampler{Engines: map[string]rollout.Engine{"policy": e}, Progress: func(p rollout.RolloutProgress) { seen = append(seen, p) }}

@@ -156,7 +156,7 @@ func TestCommandsDoNotReplaceWithoutForce(t *testing.T) {
 
 func TestTrainStateBatchNames(t *testing.T) {
 	for _, doc := range []string{
-		`{"PromptsPerStep": 8, "N": 4, "MaxBatchRows": 64, "Shuffle": true}`,    // before 2026-11
+		`{"PromptsPerStep": 8, "N": 4, "MaxBatchRows": 64, "Shuffle": true}`,     // before 2026-11
 		`{"prompts_per_step": 8, "n": 4, "max_batch_rows": 64, "shuffle": true}`, // now
 	} {
 		var b batchState
