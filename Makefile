@@ -12,7 +12,7 @@ export TROUPE_THREADS ?= $(NPROC)
 SHIM_STAMP = $(shell sha256sum build/libtshim.so 2>/dev/null | cut -c1-12)
 export CGO_CFLAGS = -O2 -g -Wno-deprecated-declarations -DTSHIM_STAMP=$(SHIM_STAMP)
 
-.PHONY: all setup shim build test vet bench demo clean
+.PHONY: all setup shim build test vet bench demo stability clean
 
 all: setup build
 
@@ -48,6 +48,12 @@ demo: all
 	@echo "demo: samples    runs/demo/drmas/samples.jsonl"
 	@echo "demo: checkpoint $$(ls -d runs/demo/drmas/checkpoints/step-* | tail -1)"
 	@echo "demo: export     runs/demo/drmas/export/{solver,verifier}"
+
+# The Dr. MAS stability experiment (drmas, grpo, grpo-step × 3 seeds) on CPU;
+# report in runs/stability/report/report.md.
+stability: all
+	rm -rf runs/stability
+	scripts/stability.sh
 
 clean:
 	rm -rf bin build
