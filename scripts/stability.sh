@@ -5,6 +5,7 @@
 #
 #   scripts/stability.sh            # everything under runs/stability/
 #   SEEDS="1 2" STEPS=20 scripts/stability.sh
+#   WARM=runs/x/sft/tiny scripts/stability.sh   # skip init and sft
 #
 # Writes runs/stability/report/report.md and its PNG charts. It starts from
 # nothing: a tiny model (train init) warmed up by train sft, as make demo.
@@ -12,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=runs/stability
 seeds=${SEEDS:-1 2 3}
-steps=${STEPS:-30}
+steps=${STEPS:-20}
 estimators=${ESTIMATORS:-drmas grpo grpo-step}
 cfg=configs/stability-math-tiny.yaml
 if [ -e "$out" ]; then
@@ -20,9 +21,13 @@ if [ -e "$out" ]; then
 	exit 1
 fi
 start=$(date +%s)
-bin/train init "$out/base" --hidden 128 --layers 3 --heads 4 --kv-heads 2 --head-dim 32 --intermediate 256
-bin/train sft -c "$cfg" --set models.tiny.path="$out/base" --out "$out/sft" \
-	--steps "${SFT_STEPS:-400}" --lr 3e-3 --p-correct 0.35 --tasks 1000 --log-every 100
+if [ -n "${WARM:-}" ]; then # a warmed-up model directory to start from instead
+	mkdir -p "$out/sft" && cp -a "$WARM" "$out/sft/tiny"
+else
+	bin/train init "$out/base" --hidden 128 --layers 3 --heads 4 --kv-heads 2 --head-dim 32 --intermediate 256
+	bin/train sft -c "$cfg" --set models.tiny.path="$out/base" --out "$out/sft" \
+		--steps "${SFT_STEPS:-400}" --lr 3e-3 --p-correct 0.35 --tasks 1000 --log-every 100
+fi
 runs=()
 for est in $estimators; do
 	for seed in $seeds; do

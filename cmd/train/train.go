@@ -291,6 +291,27 @@ func refuseOverwrite(dir string) error {
 	return fmt.Errorf("run.output_dir %s already holds checkpoints of an earlier run (newest: step %d); continue it with --resume, or choose another run.output_dir (--set run.output_dir=...), or delete the directory", dir, entries[len(entries)-1].Step)
 }
 
+// evalSummary is the run's held-out accuracy at its first and last
+// evaluation ("" without two evaluations).
+func evalSummary(jsonl string) string {
+	recs, err := metrics.ReadJSONL(jsonl)
+	if err != nil {
+		return ""
+	}
+	var steps []int
+	var acc []float64
+	for _, r := range recs {
+		if v, ok := r.Values["eval/accuracy"]; ok {
+			steps, acc = append(steps, r.Step), append(acc, v)
+		}
+	}
+	if len(acc) < 2 {
+		return ""
+	}
+	n := len(acc) - 1
+	return fmt.Sprintf("held-out accuracy: %.3f after step %d → %.3f after step %d (%+.1f points)", acc[0], steps[0], acc[n], steps[n], 100*(acc[n]-acc[0]))
+}
+
 // lockedWriter serialises writes from the run and its signal handler.
 type lockedWriter struct {
 	mu sync.Mutex
@@ -494,6 +515,9 @@ func finish(out io.Writer, t *team) error {
 		}
 	}
 	jsonl := filepath.Join(cfg.Run.OutputDir, "metrics.jsonl")
+	if line := evalSummary(jsonl); line != "" {
+		fmt.Fprintln(out, line)
+	}
 	png := filepath.Join(cfg.Run.OutputDir, "metrics.png")
 	if err := metrics.PlotJSONL(jsonl, png, defaultCharts, metrics.PlotOptions{}); err != nil {
 		fmt.Fprintf(out, "plot: %v\n", err)
