@@ -21,7 +21,7 @@ func TestAgentConfigErrors(t *testing.T) {
 		{rollout.AgentConfig{Name: "a", Model: "m", Preset: "math-single", Parser: "xml"}, `agents[1].parser: unknown parser "xml"; use one of boxed, free, verdict`},
 		{rollout.AgentConfig{Name: "a", Model: "m", Role: "Solve {{.Tsak}}"}, "agents[1].role: template does not render"},
 		{rollout.AgentConfig{Name: "a", Model: "m", Role: "Solve {{.Task"}, "agents[1].role: bad template"},
-		{rollout.AgentConfig{Name: "a", Model: "m", Preset: "math-single", FormatPenalty: -1}, "agents[1].format_penalty: must be >= 0"},
+		{rollout.AgentConfig{Name: "a", Model: "m", Preset: "math-single", FormatPenalty: -1}, "agents[1].format_penalty: must be a finite number >= 0"},
 		{rollout.AgentConfig{Name: "a", Model: "m", Preset: "math-single", Sampling: rollout.SamplingOverride{TopP: &neg}}, "agents[1].sampling.top_p: must be in (0, 1] (1 = off), got -0.5"},
 	} {
 		_, err := rollout.NewAgent("agents[1]", tc.cfg, defaults, scripted.Binding())
