@@ -153,6 +153,18 @@ func overlay(runs []runSeries, key string) []metrics.Record {
 	return out
 }
 
+// steps counts the run's training steps (records of step ≥ 1; step 0 is
+// the evaluation before training).
+func (r runSeries) steps() int {
+	n := 0
+	for _, rec := range r.records {
+		if rec.Step >= 1 {
+			n++
+		}
+	}
+	return n
+}
+
 // series is one metric of one run, in step order, NaN-free.
 func (r runSeries) series(key string) []float64 {
 	var v []float64
@@ -250,7 +262,7 @@ func compareReport(runs []runSeries, agents, charts []string) string {
 	groups := map[string][]runSeries{}
 	var order []string
 	for _, r := range runs {
-		row := []string{r.label, fmt.Sprint(len(r.records))}
+		row := []string{r.label, fmt.Sprint(r.steps())}
 		for _, a := range agents {
 			g := r.series("grad_norm/" + a)
 			row = append(row, fmt.Sprint(spikes(g)), fmt.Sprintf("%.3g", slices.Max(append([]float64{0}, g...))), fmt.Sprintf("%.3g", mean(r.series("amplification/"+a))))
@@ -271,7 +283,7 @@ func compareReport(runs []runSeries, agents, charts []string) string {
 		rs := groups[g]
 		steps := make([]float64, len(rs))
 		for i, r := range rs {
-			steps[i] = float64(len(r.records))
+			steps[i] = float64(r.steps())
 		}
 		row := []string{fmt.Sprintf("%s (%d runs)", g, len(rs)), fmt.Sprintf("%.0f", mean(steps))}
 		for _, a := range agents {
