@@ -97,6 +97,21 @@ func TestRunsStayWhereTheyLive(t *testing.T) {
 	if !strings.Contains(msg, "checkpoint at step 3") || !strings.Contains(msg, "--force") {
 		t.Errorf("resuming an older checkpoint: want a refusal naming step 3 and --force, got %q", msg)
 	}
+	// A checkpoint moved out of its run writes where the config says, not
+	// two directories up.
+	lone := filepath.Join(dir, "lone", "ck")
+	if err := os.CopyFS(lone, os.DirFS(ck2)); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := filepath.Join(dir, "elsewhere")
+	out = cli(t, "--resume="+lone, "-q", "--set", "run.steps=3", "--set", "run.output_dir="+elsewhere)
+	if !strings.Contains(out, "not inside a run's checkpoints/ directory") {
+		t.Errorf("a lone checkpoint's resume should say where it writes:\n%s", tail(out, 600))
+	}
+	if _, err := os.Stat(filepath.Join(elsewhere, "checkpoints", "step-000003")); err != nil {
+		t.Errorf("the lone checkpoint's run did not write to run.output_dir: %v", err)
+	}
+
 	// …but does with --force, and every per-step log then has each step once.
 	cli(t, "--resume="+ck1, "-q", "--force", "--set", "run.steps=3")
 	steps := sampleSteps(t, filepath.Join(runC, "samples.jsonl"))

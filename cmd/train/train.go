@@ -71,7 +71,7 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 		if note := resumeHere(cp, cfg); note != "" {
 			fmt.Fprintln(out, note)
 		}
-		if err := refuseRewind(cp, c.force); err != nil {
+		if err := refuseRewind(cp, filepath.Join(cfg.Run.OutputDir, "checkpoints"), c.force); err != nil {
 			return err
 		}
 	}
@@ -373,13 +373,17 @@ func rolloutProgress(out io.Writer, step, steps int) func(rollout.RolloutProgres
 }
 
 // runDirOf is the run directory a checkpoint belongs to
-// (<run>/checkpoints/step-N).
+// (<run>/checkpoints/step-N); resumeHere checks the layout first.
 func runDirOf(cp *checkpointRef) string { return filepath.Dir(filepath.Dir(cp.Dir)) }
 
 // resumeHere points the run at the directory its checkpoint lives in, so a
 // copied run continues in the copy and never writes into the original; it
 // returns a note when that differs from the config's run.output_dir.
 func resumeHere(cp *checkpointRef, cfg *config.Config) string {
+	if filepath.Base(filepath.Dir(cp.Dir)) != "checkpoints" {
+		// a checkpoint moved out of its run: the config says where to write
+		return fmt.Sprintf("resume: %s is not inside a run's checkpoints/ directory; writing to run.output_dir %s", cp.Dir, cfg.Run.OutputDir)
+	}
 	dir := runDirOf(cp)
 	if sameDir(dir, cfg.Run.OutputDir) {
 		return ""
@@ -399,11 +403,12 @@ func sameDir(a, b string) bool {
 	return filepath.Clean(a) == filepath.Clean(b)
 }
 
-// refuseRewind keeps a resume from an older checkpoint from silently
-// dropping the later steps: their metrics lines, samples and events are
-// truncated and their checkpoints and export replaced as the run goes on.
-func refuseRewind(cp *checkpointRef, force bool) error {
-	entries, err := ckpt.List(filepath.Dir(cp.Dir))
+// refuseRewind keeps a resume from a checkpoint older than the newest in
+// root (the run's checkpoints/) from silently dropping the later steps:
+// their metrics lines, samples and events are truncated and their
+// checkpoints and export replaced as the run goes on.
+func refuseRewind(cp *checkpointRef, root string, force bool) error {
+	entries, err := ckpt.List(root)
 	if err != nil || len(entries) == 0 || force {
 		return nil
 	}
