@@ -45,35 +45,14 @@ type ResumeReport struct {
 // is nextStep, creating it (and its directory) if needed; see the file
 // comment for what happens to existing lines.
 func OpenJSONL(path string, nextStep int) (*JSONL, ResumeReport, error) {
-	var report ResumeReport
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, report, fmt.Errorf("metrics: %w", err)
+		return nil, ResumeReport{}, fmt.Errorf("metrics: %w", err)
 	}
-	raw, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, report, fmt.Errorf("metrics: %w", err)
-	}
-	lines, torn, err := splitLines(path, raw, recordStep)
+	report, err := truncateSteps(path, nextStep, recordStep)
 	if err != nil {
 		return nil, report, err
 	}
-	report.TornLine = torn
-	var keep bytes.Buffer
 	w := &JSONL{path: path, lastStep: nextStep}
-	for _, l := range lines {
-		if l.step >= nextStep {
-			report.Dropped++
-			continue
-		}
-		report.Kept++
-		keep.Write(l.text)
-		keep.WriteByte('\n')
-	}
-	if report.Dropped > 0 || report.TornLine {
-		if err := replaceFile(path, keep.Bytes()); err != nil {
-			return nil, report, fmt.Errorf("metrics: rewriting %s: %w", path, err)
-		}
-	}
 	w.f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, report, fmt.Errorf("metrics: %w", err)
@@ -190,6 +169,12 @@ func anyStep(text []byte) (int, error) {
 // the file atomically when anything was dropped; a missing file is fine. A
 // resumed run calls it on its per-step logs so that no step appears twice.
 func TruncateSteps(path string, nextStep int) (ResumeReport, error) {
+	return truncateSteps(path, nextStep, anyStep)
+}
+
+// truncateSteps drops the lines whose step (read by parse) is ≥ nextStep,
+// and a torn last line, rewriting the file atomically when it changed.
+func truncateSteps(path string, nextStep int, parse func([]byte) (int, error)) (ResumeReport, error) {
 	var report ResumeReport
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -198,7 +183,7 @@ func TruncateSteps(path string, nextStep int) (ResumeReport, error) {
 	if err != nil {
 		return report, fmt.Errorf("metrics: %w", err)
 	}
-	lines, torn, err := splitLines(path, raw, anyStep)
+	lines, torn, err := splitLines(path, raw, parse)
 	if err != nil {
 		return report, err
 	}
