@@ -31,6 +31,12 @@ func team(t *testing.T, solverModel, verifierModel string) []*rollout.Agent {
 		t.Fatal(err)
 	}
 	cfgs[0].Model, cfgs[1].Model = solverModel, verifierModel
+	return compileAgents(t, cfgs)
+}
+
+// compileAgents compiles agent configs with the scripted binding.
+func compileAgents(t *testing.T, cfgs []rollout.AgentConfig) []*rollout.Agent {
+	t.Helper()
 	var agents []*rollout.Agent
 	for i, c := range cfgs {
 		a, err := rollout.NewAgent("agents["+string(rune('0'+i))+"]", c, defaults, scripted.Binding())

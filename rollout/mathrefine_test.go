@@ -193,15 +193,7 @@ func TestRewardScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfgs[1].RewardScale = 5
-	var agents []*rollout.Agent
-	for i, c := range cfgs {
-		a, err := rollout.NewAgent("agents["+string(rune('0'+i))+"]", c, defaults, scripted.Binding())
-		if err != nil {
-			t.Fatal(err)
-		}
-		agents = append(agents, a)
-	}
-	wf := mathRefine(t, rollout.DefaultMathRefineOptions(), agents)
+	wf := mathRefine(t, rollout.DefaultMathRefineOptions(), compileAgents(t, cfgs))
 	gen := scripted.New(solverVerifier(scripted.Fixed(`\boxed{4}`), scripted.Fixed("no verdict here")))
 	out := run(t, wf, gen, 1, 7)
 	for _, r := range out.Samples {

@@ -32,12 +32,19 @@ func refuseReplace(cmd, dir, flag string, force bool) error {
 	return fmt.Errorf("%s: %s already exists and is not empty (%s…); pass --force to replace it, or choose another %s", cmd, dir, entries[0].Name(), flag)
 }
 
-// sameFile says whether two paths name the same directory or file.
+// sameFile says whether two paths name the same directory or file (by
+// identity when both exist, else by absolute path).
 func sameFile(a, b string) bool {
 	sa, err1 := os.Stat(a)
 	sb, err2 := os.Stat(b)
 	if err1 == nil && err2 == nil {
 		return os.SameFile(sa, sb)
+	}
+	if x, err := filepath.Abs(a); err == nil {
+		a = x
+	}
+	if x, err := filepath.Abs(b); err == nil {
+		b = x
 	}
 	return filepath.Clean(a) == filepath.Clean(b)
 }

@@ -385,22 +385,12 @@ func resumeHere(cp *checkpointRef, cfg *config.Config) string {
 		return fmt.Sprintf("resume: %s is not inside a run's checkpoints/ directory; writing to run.output_dir %s", cp.Dir, cfg.Run.OutputDir)
 	}
 	dir := runDirOf(cp)
-	if sameDir(dir, cfg.Run.OutputDir) {
+	if sameFile(dir, cfg.Run.OutputDir) {
 		return ""
 	}
 	was := cfg.Run.OutputDir
 	cfg.Run.OutputDir = dir
 	return fmt.Sprintf("resume: writing to %s, the run the checkpoint belongs to (the config's run.output_dir is %s)", dir, was)
-}
-
-func sameDir(a, b string) bool {
-	if x, err := filepath.Abs(a); err == nil {
-		a = x
-	}
-	if x, err := filepath.Abs(b); err == nil {
-		b = x
-	}
-	return filepath.Clean(a) == filepath.Clean(b)
 }
 
 // refuseRewind keeps a resume from a checkpoint older than the newest in
