@@ -32,6 +32,9 @@ type EvalMetrics struct {
 	MeanTurns          float64            `json:"mean_turns"`           // agent calls per episode
 	MeanResponseTokens float64            `json:"mean_response_tokens"` // generated tokens per episode
 	MeanPromptTokens   float64            `json:"mean_prompt_tokens"`   // prompt tokens per episode
+	// Env holds the means of the environment's own metrics (Score.Metrics),
+	// each over the episodes that report it.
+	Env map[string]float64 `json:"env,omitempty"`
 }
 
 // PassAtK is the unbiased estimate for one task with n samples, c correct.
@@ -61,6 +64,7 @@ func Evaluate(episodes []*Episode, ks ...int) (EvalMetrics, error) {
 	rows := map[string]int{}
 	valid := map[string]int{}
 	trunc := map[string]int{}
+	envN := map[string]int{}
 	for _, ep := range episodes {
 		if !ep.Done {
 			return m, fmt.Errorf("eval: episode %d (task %q) is not finished", ep.Traj, ep.Task.ID)
@@ -81,6 +85,13 @@ func Evaluate(episodes []*Episode, ks ...int) (EvalMetrics, error) {
 			m.Accuracy++
 		}
 		m.MeanReward += ep.Reward
+		for k, v := range ep.Metrics {
+			if m.Env == nil {
+				m.Env = map[string]float64{}
+			}
+			m.Env[k] += v
+			envN[k]++
+		}
 		m.MeanTurns += float64(len(ep.Calls))
 		for _, c := range ep.Calls {
 			m.MeanResponseTokens += float64(len(c.ResponseTokens))
@@ -101,6 +112,9 @@ func Evaluate(episodes []*Episode, ks ...int) (EvalMetrics, error) {
 	m.MeanTurns /= e
 	m.MeanResponseTokens /= e
 	m.MeanPromptTokens /= e
+	for k, n := range envN {
+		m.Env[k] /= float64(n)
+	}
 	sort.Strings(order)
 	m.SamplesPerTask = groups[order[0]].n
 	for _, p := range order {

@@ -97,3 +97,12 @@ func parseVerdict(response string) Parsed {
 	}
 	return Parsed{Valid: true, Value: v}
 }
+
+// RegisterParser adds a parser; a plug-in package calls it from init.
+// Registering a name twice is a programming error and panics.
+func RegisterParser(name string, p Parser) {
+	if _, dup := parsers[name]; dup {
+		panic(fmt.Sprintf("rollout: parser %q registered twice", name))
+	}
+	parsers[name] = p
+}

@@ -87,3 +87,12 @@ func PresetByName(name string) (Preset, error) {
 	}
 	return p, nil
 }
+
+// RegisterPreset adds a preset; a plug-in package calls it from init.
+// Registering a name twice is a programming error and panics.
+func RegisterPreset(name string, p Preset) {
+	if _, dup := presets[name]; dup {
+		panic(fmt.Sprintf("rollout: preset %q registered twice", name))
+	}
+	presets[name] = p
+}

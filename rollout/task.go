@@ -45,6 +45,9 @@ type Score struct {
 	Reward    float64 // the team reward
 	Success   bool    // counts as solved (accuracy, pass@k)
 	Extracted string  // the answer that was judged, for logs ("" if none was found)
+	// Metrics are further per-episode measures (search: "f1"), averaged
+	// over episodes in evaluation as eval/<name>. May be nil.
+	Metrics map[string]float64
 }
 
 // Scorer judges a final response to a task. It must be safe for concurrent

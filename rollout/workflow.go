@@ -56,8 +56,9 @@ type Episode struct {
 	Done      bool    // the workflow finished the episode
 	Reward    float64 // team reward
 	Success   bool    // counts as solved
-	Extracted string  // the answer that was scored
-	State     any     // the workflow's private state
+	Extracted string             // the answer that was scored
+	Metrics   map[string]float64 // the environment's extra per-episode metrics (Score.Metrics); may be nil
+	State     any                // the workflow's private state
 }
 
 // Linear returns a call for a workflow in which one agent acts per turn:
@@ -81,7 +82,7 @@ func (ep *Episode) Remember(c *Call) {
 // Finish ends the episode with a score credited to every call as its team
 // reward (Dr. MAS: every row of a trajectory shares the team return).
 func (ep *Episode) Finish(s Score) {
-	ep.Done, ep.Reward, ep.Success, ep.Extracted = true, s.Reward, s.Success, s.Extracted
+	ep.Done, ep.Reward, ep.Success, ep.Extracted, ep.Metrics = true, s.Reward, s.Success, s.Extracted, s.Metrics
 	for _, c := range ep.Calls {
 		c.TeamReward = s.Reward
 	}
@@ -126,29 +127,86 @@ func (o WorkflowOptions) Validate(name string) error {
 	return nil
 }
 
-type workflowEntry struct {
-	build  func(opts WorkflowOptions, agents []*Agent, scorer Scorer) (Workflow, error)
-	agents func() []AgentConfig
+// WorkflowSpec is what a workflow package registers: how to build the
+// workflow, the team it is meant for, and the estimators its rows can feed.
+type WorkflowSpec struct {
+	// Build makes the workflow. opts is the workflow's options value (the
+	// built-ins take WorkflowOptions; a plug-in its own type); env is the
+	// environment of the split being run: a Scorer, and whatever more the
+	// workflow asserts of it (search needs retrieval).
+	Build func(opts any, agents []*Agent, env Scorer) (Workflow, error)
+	// Agents returns the default team, all on one model named "policy".
+	Agents func() []AgentConfig
+	// Estimators lists the advantage estimators whose group structure the
+	// workflow's rows satisfy; config refuses any other.
+	Estimators []string
 }
 
-var workflows = map[string]workflowEntry{
+// linearEstimators are those that need only (prompt group, agent) keys:
+// what every workflow of one call per turn produces.
+var linearEstimators = []string{"grpo", "grpo-step", "drmas", "rloo"}
+
+var workflows = map[string]WorkflowSpec{
 	"math-refine": {
-		build: func(o WorkflowOptions, a []*Agent, s Scorer) (Workflow, error) {
-			return NewMathRefine(o.MathRefine, a, s)
+		Build: func(o any, a []*Agent, s Scorer) (Workflow, error) {
+			opts, err := builtinOptions(o, "math-refine")
+			if err != nil {
+				return nil, err
+			}
+			return NewMathRefine(opts.MathRefine, a, s)
 		},
-		agents: func() []AgentConfig {
+		Agents: func() []AgentConfig {
 			return []AgentConfig{
 				{Name: "solver", Model: "policy", Preset: "math-solver", FormatPenalty: 0.1},
 				{Name: "verifier", Model: "policy", Preset: "math-verifier", FormatPenalty: 0.1},
 			}
 		},
+		Estimators: linearEstimators,
 	},
 	"single": {
-		build: func(o WorkflowOptions, a []*Agent, s Scorer) (Workflow, error) { return NewSingle(o.Single, a, s) },
-		agents: func() []AgentConfig {
+		Build: func(o any, a []*Agent, s Scorer) (Workflow, error) {
+			opts, err := builtinOptions(o, "single")
+			if err != nil {
+				return nil, err
+			}
+			return NewSingle(opts.Single, a, s)
+		},
+		Agents: func() []AgentConfig {
 			return []AgentConfig{{Name: "solver", Model: "policy", Preset: "math-single", FormatPenalty: 0.1}}
 		},
+		Estimators: linearEstimators,
 	},
+}
+
+func builtinOptions(o any, name string) (WorkflowOptions, error) {
+	switch v := o.(type) {
+	case WorkflowOptions:
+		return v, nil
+	case nil:
+		return DefaultWorkflowOptions(), nil
+	}
+	return WorkflowOptions{}, fmt.Errorf("workflow %q: options are a %T, want rollout.WorkflowOptions", name, o)
+}
+
+// RegisterWorkflow adds a workflow; a plug-in package calls it from init.
+// Registering a name twice is a programming error and panics.
+func RegisterWorkflow(name string, spec WorkflowSpec) {
+	if _, dup := workflows[name]; dup {
+		panic(fmt.Sprintf("rollout: workflow %q registered twice", name))
+	}
+	if spec.Build == nil || spec.Agents == nil {
+		panic(fmt.Sprintf("rollout: workflow %q: Build and Agents must be set", name))
+	}
+	workflows[name] = spec
+}
+
+// WorkflowEstimators lists the estimators a workflow's rows can feed.
+func WorkflowEstimators(name string) ([]string, error) {
+	e, ok := workflows[name]
+	if !ok {
+		return nil, fmt.Errorf("workflow %q: unknown; use one of %s", name, strings.Join(WorkflowNames(), ", "))
+	}
+	return append([]string(nil), e.Estimators...), nil
 }
 
 // WorkflowNames lists the built-in workflows.
@@ -161,14 +219,16 @@ func WorkflowNames() []string {
 	return names
 }
 
-// NewWorkflow builds a built-in workflow by name.
-func NewWorkflow(name string, opts WorkflowOptions, agents []*Agent, scorer Scorer) (Workflow, error) {
+// NewWorkflow builds a registered workflow by name.
+// opts is the workflow's options (WorkflowOptions for the built-ins); env is
+// the environment.
+func NewWorkflow(name string, opts any, agents []*Agent, env Scorer) (Workflow, error) {
 	e, ok := workflows[name]
 	if !ok {
 		return nil, fmt.Errorf("workflow %q: unknown; use one of %s", name, strings.Join(WorkflowNames(), ", "))
 	}
-	if scorer == nil {
-		return nil, fmt.Errorf("workflow %q: no scorer; pass the environment", name)
+	if env == nil {
+		return nil, fmt.Errorf("workflow %q: no environment; pass the environment", name)
 	}
 	seen := map[string]bool{}
 	for i, a := range agents {
@@ -177,7 +237,7 @@ func NewWorkflow(name string, opts WorkflowOptions, agents []*Agent, scorer Scor
 		}
 		seen[a.Name] = true
 	}
-	return e.build(opts, agents, scorer)
+	return e.Build(opts, agents, env)
 }
 
 // DefaultAgentConfigs returns the agents a built-in workflow is meant for,
@@ -187,7 +247,7 @@ func DefaultAgentConfigs(name string) ([]AgentConfig, error) {
 	if !ok {
 		return nil, fmt.Errorf("workflow %q: unknown; use one of %s", name, strings.Join(WorkflowNames(), ", "))
 	}
-	return e.agents(), nil
+	return e.Agents(), nil
 }
 
 // agentByName finds the agent that plays a role; key names the option.

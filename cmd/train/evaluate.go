@@ -65,6 +65,9 @@ func evalMetrics(m rollout.EvalMetrics) map[string]float64 {
 	for a, r := range m.ValidRatio {
 		v["eval/valid/"+a] = r
 	}
+	for k, x := range m.Env {
+		v["eval/"+k] = x
+	}
 	return v
 }
 
@@ -78,6 +81,9 @@ func formatEval(m rollout.EvalMetrics) string {
 	fmt.Fprintf(&b, "accuracy %.3f  avg@%d %.3f", m.Accuracy, m.SamplesPerTask, m.AvgAtK)
 	for _, k := range ks {
 		fmt.Fprintf(&b, "  pass@%d %.3f", k, m.PassAtK[k])
+	}
+	for _, k := range sortedKeys(m.Env) {
+		fmt.Fprintf(&b, "  %s %.3f", k, m.Env[k])
 	}
 	fmt.Fprintf(&b, "  (%d tasks × %d, %.1f turns, %.0f tokens per episode)", m.Tasks, m.SamplesPerTask, m.MeanTurns, m.MeanResponseTokens)
 	return b.String()
