@@ -21,6 +21,7 @@ import (
 	"troupe/optim"
 	"troupe/rollout"
 	mathenv "troupe/rollout/env/math"
+	"troupe/rollout/env/search"
 )
 
 // Config is one training run.
@@ -74,17 +75,33 @@ type Agent struct {
 	Optim               optim.Overrides `yaml:"optim"`
 }
 
-// Workflow names the orchestra and holds every built-in workflow's options.
+// Workflow names the orchestra and holds every workflow's options; only
+// the named one's are used.
 type Workflow struct {
-	Name                    string `yaml:"name"`
+	Name                    string `yaml:"name"` // math-refine, single, search
 	rollout.WorkflowOptions `yaml:",inline"`
+	Search                  search.Options `yaml:"search"`
 }
 
-// Env names the environment and holds its options.
-type Env struct {
-	Name string         `yaml:"name"` // math
-	Math mathenv.Config `yaml:"math"`
+// Options returns the named workflow's options, as rollout.NewWorkflow
+// takes them.
+func (w Workflow) Options() any {
+	if w.Name == "search" {
+		return w.Search
+	}
+	return w.WorkflowOptions
 }
+
+// Env names the environment and holds every environment's options; only
+// the named one's are used.
+type Env struct {
+	Name   string         `yaml:"name"` // math or search
+	Math   mathenv.Config `yaml:"math"`
+	Search search.Config  `yaml:"search"`
+}
+
+// envOfWorkflow is the environment each workflow plays in.
+var envOfWorkflow = map[string]string{"math-refine": "math", "single": "math", "search": "search"}
 
 // Batch is the rollout batch of one train step.
 type Batch struct {
@@ -152,8 +169,8 @@ func Default() Config {
 		},
 		Models:       map[string]Model{},
 		Assignment:   "separate",
-		Workflow:     Workflow{Name: "math-refine", WorkflowOptions: rollout.DefaultWorkflowOptions()},
-		Env:          Env{Name: "math", Math: mathenv.DefaultConfig()},
+		Workflow:     Workflow{Name: "math-refine", WorkflowOptions: rollout.DefaultWorkflowOptions(), Search: search.DefaultOptions()},
+		Env:          Env{Name: "math", Math: mathenv.DefaultConfig(), Search: search.DefaultConfig()},
 		Batch:        Batch{PromptsPerStep: 8, N: 4, MaxBatchRows: 256, Shuffle: true},
 		Engine:       Engine{Enabled: true, KVFraction: 0.3, MaxSlots: 256, SyncEvery: 16, Release: true},
 		Sampling:     rollout.DefaultSampling,

@@ -6,6 +6,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -23,7 +24,7 @@ import (
 func (c *Config) Validate() error {
 	c.fillAgentModels()
 	checks := []func() error{c.validateRun, c.validateModels, c.validateAgents, c.validateWorkflow,
-		c.validateEnv, c.validateBatch, c.validateEngine, c.validateAdvantage, c.validateOptim, c.validateSharing,
+		c.validateEnv, c.validateBatch, c.validateEngine, c.validateAdvantage, c.validatePairs, c.validateOptim, c.validateSharing,
 		c.validateEval, c.validateCheckpoint}
 	for _, check := range checks {
 		if err := check(); err != nil {
@@ -186,10 +187,20 @@ func (c *Config) validateWorkflow() error {
 	if !slices.Contains(rollout.WorkflowNames(), c.Workflow.Name) {
 		return fmt.Errorf("workflow.name: unknown workflow %q; valid: %s", c.Workflow.Name, strings.Join(rollout.WorkflowNames(), ", "))
 	}
-	if err := c.Workflow.WorkflowOptions.Validate(c.Workflow.Name); err != nil {
+	names := c.agentNames()
+	if c.Workflow.Name == "search" {
+		o := c.Workflow.Search
+		if err := o.Validate(); err != nil {
+			return err
+		}
+		for key, want := range map[string]string{"verifier": o.Verifier, "search": o.Search, "answer": o.Answer} {
+			if !slices.Contains(names, want) {
+				return fmt.Errorf("workflow.search.%s: names agent %q, which is not configured (agents: %s)", key, want, strings.Join(names, ", "))
+			}
+		}
+	} else if err := c.Workflow.WorkflowOptions.Validate(c.Workflow.Name); err != nil {
 		return err
 	}
-	names := c.agentNames()
 	if c.Workflow.Name == "math-refine" {
 		o := c.Workflow.MathRefine
 		for key, want := range map[string]string{"solver": o.Solver, "verifier": o.Verifier} {
@@ -210,8 +221,12 @@ func (c *Config) agentNames() []string {
 }
 
 func (c *Config) validateEnv() error {
-	if c.Env.Name != "math" {
-		return fmt.Errorf("env.name: unknown environment %q; valid: math", c.Env.Name)
+	switch c.Env.Name {
+	case "math":
+	case "search":
+		return c.validateSearchEnv()
+	default:
+		return fmt.Errorf("env.name: unknown environment %q; valid: math, search", c.Env.Name)
 	}
 	m := c.Env.Math
 	if err := m.Validate(); err != nil {
@@ -226,6 +241,41 @@ func (c *Config) validateEnv() error {
 				return fmt.Errorf("%s: dataset file %q not found", key, p)
 			}
 		}
+	}
+	return nil
+}
+
+func (c *Config) validateSearchEnv() error {
+	s := c.Env.Search
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	files := map[string]string{"env.search.retriever.corpus": s.Retriever.Corpus, "env.search.retriever.index": s.Retriever.Index}
+	if s.Source == "file" {
+		files["env.search.train"], files["env.search.test"] = s.Train, s.Test
+	}
+	for _, key := range slices.Sorted(maps.Keys(files)) {
+		if p := files[key]; p != "" {
+			if _, err := os.Stat(p); err != nil {
+				return fmt.Errorf("%s: file %q not found", key, p)
+			}
+		}
+	}
+	return nil
+}
+
+// validatePairs refuses a workflow with an environment or an estimator it
+// cannot work with, in one line naming both.
+func (c *Config) validatePairs() error {
+	if want, ok := envOfWorkflow[c.Workflow.Name]; ok && want != c.Env.Name {
+		return fmt.Errorf("env.name: workflow %q plays in environment %q, not %q; set env.name: %s", c.Workflow.Name, want, c.Env.Name, want)
+	}
+	est, err := rollout.WorkflowEstimators(c.Workflow.Name)
+	if err != nil {
+		return err
+	}
+	if len(est) > 0 && !slices.Contains(est, c.Advantage.Estimator) {
+		return fmt.Errorf("advantage.estimator: workflow %q does not produce the rows estimator %q needs; use one of %s", c.Workflow.Name, c.Advantage.Estimator, strings.Join(est, ", "))
 	}
 	return nil
 }

@@ -140,6 +140,17 @@ type WorkflowSpec struct {
 	// Estimators lists the advantage estimators whose group structure the
 	// workflow's rows satisfy; config refuses any other.
 	Estimators []string
+	// Oracle, when set, writes the demonstration `train sft` trains on for
+	// one call: agent is the acting agent's name, prompt its rendered chat,
+	// right whether this demonstration should be correct (drawn with
+	// --p-correct). Workflows without one use the math oracle of train sft.
+	Oracle func(opts any, agent string, task Task, prompt string, right bool) string
+}
+
+// WorkflowOracle returns a workflow's demonstration writer, nil if it has
+// none.
+func WorkflowOracle(name string) func(opts any, agent string, task Task, prompt string, right bool) string {
+	return workflows[name].Oracle
 }
 
 // linearEstimators are those that need only (prompt group, agent) keys:

@@ -18,6 +18,7 @@ import (
 	"troupe/policy"
 	"troupe/rollout"
 	mathenv "troupe/rollout/env/math"
+	"troupe/rollout/env/search"
 	"troupe/tokenizer"
 	"troupe/torch"
 )
@@ -107,7 +108,7 @@ func buildTeam(cfg *config.Config, withTrainers bool, from string) (t *team, err
 	if t.train, t.test, err = environments(cfg); err != nil {
 		return nil, err
 	}
-	if t.workflow, err = rollout.NewWorkflow(cfg.Workflow.Name, cfg.Workflow.WorkflowOptions, t.agents, t.train); err != nil {
+	if t.workflow, err = rollout.NewWorkflow(cfg.Workflow.Name, cfg.Workflow.Options(), t.agents, t.train); err != nil {
 		return nil, err
 	}
 	if t.estimator, err = advantage.New(cfg.Advantage.Estimator, cfg.Advantage.Options); err != nil {
@@ -150,7 +151,21 @@ func (t *team) buildAgents(cfgs []rollout.AgentConfig, def rollout.AgentDefaults
 }
 
 func environments(cfg *config.Config) (train, test rollout.Environment, err error) {
-	if cfg.Env.Name != "math" {
+	switch cfg.Env.Name {
+	case "math":
+	case "search":
+		tr, te, err := search.Envs(cfg.Env.Search)
+		if err != nil {
+			return nil, nil, err
+		}
+		if tr == nil {
+			return nil, nil, fmt.Errorf("env.search.train: the train split has no tasks; name a train file")
+		}
+		if te == nil {
+			return tr, nil, nil
+		}
+		return tr, te, nil
+	default:
 		return nil, nil, fmt.Errorf("env.name: unknown environment %q", cfg.Env.Name)
 	}
 	tr, err := mathenv.New(cfg.Env.Math, mathenv.SplitTrain)

@@ -34,7 +34,7 @@ func evaluate(t *team, seed uint64) (rollout.EvalMetrics, error) {
 	if err := t.buildAgents(acs, rollout.AgentDefaults{Sampling: cfg.Eval.Sampling, MaxNewTokens: cfg.MaxNewTokens}); err != nil {
 		return rollout.EvalMetrics{}, err
 	}
-	wf, err := rollout.NewWorkflow(cfg.Workflow.Name, cfg.Workflow.WorkflowOptions, t.agents, t.test)
+	wf, err := rollout.NewWorkflow(cfg.Workflow.Name, cfg.Workflow.Options(), t.agents, t.test)
 	if err != nil {
 		return rollout.EvalMetrics{}, err
 	}

@@ -188,7 +188,7 @@ func (c *sftCmd) demonstrations(t *team) ([]rollout.Sample, error) {
 	}
 	s := &rollout.Sampler{Generators: map[string]rollout.Generator{}, MaxBatchRows: t.cfg.Batch.MaxBatchRows}
 	for _, a := range t.agents {
-		s.Generators[a.Model] = oracle(a, tasks, t.tokenizers[a.Model], c.pCorrect)
+		s.Generators[a.Model] = oracle(t.cfg, a, tasks, t.tokenizers[a.Model], c.pCorrect)
 	}
 	ro, err := s.Run(t.workflow, tasks, 1, rollout.DeriveSeed(c.seed, 7))
 	if err != nil {
@@ -198,8 +198,23 @@ func (c *sftCmd) demonstrations(t *team) ([]rollout.Sample, error) {
 }
 
 // oracle answers an agent's prompts from the gold answers.
-func oracle(a *rollout.Agent, tasks []rollout.Task, tok *tokenizer.Tokenizer, pCorrect float64) rollout.Generator {
+func oracle(cfg *config.Config, a *rollout.Agent, tasks []rollout.Task, tok *tokenizer.Tokenizer, pCorrect float64) rollout.Generator {
 	verifying := strings.Contains(strings.ToLower(a.Name), "verif")
+	if o := rollout.WorkflowOracle(cfg.Workflow.Name); o != nil {
+		return rollout.GeneratorFunc(func(reqs []rollout.GenRequest, seed uint64) ([]rollout.GenResult, error) {
+			r := rollout.NewRand(seed)
+			out := make([]rollout.GenResult, len(reqs))
+			for i, req := range reqs {
+				prompt := tok.Decode(req.Prompt)
+				task, ok := findTask(prompt, tasks)
+				if !ok {
+					return nil, fmt.Errorf("sft: oracle for %s: no task question found in the prompt", a.Name)
+				}
+				out[i] = demoResult(tok, req, o(cfg.Workflow.Options(), a.Name, task, prompt, r.Float64() < pCorrect))
+			}
+			return out, nil
+		})
+	}
 	return rollout.GeneratorFunc(func(reqs []rollout.GenRequest, seed uint64) ([]rollout.GenResult, error) {
 		r := rollout.NewRand(seed)
 		out := make([]rollout.GenResult, len(reqs))
@@ -226,18 +241,24 @@ func oracle(a *rollout.Agent, tasks []rollout.Task, tok *tokenizer.Tokenizer, pC
 				}
 				text = solverDemo(task, ans)
 			}
-			ids := tok.Encode(text)
-			if len(req.Stop) > 0 {
-				ids = append(ids, req.Stop[0])
-			}
-			finish := rollout.FinishStop
-			if len(ids) > req.MaxNewTokens {
-				ids, finish = ids[:req.MaxNewTokens], rollout.FinishLength
-			}
-			out[i] = rollout.GenResult{Tokens: ids, LogProbs: make([]float32, len(ids)), Finish: finish}
+			out[i] = demoResult(tok, req, text)
 		}
 		return out, nil
 	})
+}
+
+// demoResult encodes a demonstration as a generation result: the text, the
+// stop token, cut at the request's token limit.
+func demoResult(tok *tokenizer.Tokenizer, req rollout.GenRequest, text string) rollout.GenResult {
+	ids := tok.Encode(text)
+	if len(req.Stop) > 0 {
+		ids = append(ids, req.Stop[0])
+	}
+	finish := rollout.FinishStop
+	if len(ids) > req.MaxNewTokens {
+		ids, finish = ids[:req.MaxNewTokens], rollout.FinishLength
+	}
+	return rollout.GenResult{Tokens: ids, LogProbs: make([]float32, len(ids)), Finish: finish}
 }
 
 // solverDemo is a Solver's demonstrated answer. A wrong one is the task's

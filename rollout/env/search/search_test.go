@@ -460,3 +460,68 @@ func TestRowsDecodeWithRealTokenizer(t *testing.T) {
 		}
 	}
 }
+
+// The demonstration oracle, played through the real workflow over the
+// synthetic world and BM25, solves the questions of every hop count: the
+// lookup chains, the retrieval and the Verifier's rule agree.
+func TestOracleSolvesTheSyntheticWorld(t *testing.T) {
+	cfg := search.DefaultConfig()
+	cfg.Synthetic.MaxHops = 3
+	train, _, err := search.Envs(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, _ := rollout.NewTaskIterator(train, 3, true)
+	tasks := it.Next(60)
+	opts := search.DefaultOptions()
+	agents := newTeam(t, scripted.Binding())
+	wf, err := rollout.NewWorkflow("search", opts, agents, train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	respond := func(role string) scripted.Responder {
+		return func(prompt string, _ uint64) string {
+			for _, tk := range tasks {
+				if strings.Contains(prompt, tk.Question) {
+					return search.Oracle(opts, role, tk, prompt, true)
+				}
+			}
+			return "no task"
+		}
+	}
+	gen := scripted.New(roles(respond("verifier"), respond("search"), respond("answer")))
+	s := rollout.Sampler{Generators: map[string]rollout.Generator{"policy": gen}}
+	out, err := s.Run(wf, tasks, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byHops := map[string][2]int{}
+	for _, ep := range out.Episodes {
+		h := byHops[ep.Task.Meta["hops"]]
+		h[1]++
+		if ep.Success {
+			h[0]++
+		}
+		byHops[ep.Task.Meta["hops"]] = h
+		if !ep.Success && testing.Verbose() {
+			for _, c := range ep.Calls {
+				t.Logf("%s: %s", c.Agent.Name, c.Response)
+			}
+			t.Logf("gold %q", ep.Task.Answer)
+		}
+		for _, c := range ep.Calls {
+			if !c.Parsed.Valid {
+				t.Errorf("%s wrote an invalid demonstration: %q (%s)", c.Agent.Name, c.Response, c.Parsed.Problem)
+			}
+		}
+	}
+	for hops, h := range byHops {
+		t.Logf("%s hops: %d of %d solved", hops, h[0], h[1])
+		if float64(h[0]) < 0.95*float64(h[1]) {
+			t.Errorf("%s hops: the oracle solved %d of %d", hops, h[0], h[1])
+		}
+	}
+	if len(byHops) != 3 {
+		t.Errorf("hop counts seen: %v", byHops)
+	}
+}

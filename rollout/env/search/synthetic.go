@@ -25,6 +25,7 @@ package search
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -156,17 +157,23 @@ func NewWorld(cfg SyntheticConfig) (*World, error) {
 		prof := professions[r.IntN(len(professions))]
 		born, works := r.IntN(cfg.Cities), r.IntN(cfg.Companies)
 		doc := add("person", i, name, fmt.Sprintf("%s is a %s. %s was born in %s and works for %s.", name, prof, name, cities[born], companies[works]))
+		city, company := cities[born], companies[works]
+		hq := cities[companyCity[works]]
+		otherCity := cities[(born+1+r.IntN(cfg.Cities-1+boolInt(cfg.Cities == 1)))%cfg.Cities]
+		otherCountry := countries[(cityCountry[born]+1)%cfg.Countries]
 		qs := []struct {
 			hops     int
 			question string
 			answer   string
+			chain    []string // the titles to look up, in order
+			mistake  string   // a plausible wrong answer (for demonstrations)
 		}{
-			{1, fmt.Sprintf("In which city was %s born?", name), cities[born]},
-			{1, fmt.Sprintf("What is the profession of %s?", name), prof},
-			{1, fmt.Sprintf("Which company does %s work for?", name), companies[works]},
-			{2, fmt.Sprintf("In which country was %s born?", name), countries[cityCountry[born]]},
-			{2, fmt.Sprintf("In which city is the company that %s works for headquartered?", name), cities[companyCity[works]]},
-			{3, fmt.Sprintf("In which country is the company that %s works for headquartered?", name), countries[cityCountry[companyCity[works]]]},
+			{1, fmt.Sprintf("In which city was %s born?", name), city, []string{name}, otherCity},
+			{1, fmt.Sprintf("What is the profession of %s?", name), prof, []string{name}, professions[(slices.Index(professions, prof)+1)%len(professions)]},
+			{1, fmt.Sprintf("Which company does %s work for?", name), company, []string{name}, companies[(works+1)%cfg.Companies]},
+			{2, fmt.Sprintf("In which country was %s born?", name), countries[cityCountry[born]], []string{name, city}, otherCountry},
+			{2, fmt.Sprintf("In which city is the company that %s works for headquartered?", name), hq, []string{name, company}, city},
+			{3, fmt.Sprintf("In which country is the company that %s works for headquartered?", name), countries[cityCountry[companyCity[works]]], []string{name, company, hq}, countries[(cityCountry[companyCity[works]]+1)%cfg.Countries]},
 		}
 		for j, q := range qs {
 			if q.hops > cfg.MaxHops {
@@ -176,7 +183,8 @@ func NewWorld(cfg SyntheticConfig) (*World, error) {
 				ID:       fmt.Sprintf("synthetic-%d-%d", i, j),
 				Question: q.question,
 				Answer:   q.answer,
-				Meta:     map[string]string{"hops": strconv.Itoa(q.hops), "gold_doc": doc, "data_source": "synthetic"},
+				Meta: map[string]string{"hops": strconv.Itoa(q.hops), "gold_doc": doc, "data_source": "synthetic",
+					"chain": strings.Join(q.chain, "|"), "mistake": q.mistake},
 			}
 			if test[i] {
 				w.Test = append(w.Test, t)
@@ -186,4 +194,11 @@ func NewWorld(cfg SyntheticConfig) (*World, error) {
 		}
 	}
 	return w, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -305,5 +305,6 @@ The matching documents will be shown to your team.`,
 			}
 		},
 		Estimators: []string{"grpo", "grpo-step", "drmas", "rloo"},
+		Oracle:     Oracle,
 	})
 }
