@@ -14,6 +14,7 @@ import (
 	"troupe/model"
 	"troupe/rollout"
 	mathenv "troupe/rollout/env/math"
+	"troupe/rollout/env/search"
 	"troupe/tokenizer"
 	"troupe/torch"
 )
@@ -30,6 +31,7 @@ type initCmd struct {
 	seed         uint64
 	dtype        string
 	force        bool
+	text         string
 }
 
 func newInit() *cobra.Command {
@@ -57,23 +59,48 @@ transformers and tokenizers load the directory as they load a real Qwen model.`,
 	f.Uint64Var(&c.seed, "seed", 1, "initialisation seed")
 	f.StringVar(&c.dtype, "dtype", "float32", "dtype of the saved weights: float32 or bfloat16")
 	f.BoolVar(&c.force, "force", false, "replace DIR if it exists")
+	f.StringVar(&c.text, "text", "math", "what the merges are learned from: math (prompts and problems) or search (prompts and the synthetic QA corpus)")
 	return cmd
 }
 
 // mergeCorpus is the text the tokenizer's merges are learned from: the
-// built-in prompts and a few hundred generated math problems and answers.
+// built-in prompts of the environment and a few hundred of its tasks (math:
+// generated problems and answers; search: the synthetic world's questions
+// and documents).
 // The prompts are repeated so that merges can grow across their whole
 // phrases: a tiny demo model then sees prompts of tens of tokens rather than
 // hundreds, which is what makes CPU runs quick.
-func mergeCorpus() []string {
+func mergeCorpus(env string) ([]string, error) {
 	var texts []string
 	for rep := 0; rep < 4; rep++ {
 		for _, name := range rollout.PresetNames() {
+			if strings.HasPrefix(name, "search-") != (env == "search") {
+				continue
+			}
 			if p, err := rollout.PresetByName(name); err == nil {
 				texts = append(texts, p.System, p.Role, p.User)
 			}
 		}
 		texts = append(texts, rollout.DefaultUserTemplate)
+	}
+	switch env {
+	case "math":
+	case "search":
+		w, err := search.NewWorld(search.DefaultSyntheticConfig())
+		if err != nil {
+			return nil, err
+		}
+		for i := 0; i < 300 && i < len(w.Train); i++ {
+			t := w.Train[i]
+			texts = append(texts, t.Question, search.Oracle(nil, "answer", t, "", true), search.Oracle(nil, "search", t, "", true),
+				"<verify>yes</verify>", "<verify>no</verify>", "<information>Doc 1(Title: ")
+		}
+		for _, d := range w.Corpus {
+			texts = append(texts, d.Text())
+		}
+		return texts, nil
+	default:
+		return nil, fmt.Errorf("init: --text: want math or search, got %q", env)
 	}
 	for _, d := range []int{1, 2, 3} {
 		cfg := mathenv.DefaultProceduralConfig()
@@ -88,7 +115,7 @@ func mergeCorpus() []string {
 				"<verify>approve</verify>", "<verify>reject</verify>")
 		}
 	}
-	return texts
+	return texts, nil
 }
 
 func (c *initCmd) run(cmd *cobra.Command, args []string) (err error) {
@@ -112,7 +139,11 @@ func (c *initCmd) run(cmd *cobra.Command, args []string) (err error) {
 	}
 	var merges []tokenizer.Merge
 	if c.merges > 0 {
-		merges = tokenizer.TrainMerges(mergeCorpus(), c.merges)
+		texts, err := mergeCorpus(c.text)
+		if err != nil {
+			return err
+		}
+		merges = tokenizer.TrainMerges(texts, c.merges)
 	}
 	if err := tokenizer.WriteByteLevel(dir, tokenizer.ByteLevelOptions{Merges: merges}); err != nil {
 		return err

@@ -1,0 +1,200 @@
+package main
+
+// retrieve.go — `train index` and `train serve`: build an embedded BM25
+// index from a corpus, and serve an index over the Search-R1 retrieval API
+// (POST /retrieve), so the search environment, other troupe runs and other
+// tools can share one retriever.
+//
+// The corpus is a JSONL file of {"id", "contents"} (--corpus), a saved
+// index (--index, serve only), or the one a config's search environment
+// uses (-c: its retriever's corpus or index, else the synthetic world's).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"troupe/config"
+	"troupe/retrieval"
+	"troupe/rollout/env/search"
+)
+
+type retrieverSource struct {
+	corpus, index, config string
+	sets                  []string
+}
+
+func (s *retrieverSource) flags(cmd *cobra.Command, withIndex bool) {
+	f := cmd.Flags()
+	f.StringVar(&s.corpus, "corpus", "", "JSONL corpus, one {\"id\", \"contents\": \"Title\\ntext\"} per line")
+	if withIndex {
+		f.StringVar(&s.index, "index", "", "an index file written by `train index`")
+	}
+	f.StringVarP(&s.config, "config", "c", "", "use the corpus of this config's search environment (env.search)")
+	f.StringArrayVar(&s.sets, "set", nil, "override a config key (with -c; repeatable)")
+}
+
+// load returns the index the flags name, building it if needed.
+func (s *retrieverSource) load(cmd string) (*retrieval.Index, string, error) {
+	given := 0
+	for _, v := range []string{s.corpus, s.index, s.config} {
+		if v != "" {
+			given++
+		}
+	}
+	if given != 1 {
+		return nil, "", fmt.Errorf("%s: name exactly one source: --corpus FILE, --index FILE or -c CONFIG", cmd)
+	}
+	switch {
+	case s.index != "":
+		ix, err := retrieval.Open(s.index)
+		return ix, s.index, err
+	case s.corpus != "":
+		docs, err := retrieval.LoadCorpus(s.corpus)
+		if err != nil {
+			return nil, "", err
+		}
+		ix, err := retrieval.Build(docs)
+		return ix, s.corpus, err
+	}
+	// only env.search matters here: the models need not exist yet
+	cfg, err := config.LoadSaved(s.config, s.sets)
+	if err != nil {
+		return nil, "", err
+	}
+	sc := cfg.Env.Search
+	r := sc.Retriever
+	switch {
+	case r.Index != "":
+		ix, err := retrieval.Open(r.Index)
+		return ix, r.Index, err
+	case r.Corpus != "":
+		docs, err := retrieval.LoadCorpus(r.Corpus)
+		if err != nil {
+			return nil, "", err
+		}
+		ix, err := retrieval.Build(docs)
+		return ix, r.Corpus, err
+	case sc.Source == "synthetic":
+		w, err := search.NewWorld(sc.Synthetic)
+		if err != nil {
+			return nil, "", err
+		}
+		ix, err := retrieval.Build(w.Corpus)
+		return ix, fmt.Sprintf("the synthetic world of %s (seed %d)", s.config, sc.Synthetic.Seed), err
+	}
+	return nil, "", fmt.Errorf("%s: %s: env.search has no corpus, index or synthetic world to index", cmd, s.config)
+}
+
+func newIndex() *cobra.Command {
+	var src retrieverSource
+	var out string
+	var force, writeCorpus bool
+	cmd := &cobra.Command{
+		Use:   "index --out FILE (--corpus FILE | -c CONFIG)",
+		Short: "Build a BM25 index of a passage corpus and save it",
+		Long: `index builds troupe's embedded BM25 index (k1 0.9, b 0.4) from a JSONL corpus in
+Search-R1's layout, or from the corpus of a config's search environment, and
+writes it to one checksummed file that env.search.retriever.index and
+` + "`train serve --index`" + ` open without re-tokenising.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return fmt.Errorf("index: --out FILE is required")
+			}
+			if !force {
+				if _, err := os.Stat(out); err == nil {
+					return fmt.Errorf("index: %s exists; pass --force to replace it", out)
+				}
+			}
+			start := time.Now()
+			ix, from, err := src.load("index")
+			if err != nil {
+				return err
+			}
+			if err := ix.Save(out); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "index: %d documents from %s → %s (%s)\n", ix.Len(), from, out, time.Since(start).Round(time.Millisecond))
+			if writeCorpus {
+				path := out + ".corpus.jsonl"
+				docs := make([]retrieval.Document, ix.Len())
+				for i := range docs {
+					docs[i] = ix.Doc(i)
+				}
+				if err := retrieval.WriteCorpus(path, docs); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "index: corpus written to %s\n", path)
+			}
+			return nil
+		},
+	}
+	src.flags(cmd, false)
+	cmd.Flags().StringVar(&out, "out", "", "index file to write")
+	cmd.Flags().BoolVar(&force, "force", false, "replace --out if it exists")
+	cmd.Flags().BoolVar(&writeCorpus, "write-corpus", false, "also write the indexed documents to OUT.corpus.jsonl (e.g. to inspect a synthetic world)")
+	return cmd
+}
+
+func newServe() *cobra.Command {
+	var src retrieverSource
+	var addr string
+	cmd := &cobra.Command{
+		Use:   "serve (--index FILE | --corpus FILE | -c CONFIG) [--addr HOST:PORT]",
+		Short: "Serve a BM25 index over the Search-R1 retrieval API (POST /retrieve)",
+		Long: `serve answers POST /retrieve with {"queries": [...], "topk": k, "return_scores": bool}
+as a Search-R1 retrieval server does, from troupe's embedded BM25 index. Point
+env.search.retriever (kind: http, url: http://ADDR/retrieve) or any
+Search-R1-compatible trainer at it. It binds to loopback by default and has no
+authentication; stop it with Ctrl-C.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ix, from, err := src.load("serve")
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return fmt.Errorf("serve: --addr %s: %w", addr, err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "serve: %d documents from %s on http://%s/retrieve (Ctrl-C stops)\n", ix.Len(), from, ln.Addr())
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if err := serveIndex(ctx, ln, ix); err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "serve: stopped")
+			return nil
+		},
+	}
+	src.flags(cmd, true)
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8000", "host:port to listen on")
+	return cmd
+}
+
+// serveIndex serves ix on ln until ctx ends, then shuts down gracefully.
+func serveIndex(ctx context.Context, ln net.Listener, ix retrieval.Retriever) error {
+	srv := &http.Server{Handler: retrieval.Handler(ix), ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: shutting down: %w", err)
+	}
+	return nil
+}
