@@ -53,9 +53,9 @@ type Episode struct {
 	Calls   []*Call     // every call so far, in request order
 	Context []TeamEntry // team context: outputs shown to later agents
 
-	Done      bool    // the workflow finished the episode
-	Reward    float64 // team reward
-	Success   bool    // counts as solved
+	Done      bool               // the workflow finished the episode
+	Reward    float64            // team reward
+	Success   bool               // counts as solved
 	Extracted string             // the answer that was scored
 	Metrics   map[string]float64 // the environment's extra per-episode metrics (Score.Metrics); may be nil
 	State     any                // the workflow's private state

@@ -281,7 +281,7 @@ The matching documents will be shown to your team.`,
 	})
 	rollout.RegisterPreset("search-answer", rollout.Preset{
 		System: teamSystem,
-		Role: `You are the Answerer. Think inside <think> and </think> about what the documents say, then give the final answer, a few words only, inside <answer> and </answer>.`,
+		Role:   `You are the Answerer. Think inside <think> and </think> about what the documents say, then give the final answer, a few words only, inside <answer> and </answer>.`,
 		User:   UserTemplate,
 		Parser: "search-answer",
 	})
