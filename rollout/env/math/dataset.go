@@ -176,6 +176,12 @@ func taskOf(rec any, f Fields, fallbackID string) (rollout.Task, error) {
 	if strings.TrimSpace(t.Question) == "" {
 		return rollout.Task{}, fmt.Errorf("question %q is empty", qpath)
 	}
+	// Search-R1 and verl files name their origin (nq, hotpotqa, …)
+	if v, ok := lookup(rec, "data_source"); ok {
+		if src, err := scalarText(v); err == nil && src != "" {
+			t.Meta = map[string]string{"data_source": src}
+		}
+	}
 	return t, nil
 }
 

@@ -525,3 +525,46 @@ func TestOracleSolvesTheSyntheticWorld(t *testing.T) {
 		t.Errorf("hop counts seen: %v", byHops)
 	}
 }
+
+// Search-R1's NQ/HotpotQA layouts load from Parquet and JSONL alike, over a
+// corpus in its JSONL layout, and the exact-match scorer reads every gold.
+func TestSearchR1Files(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	data := filepath.Join(filepath.Dir(file), "..", "..", "..", "testdata", "search")
+	var loaded []rollout.SliceSource
+	for _, name := range []string{"qa_tiny.parquet", "qa_tiny.jsonl"} {
+		cfg := search.DefaultConfig()
+		cfg.Source, cfg.Train, cfg.Test = "file", filepath.Join(data, name), ""
+		cfg.Retriever.Corpus = filepath.Join(data, "corpus_tiny.jsonl")
+		train, test, err := search.Envs(cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if test != nil {
+			t.Errorf("%s: a test split without a test file", name)
+		}
+		var tasks rollout.SliceSource
+		for i := 0; i < train.Len(); i++ {
+			tasks = append(tasks, train.Task(i))
+		}
+		loaded = append(loaded, tasks)
+		if len(tasks) != 4 || tasks[0].Answer != "Esk" || !reflect.DeepEqual(tasks[0].Answers, []string{"the River Esk"}) ||
+			tasks[2].Meta["data_source"] != "hotpotqa" || tasks[3].Question != "the architect of the seven arches bridge was born in which town" {
+			t.Fatalf("%s: tasks %+v", name, tasks)
+		}
+		if s := train.Score(tasks[0], "<think>the river</think><answer>River Esk</answer>"); !s.Success || s.Metrics["f1"] != 1 {
+			t.Errorf("%s: a second gold is not accepted: %+v", name, s)
+		}
+		info, err := train.Search("bridge seven arches designed")
+		if err != nil || !strings.HasPrefix(info, `<information>Doc 1(Title: "Bridge of Seven Arches") The Bridge of Seven Arches crosses`) {
+			t.Errorf("%s: search: %q %v", name, info, err)
+		}
+	}
+	for i := range loaded[0] {
+		a, b := loaded[0][i], loaded[1][i]
+		a.ID, b.ID = "", ""
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("task %d: parquet %+v, jsonl %+v", i, a, b)
+		}
+	}
+}
