@@ -147,3 +147,46 @@ func TestLoadFile(t *testing.T) {
 		t.Fatal("a missing file must fail")
 	}
 }
+
+// A workflow with an environment or an estimator it cannot work with is
+// refused in one line naming both.
+func TestWorkflowPairsRefused(t *testing.T) {
+	searchTeam := `
+agents:
+  - {name: verifier, preset: search-verifier}
+  - {name: search, preset: search-search}
+  - {name: answer, preset: search-answer}
+`
+	run := func(extra string) string {
+		t.Helper()
+		y := `
+run: {name: t, output_dir: ` + t.TempDir() + `, steps: 3}
+models:
+  tiny: {path: ` + fakeModel(t) + `}
+` + extra
+		_, err := Parse([]byte(y), nil)
+		if err == nil {
+			return ""
+		}
+		if strings.Contains(err.Error(), "\n") {
+			t.Errorf("error spans lines: %q", err)
+		}
+		return err.Error()
+	}
+	for _, c := range []struct{ yaml, want string }{
+		{searchTeam + "workflow: {name: search}\nenv: {name: search}\n", ""},
+		{searchTeam + "workflow: {name: search}\n", `workflow "search" plays in environment "search", not "math"`},
+		{"agents: [{name: solver, preset: math-solver}, {name: verifier, preset: math-verifier}]\nenv: {name: search}\n", `workflow "math-refine" plays in environment "math", not "search"`},
+		{"agents: [{name: solver, preset: math-solver}, {name: verifier, preset: math-verifier}]\nadvantage: {estimator: atgrpo}\n", `workflow "math-refine" does not produce the rows estimator "atgrpo" needs`},
+		{searchTeam + "workflow: {name: search}\nenv: {name: search}\nadvantage: {estimator: magrpo}\n", `workflow "search" does not produce the rows estimator "magrpo" needs`},
+		{searchTeam + "workflow: {name: search, search: {answer: oracle}}\nenv: {name: search}\n", `workflow.search.answer: names agent "oracle", which is not configured`},
+		{searchTeam + "workflow: {name: search}\nenv: {name: search, search: {retriever: {kind: http, url: localhost:8000}}}\n", "env.search.retriever.url"},
+		{searchTeam + "workflow: {name: search}\nenv: {name: search, search: {retriever: {kind: bm25, corpus: /no/such.jsonl}}}\n", `env.search.retriever.corpus: file "/no/such.jsonl" not found`},
+		{searchTeam + "workflow: {name: search}\nenv: {name: search, search: {retriever: {topk: 3, tokp: 2}}}\n", "tokp"},
+	} {
+		got := run(c.yaml)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%s\ngot error %q, want one containing %q", c.yaml, got, c.want)
+		}
+	}
+}

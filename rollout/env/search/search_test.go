@@ -335,7 +335,7 @@ func TestRouteMalformedOutputs(t *testing.T) {
 		t.Fatalf("missing verdict = yes: rows %s", got)
 	}
 	for _, r := range out.Samples {
-		if r.Valid || r.Penalty != 0.1 || r.Reward != 0.9 || r.Problem == "" {
+		if r.Valid || r.Penalty != 0.01 || r.Reward != 0.99 || r.Problem == "" {
 			t.Errorf("%s: valid %v penalty %g reward %g problem %q", r.Agent, r.Valid, r.Penalty, r.Reward, r.Problem)
 		}
 	}

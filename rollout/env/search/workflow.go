@@ -299,9 +299,9 @@ The matching documents will be shown to your team.`,
 		},
 		Agents: func() []rollout.AgentConfig {
 			return []rollout.AgentConfig{
-				{Name: "verifier", Model: "policy", Preset: "search-verifier", FormatPenalty: 0.1},
-				{Name: "search", Model: "policy", Preset: "search-search", FormatPenalty: 0.1},
-				{Name: "answer", Model: "policy", Preset: "search-answer", FormatPenalty: 0.1},
+				{Name: "verifier", Model: "policy", Preset: "search-verifier", FormatPenalty: 0.01},
+				{Name: "search", Model: "policy", Preset: "search-search", FormatPenalty: 0.01},
+				{Name: "answer", Model: "policy", Preset: "search-answer", FormatPenalty: 0.01},
 			}
 		},
 		Estimators: []string{"grpo", "grpo-step", "drmas", "rloo"},
