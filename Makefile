@@ -12,7 +12,7 @@ export TROUPE_THREADS ?= $(NPROC)
 SHIM_STAMP = $(shell sha256sum build/libtshim.so 2>/dev/null | cut -c1-12)
 export CGO_CFLAGS = -O2 -g -Wno-deprecated-declarations -DTSHIM_STAMP=$(SHIM_STAMP)
 
-.PHONY: all setup shim build test vet bench demo stability clean
+.PHONY: all setup shim build test vet bench demo search-demo stability clean
 
 all: setup build
 
@@ -48,6 +48,19 @@ demo: all
 	@echo "demo: samples    runs/demo/drmas/samples.jsonl"
 	@echo "demo: checkpoint $$(ls -d runs/demo/drmas/checkpoints/step-* | tail -1)"
 	@echo "demo: export     runs/demo/drmas/export/{solver,verifier}"
+
+# Dr. MAS's search system on CPU, from nothing: a tiny model whose tokenizer
+# learned the search prompts (train init --text search), a warm-up on oracle
+# demonstrations (train sft), then RL over an embedded BM25 index of a
+# synthetic multi-hop corpus (configs/drmas-search-tiny.yaml). Output in
+# runs/search-demo/.
+search-demo: all
+	rm -rf runs/search-demo
+	bin/train init runs/search-demo/base --text search
+	bin/train sft -c configs/drmas-search-tiny.yaml --set models.tiny.path=runs/search-demo/base --out runs/search-demo/sft --steps 300 --log-every 100
+	bin/train -c configs/drmas-search-tiny.yaml -q
+	@echo
+	@echo "search-demo: metrics runs/search-demo/drmas/metrics.jsonl, samples runs/search-demo/drmas/samples.jsonl"
 
 # The Dr. MAS stability experiment (drmas, grpo, grpo-step × 3 seeds) on CPU;
 # report in runs/stability/report/report.md.
