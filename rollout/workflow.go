@@ -105,11 +105,12 @@ type Workflow interface {
 type WorkflowOptions struct {
 	MathRefine MathRefineOptions `yaml:"math_refine"`
 	Single     SingleOptions     `yaml:"single"`
+	Tree       TreeOptions       `yaml:"tree"`
 }
 
 // DefaultWorkflowOptions returns the reference defaults.
 func DefaultWorkflowOptions() WorkflowOptions {
-	return WorkflowOptions{MathRefine: DefaultMathRefineOptions(), Single: SingleOptions{}}
+	return WorkflowOptions{MathRefine: DefaultMathRefineOptions(), Single: SingleOptions{}, Tree: DefaultTreeOptions()}
 }
 
 // Validate checks the options of the named workflow (the others are not
@@ -120,6 +121,8 @@ func (o WorkflowOptions) Validate(name string) error {
 		return o.MathRefine.Validate()
 	case "single":
 		return nil
+	case "tree":
+		return o.Tree.Validate()
 	}
 	if _, ok := workflows[name]; !ok {
 		return fmt.Errorf("workflow %q: unknown; use one of %s", name, strings.Join(WorkflowNames(), ", "))
@@ -186,6 +189,22 @@ var workflows = map[string]WorkflowSpec{
 			return []AgentConfig{{Name: "solver", Model: "policy", Preset: "math-single", FormatPenalty: 0.1}}
 		},
 		Estimators: linearEstimators,
+	},
+	"tree": {
+		Build: func(o any, a []*Agent, s Scorer) (Workflow, error) {
+			opts, err := builtinOptions(o, "tree")
+			if err != nil {
+				return nil, err
+			}
+			return NewTree(opts.Tree, a, s)
+		},
+		Agents: func() []AgentConfig {
+			return []AgentConfig{
+				{Name: "tool", Model: "policy", Preset: "plan-path-tool", FormatPenalty: 0.1},
+				{Name: "plan", Model: "policy", Preset: "plan-path-plan", FormatPenalty: 0.1, RewardScale: 2},
+			}
+		},
+		Estimators: []string{"atgrpo"},
 	},
 }
 

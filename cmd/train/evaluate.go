@@ -38,6 +38,9 @@ func evaluate(t *team, seed uint64) (rollout.EvalMetrics, error) {
 	if err != nil {
 		return rollout.EvalMetrics{}, err
 	}
+	if e, ok := wf.(rollout.EvalWorkflow); ok { // e.g. tree sampling evaluates one candidate
+		wf = e.ForEval()
+	}
 	n := t.test.Len()
 	if cfg.Eval.Tasks > 0 && cfg.Eval.Tasks < n {
 		n = cfg.Eval.Tasks

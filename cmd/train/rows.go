@@ -18,7 +18,7 @@ func advantageRows(samples []rollout.Sample) []advantage.Row {
 	rows := make([]advantage.Row, len(samples))
 	for i, s := range samples {
 		rows[i] = advantage.Row{
-			Prompt: s.Prompt, Traj: s.Traj, Agent: s.Agent, Turn: s.Turn, Node: s.Node,
+			Prompt: s.Prompt, Traj: s.Traj, Env: s.Traj, Agent: s.Agent, Turn: s.Turn, Node: s.Node,
 			Candidate: s.Candidate, Model: s.Model, Reward: s.Reward,
 			TeamReward: s.TeamReward, LocalReward: s.LocalReward - s.Penalty,
 		}

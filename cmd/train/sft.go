@@ -188,7 +188,7 @@ func (c *sftCmd) demonstrations(t *team) ([]rollout.Sample, error) {
 	}
 	s := &rollout.Sampler{Generators: map[string]rollout.Generator{}, MaxBatchRows: t.cfg.Batch.MaxBatchRows}
 	for _, a := range t.agents {
-		s.Generators[a.Model] = oracle(t.cfg, a, tasks, t.tokenizers[a.Model], c.pCorrect)
+		s.Generators[a.Model] = oracle(t.cfg, t.train, a, tasks, t.tokenizers[a.Model], c.pCorrect)
 	}
 	ro, err := s.Run(t.workflow, tasks, 1, rollout.DeriveSeed(c.seed, 7))
 	if err != nil {
@@ -198,9 +198,15 @@ func (c *sftCmd) demonstrations(t *team) ([]rollout.Sample, error) {
 }
 
 // oracle answers an agent's prompts from the gold answers.
-func oracle(cfg *config.Config, a *rollout.Agent, tasks []rollout.Task, tok *tokenizer.Tokenizer, pCorrect float64) rollout.Generator {
+func oracle(cfg *config.Config, env rollout.Environment, a *rollout.Agent, tasks []rollout.Task, tok *tokenizer.Tokenizer, pCorrect float64) rollout.Generator {
 	verifying := strings.Contains(strings.ToLower(a.Name), "verif")
-	if o := rollout.WorkflowOracle(cfg.Workflow.Name); o != nil {
+	o := rollout.WorkflowOracle(cfg.Workflow.Name)
+	if d, ok := env.(rollout.Demonstrator); ok && o == nil {
+		o = func(_ any, agent string, task rollout.Task, prompt string, right bool) string {
+			return d.Demonstrate(agent, task, prompt, right)
+		}
+	}
+	if o != nil {
 		return rollout.GeneratorFunc(func(reqs []rollout.GenRequest, seed uint64) ([]rollout.GenResult, error) {
 			r := rollout.NewRand(seed)
 			out := make([]rollout.GenResult, len(reqs))

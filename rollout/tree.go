@@ -1,0 +1,226 @@
+// tree.go — AT-GRPO's tree sampling over a steppable environment, and the
+// Stepper interface such environments implement.
+//
+// Per episode (one environment instance), for turn t = 0 … max_turns−1 and
+// each agent a in the configured order:
+//
+//	sample K candidates for a from the current state (Turn t, one Node,
+//	Candidate 0 … K−1; generated in the same batch);
+//	step each candidate's action on its own clone of the state;
+//	credit each candidate its step reward: TeamReward = α·r (the agent's
+//	reward_scale multiplies it, as for every workflow);
+//	continue from the best candidate's clone (highest reward, lowest index
+//	on ties); stop when the environment is done.
+//
+// The K candidates of one (environment, turn, agent) are exactly one
+// AT-GRPO group. Rows keep the episode's Traj as their environment id.
+//
+// Departures and options:
+//  1. Every agent's action is stepped. In the reference games the tool
+//     agent's action is only simulated on a copy and the plan agent's is
+//     executed; here the best tool candidate's state is kept too, so a
+//     planner that trusts a good tool proposal can finish in the same turn.
+//     Environments whose agents should not act may return a zero-reward,
+//     state-preserving step for them.
+//  2. Evaluation samples one candidate per agent and turn (K = 1): choosing
+//     among candidates by reward would use the environment's answer key.
+package rollout
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// State is one environment instance's mutable state.
+type State interface {
+	Clone() State        // a deep copy: stepping it never changes the original
+	Observation() string // the text shown to the agents (.Extra.observation)
+	Done() bool          // the episode is over (solved, or no moves remain)
+	Success() bool       // counts as solved
+}
+
+// StepResult is the outcome of one action.
+type StepResult struct {
+	Reward  float64            // the action's reward
+	Message string             // feedback shown to the team (e.g. "hit a wall at (2,3)")
+	Metrics map[string]float64 // per-step measures, summed over the episode's kept steps
+}
+
+// Stepper is an environment that can be played turn by turn.
+type Stepper interface {
+	Environment
+	// Reset returns the initial state of a task.
+	Reset(task Task) (State, error)
+	// Step applies an agent's parsed action (its parser's Value; "" when the
+	// output held none) to s, mutating it.
+	Step(s State, agent string, action string) StepResult
+}
+
+// TreeOptions configures the tree-sampling workflow.
+type TreeOptions struct {
+	Agents     []string `yaml:"agents"`     // acting order within a turn
+	Candidates int      `yaml:"candidates"` // K: candidates per (turn, agent)
+	MaxTurns   int      `yaml:"max_turns"`  // turns at most
+	Alpha      float64  `yaml:"alpha"`      // weight of the step reward in TeamReward (AT-GRPO's α)
+}
+
+// DefaultTreeOptions is AT-GRPO's game setting with a tool and a plan agent.
+func DefaultTreeOptions() TreeOptions {
+	return TreeOptions{Agents: []string{"tool", "plan"}, Candidates: 4, MaxTurns: 4, Alpha: 1}
+}
+
+// Validate checks ranges; errors name the key and the fix.
+func (o TreeOptions) Validate() error {
+	switch {
+	case len(o.Agents) == 0:
+		return fmt.Errorf("workflow.tree.agents: name the acting agents in turn order")
+	case o.Candidates < 1 || o.Candidates > 64:
+		return fmt.Errorf("workflow.tree.candidates: must be in [1, 64], got %d", o.Candidates)
+	case o.MaxTurns < 1:
+		return fmt.Errorf("workflow.tree.max_turns: must be >= 1, got %d", o.MaxTurns)
+	case !(o.Alpha > 0) || math.IsInf(o.Alpha, 0):
+		return fmt.Errorf("workflow.tree.alpha: must be a finite number > 0, got %g", o.Alpha)
+	}
+	for i, a := range o.Agents {
+		if slices.Index(o.Agents, a) != i {
+			return fmt.Errorf("workflow.tree.agents: %q is listed twice", a)
+		}
+	}
+	return nil
+}
+
+// Tree is AT-GRPO's tree-sampling workflow.
+type Tree struct {
+	opts   TreeOptions
+	agents []*Agent
+	env    Stepper
+}
+
+type treeState struct {
+	state   State
+	turn    int
+	agent   int     // index into agents of the agent acting now
+	node    int     // states visited so far (Node ids)
+	total   float64 // sum of the kept steps' rewards
+	metrics map[string]float64
+}
+
+// NewTree builds the workflow; env must be a Stepper.
+func NewTree(opts TreeOptions, agents []*Agent, env Scorer) (*Tree, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	st, ok := env.(Stepper)
+	if !ok {
+		return nil, fmt.Errorf("workflow tree: the environment (%T) cannot be stepped; use a turn-based environment such as plan-path", env)
+	}
+	w := &Tree{opts: opts, env: st}
+	for i, name := range opts.Agents {
+		a, err := agentByName(agents, name, fmt.Sprintf("workflow.tree.agents[%d]", i))
+		if err != nil {
+			return nil, err
+		}
+		w.agents = append(w.agents, a)
+	}
+	return w, nil
+}
+
+func (w *Tree) Name() string     { return "tree" }
+func (w *Tree) Agents() []*Agent { return w.agents }
+
+// ForEval returns the workflow with one candidate per (turn, agent).
+func (w *Tree) ForEval() Workflow {
+	e := *w
+	e.opts.Candidates = 1
+	return &e
+}
+
+func (w *Tree) calls(ep *Episode, st *treeState) []*Call {
+	a := w.agents[st.agent]
+	d := NewPromptData(ep.Task.Question, ep.Context, st.turn)
+	d.Loop, d.MaxLoops = st.turn, w.opts.MaxTurns
+	d.Extra = map[string]string{"observation": st.state.Observation()}
+	out := make([]*Call, w.opts.Candidates)
+	for k := range out {
+		dk := d
+		dk.Extra = map[string]string{"observation": d.Extra["observation"]}
+		out[k] = &Call{Agent: a, Turn: st.turn, Node: st.node, Candidate: k, Data: dk}
+	}
+	return out
+}
+
+func (w *Tree) Begin(ep *Episode) ([]*Call, error) {
+	s, err := w.env.Reset(ep.Task)
+	if err != nil {
+		return nil, fmt.Errorf("tree: task %q: %w", ep.Task.ID, err)
+	}
+	st := &treeState{state: s, metrics: map[string]float64{}}
+	ep.State = st
+	return w.calls(ep, st), nil
+}
+
+func (w *Tree) Advance(ep *Episode, done []*Call) ([]*Call, error) {
+	st, ok := ep.State.(*treeState)
+	if !ok || len(done) != w.opts.Candidates {
+		return nil, fmt.Errorf("tree: episode %d: expected %d completed calls and the workflow's state, got %d", ep.Traj, w.opts.Candidates, len(done))
+	}
+	best, bestReward := -1, math.Inf(-1)
+	var bestState State
+	var bestStep StepResult
+	for k, c := range done {
+		clone := st.state.Clone()
+		r := w.env.Step(clone, c.Agent.Name, c.Parsed.Value)
+		if math.IsNaN(r.Reward) || math.IsInf(r.Reward, 0) {
+			return nil, fmt.Errorf("tree: episode %d: %s's step reward is %g", ep.Traj, c.Agent.Name, r.Reward)
+		}
+		c.TeamReward = w.opts.Alpha * r.Reward
+		if r.Reward > bestReward {
+			best, bestReward, bestState, bestStep = k, r.Reward, clone, r
+		}
+	}
+	chosen := done[best]
+	st.state = bestState
+	st.total += bestReward
+	for k, v := range bestStep.Metrics {
+		st.metrics[k] += v
+	}
+	ep.Remember(chosen)
+	if bestStep.Message != "" {
+		ep.Context = append(ep.Context, TeamEntry{Agent: "environment", Text: bestStep.Message})
+	}
+	st.node++
+	st.agent++
+	if st.agent == len(w.agents) {
+		st.agent = 0
+		st.turn++
+	}
+	if st.state.Done() || st.turn == w.opts.MaxTurns {
+		return nil, w.end(ep, st)
+	}
+	return w.calls(ep, st), nil
+}
+
+// end finishes the episode without touching the calls' rewards (each
+// candidate keeps its own step reward).
+func (w *Tree) end(ep *Episode, st *treeState) error {
+	ep.Done, ep.Reward, ep.Success = true, st.total, st.state.Success()
+	ep.Metrics = map[string]float64{"turns": float64(st.turn + boolTo01(st.agent > 0))}
+	for k, v := range st.metrics {
+		ep.Metrics[k] = v
+	}
+	return nil
+}
+
+func boolTo01(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// EvalWorkflow is implemented by workflows whose evaluation differs from
+// their training rollouts (tree sampling evaluates one candidate).
+type EvalWorkflow interface {
+	ForEval() Workflow
+}
