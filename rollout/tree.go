@@ -10,18 +10,19 @@
 //	credit each candidate its step reward: TeamReward = α·r (the agent's
 //	reward_scale multiplies it, as for every workflow);
 //	continue from the best candidate's clone (highest reward, lowest index
-//	on ties); stop when the environment is done.
+//	on ties) — unless the agent is one whose actions are only simulated
+//	(simulate: the tool agent of AT-GRPO's games, whose proposal is shown to
+//	the planner but not executed); stop when the environment is done.
 //
 // The K candidates of one (environment, turn, agent) are exactly one
 // AT-GRPO group. Rows keep the episode's Traj as their environment id.
 //
 // Departures and options:
-//  1. Every agent's action is stepped. In the reference games the tool
-//     agent's action is only simulated on a copy and the plan agent's is
-//     executed; here the best tool candidate's state is kept too, so a
-//     planner that trusts a good tool proposal can finish in the same turn.
-//     Environments whose agents should not act may return a zero-reward,
-//     state-preserving step for them.
+//  1. The reference's tool agent earns its simulated reward plus the
+//     environment reward of the executed plan; here each agent's candidates
+//     earn their own step's reward, so the K candidates of one group differ
+//     (the plan's reward reaches the tool agent only through the team's
+//     later turns).
 //  2. Evaluation samples one candidate per agent and turn (K = 1): choosing
 //     among candidates by reward would use the environment's answer key.
 package rollout
@@ -63,11 +64,12 @@ type TreeOptions struct {
 	Candidates int      `yaml:"candidates"` // K: candidates per (turn, agent)
 	MaxTurns   int      `yaml:"max_turns"`  // turns at most
 	Alpha      float64  `yaml:"alpha"`      // weight of the step reward in TeamReward (AT-GRPO's α)
+	Simulate   []string `yaml:"simulate"`   // agents whose actions are scored on a copy but not executed
 }
 
 // DefaultTreeOptions is AT-GRPO's game setting with a tool and a plan agent.
 func DefaultTreeOptions() TreeOptions {
-	return TreeOptions{Agents: []string{"tool", "plan"}, Candidates: 4, MaxTurns: 4, Alpha: 1}
+	return TreeOptions{Agents: []string{"tool", "plan"}, Candidates: 4, MaxTurns: 4, Alpha: 1, Simulate: []string{"tool"}}
 }
 
 // Validate checks ranges; errors name the key and the fix.
@@ -86,6 +88,20 @@ func (o TreeOptions) Validate() error {
 		if slices.Index(o.Agents, a) != i {
 			return fmt.Errorf("workflow.tree.agents: %q is listed twice", a)
 		}
+	}
+	executed := 0
+	for _, a := range o.Agents {
+		if !slices.Contains(o.Simulate, a) {
+			executed++
+		}
+	}
+	for _, a := range o.Simulate {
+		if !slices.Contains(o.Agents, a) {
+			return fmt.Errorf("workflow.tree.simulate: %q is not one of workflow.tree.agents (%v)", a, o.Agents)
+		}
+	}
+	if executed == 0 {
+		return fmt.Errorf("workflow.tree.simulate: every agent is only simulated, so nothing would ever change the state; leave at least one agent out")
 	}
 	return nil
 }
@@ -180,14 +196,20 @@ func (w *Tree) Advance(ep *Episode, done []*Call) ([]*Call, error) {
 		}
 	}
 	chosen := done[best]
-	st.state = bestState
-	st.total += bestReward
-	for k, v := range bestStep.Metrics {
-		st.metrics[k] += v
-	}
 	ep.Remember(chosen)
-	if bestStep.Message != "" {
-		ep.Context = append(ep.Context, TeamEntry{Agent: "environment", Text: bestStep.Message})
+	if slices.Contains(w.opts.Simulate, chosen.Agent.Name) {
+		if bestStep.Message != "" {
+			ep.Context = append(ep.Context, TeamEntry{Agent: "environment", Text: "if executed: " + bestStep.Message})
+		}
+	} else {
+		st.state = bestState
+		st.total += bestReward
+		for k, v := range bestStep.Metrics {
+			st.metrics[k] += v
+		}
+		if bestStep.Message != "" {
+			ep.Context = append(ep.Context, TeamEntry{Agent: "environment", Text: bestStep.Message})
+		}
 	}
 	st.node++
 	st.agent++
