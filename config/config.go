@@ -21,6 +21,7 @@ import (
 	"troupe/optim"
 	"troupe/rollout"
 	mathenv "troupe/rollout/env/math"
+	"troupe/rollout/env/planpath"
 	"troupe/rollout/env/search"
 )
 
@@ -78,7 +79,7 @@ type Agent struct {
 // Workflow names the orchestra and holds every workflow's options; only
 // the named one's are used.
 type Workflow struct {
-	Name                    string `yaml:"name"` // math-refine, single, search
+	Name                    string `yaml:"name"` // math-refine, single, search, tree
 	rollout.WorkflowOptions `yaml:",inline"`
 	Search                  search.Options `yaml:"search"`
 }
@@ -95,13 +96,14 @@ func (w Workflow) Options() any {
 // Env names the environment and holds every environment's options; only
 // the named one's are used.
 type Env struct {
-	Name   string         `yaml:"name"` // math or search
-	Math   mathenv.Config `yaml:"math"`
-	Search search.Config  `yaml:"search"`
+	Name     string          `yaml:"name"` // math, search or plan-path
+	Math     mathenv.Config  `yaml:"math"`
+	Search   search.Config   `yaml:"search"`
+	PlanPath planpath.Config `yaml:"plan_path"`
 }
 
 // envOfWorkflow is the environment each workflow plays in.
-var envOfWorkflow = map[string]string{"math-refine": "math", "single": "math", "search": "search"}
+var envOfWorkflow = map[string]string{"math-refine": "math", "single": "math", "search": "search", "tree": "plan-path"}
 
 // Batch is the rollout batch of one train step.
 type Batch struct {
@@ -170,7 +172,7 @@ func Default() Config {
 		Models:       map[string]Model{},
 		Assignment:   "separate",
 		Workflow:     Workflow{Name: "math-refine", WorkflowOptions: rollout.DefaultWorkflowOptions(), Search: search.DefaultOptions()},
-		Env:          Env{Name: "math", Math: mathenv.DefaultConfig(), Search: search.DefaultConfig()},
+		Env:          Env{Name: "math", Math: mathenv.DefaultConfig(), Search: search.DefaultConfig(), PlanPath: planpath.DefaultConfig()},
 		Batch:        Batch{PromptsPerStep: 8, N: 4, MaxBatchRows: 256, Shuffle: true},
 		Engine:       Engine{Enabled: true, KVFraction: 0.3, MaxSlots: 256, SyncEvery: 16, Release: true},
 		Sampling:     rollout.DefaultSampling,

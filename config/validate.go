@@ -201,6 +201,13 @@ func (c *Config) validateWorkflow() error {
 	} else if err := c.Workflow.WorkflowOptions.Validate(c.Workflow.Name); err != nil {
 		return err
 	}
+	if c.Workflow.Name == "tree" {
+		for i, a := range c.Workflow.Tree.Agents {
+			if !slices.Contains(names, a) {
+				return fmt.Errorf("workflow.tree.agents[%d]: names agent %q, which is not configured (agents: %s)", i, a, strings.Join(names, ", "))
+			}
+		}
+	}
 	if c.Workflow.Name == "math-refine" {
 		o := c.Workflow.MathRefine
 		for key, want := range map[string]string{"solver": o.Solver, "verifier": o.Verifier} {
@@ -225,8 +232,10 @@ func (c *Config) validateEnv() error {
 	case "math":
 	case "search":
 		return c.validateSearchEnv()
+	case "plan-path":
+		return c.Env.PlanPath.Validate()
 	default:
-		return fmt.Errorf("env.name: unknown environment %q; valid: math, search", c.Env.Name)
+		return fmt.Errorf("env.name: unknown environment %q; valid: math, search, plan-path", c.Env.Name)
 	}
 	m := c.Env.Math
 	if err := m.Validate(); err != nil {

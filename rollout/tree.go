@@ -227,7 +227,7 @@ func (w *Tree) Advance(ep *Episode, done []*Call) ([]*Call, error) {
 // candidate keeps its own step reward).
 func (w *Tree) end(ep *Episode, st *treeState) error {
 	ep.Done, ep.Reward, ep.Success = true, st.total, st.state.Success()
-	ep.Metrics = map[string]float64{"turns": float64(st.turn + boolTo01(st.agent > 0))}
+	ep.Metrics = map[string]float64{"game_turns": float64(st.turn + boolTo01(st.agent > 0))}
 	for k, v := range st.metrics {
 		ep.Metrics[k] = v
 	}

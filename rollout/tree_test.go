@@ -107,7 +107,7 @@ func TestTreeSamplingHandBuiltEpisode(t *testing.T) {
 		t.Errorf("the last state is not the best branch:\n%s\nwant %q", prompts["plan/1"][0], want)
 	}
 	ep := out.Episodes[0]
-	if !ep.Done || !ep.Success || math.Abs(ep.Reward-(1.0+0.5+2.0+3.0)) > 1e-12 || ep.Metrics["steps"] != 4 || ep.Metrics["turns"] != 2 {
+	if !ep.Done || !ep.Success || math.Abs(ep.Reward-(1.0+0.5+2.0+3.0)) > 1e-12 || ep.Metrics["steps"] != 4 || ep.Metrics["game_turns"] != 2 {
 		t.Errorf("episode: done %v success %v reward %g metrics %v", ep.Done, ep.Success, ep.Reward, ep.Metrics)
 	}
 	if len(out.Samples) != 12 {

@@ -18,6 +18,7 @@ import (
 	"troupe/policy"
 	"troupe/rollout"
 	mathenv "troupe/rollout/env/math"
+	"troupe/rollout/env/planpath"
 	"troupe/rollout/env/search"
 	"troupe/tokenizer"
 	"troupe/torch"
@@ -163,6 +164,16 @@ func environments(cfg *config.Config) (train, test rollout.Environment, err erro
 		}
 		if te == nil {
 			return tr, nil, nil
+		}
+		return tr, te, nil
+	case "plan-path":
+		tr, err := planpath.New(cfg.Env.PlanPath, planpath.SplitTrain)
+		if err != nil {
+			return nil, nil, err
+		}
+		te, err := planpath.New(cfg.Env.PlanPath, planpath.SplitTest)
+		if err != nil {
+			return nil, nil, err
 		}
 		return tr, te, nil
 	default:

@@ -14,6 +14,7 @@ import (
 	"troupe/model"
 	"troupe/rollout"
 	mathenv "troupe/rollout/env/math"
+	"troupe/rollout/env/planpath"
 	"troupe/rollout/env/search"
 	"troupe/tokenizer"
 	"troupe/torch"
@@ -59,7 +60,7 @@ transformers and tokenizers load the directory as they load a real Qwen model.`,
 	f.Uint64Var(&c.seed, "seed", 1, "initialisation seed")
 	f.StringVar(&c.dtype, "dtype", "float32", "dtype of the saved weights: float32 or bfloat16")
 	f.BoolVar(&c.force, "force", false, "replace DIR if it exists")
-	f.StringVar(&c.text, "text", "math", "what the merges are learned from: math (prompts and problems) or search (prompts and the synthetic QA corpus)")
+	f.StringVar(&c.text, "text", "math", "what the merges are learned from: math (prompts and problems), search (prompts and the synthetic QA corpus) or plan-path (prompts and grids)")
 	return cmd
 }
 
@@ -74,7 +75,7 @@ func mergeCorpus(env string) ([]string, error) {
 	var texts []string
 	for rep := 0; rep < 4; rep++ {
 		for _, name := range rollout.PresetNames() {
-			if strings.HasPrefix(name, "search-") != (env == "search") {
+			if !strings.HasPrefix(name, env+"-") {
 				continue
 			}
 			if p, err := rollout.PresetByName(name); err == nil {
@@ -99,8 +100,19 @@ func mergeCorpus(env string) ([]string, error) {
 			texts = append(texts, d.Text())
 		}
 		return texts, nil
+	case "plan-path":
+		e, err := planpath.New(planpath.DefaultConfig(), planpath.SplitTrain)
+		if err != nil {
+			return nil, err
+		}
+		for i := 0; i < 300 && i < e.Len(); i++ {
+			t := e.Task(i)
+			texts = append(texts, t.Question, e.Demonstrate("tool", t, "", true), e.Demonstrate("plan", t, "", true),
+				"Current: (0,0)\nGoal: (5,5)\nMoves made: 0")
+		}
+		return texts, nil
 	default:
-		return nil, fmt.Errorf("init: --text: want math or search, got %q", env)
+		return nil, fmt.Errorf("init: --text: want math, search or plan-path, got %q", env)
 	}
 	for _, d := range []int{1, 2, 3} {
 		cfg := mathenv.DefaultProceduralConfig()

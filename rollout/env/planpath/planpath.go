@@ -379,7 +379,7 @@ func (e *Env) Step(s rollout.State, agent, action string) rollout.StepResult {
 	path, err := ParseMoves(action)
 	if err != nil {
 		return rollout.StepResult{Reward: UnparsedReward, Message: fmt.Sprintf("%s's action was not understood (%v); position stays %v", agent, err, st.Pos),
-			Metrics: map[string]float64{"unparsed_actions": 1}}
+			Metrics: map[string]float64{"moves": 0, "invalid_moves": 0, "unparsed_actions": 1}}
 	}
 	r, invalid := st.Apply(path)
 	msg := fmt.Sprintf("%s moved %s: now at %v", agent, path, st.Pos)
@@ -389,7 +389,7 @@ func (e *Env) Step(s rollout.State, agent, action string) rollout.StepResult {
 	if st.Success() {
 		msg += "; the goal is reached"
 	}
-	return rollout.StepResult{Reward: r, Message: msg, Metrics: map[string]float64{"moves": float64(len(path)), "invalid_moves": float64(invalid)}}
+	return rollout.StepResult{Reward: r, Message: msg, Metrics: map[string]float64{"moves": float64(len(path)), "invalid_moves": float64(invalid), "unparsed_actions": 0}}
 }
 
 // Score plays a whole response's move list from the start (for evaluation

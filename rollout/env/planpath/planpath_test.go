@@ -207,8 +207,8 @@ func TestTreeSamplingOnPlanPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, ep := range out.Episodes {
-		if !ep.Success || ep.Metrics["turns"] != 1 {
-			t.Errorf("%s: success %v turns %g", ep.Task.ID, ep.Success, ep.Metrics["turns"])
+		if !ep.Success || ep.Metrics["game_turns"] != 1 {
+			t.Errorf("%s: success %v turns %g", ep.Task.ID, ep.Success, ep.Metrics["game_turns"])
 		}
 		// only the plan's step counts toward the episode: the optimal route
 		st, _ := env.Reset(ep.Task)
