@@ -11,38 +11,14 @@ import (
 	"strings"
 
 	"troupe/rollout"
+	"troupe/rollout/env/internal/actions"
 )
 
-var (
-	toolLine = regexp.MustCompile(`(?i)\**actions list\**\s*:\s*(.*)`)
-	planLine = regexp.MustCompile(`(?m)^\s*####\s*(.*)$`)
-)
-
-// lastMatch returns the first group of the last match of re in text.
-func lastMatch(re *regexp.Regexp, text string) (string, bool) {
-	m := re.FindAllStringSubmatch(text, -1)
-	if len(m) == 0 {
-		return "", false
-	}
-	return strings.TrimSpace(m[len(m)-1][1]), true
-}
-
-func movesParser(re *regexp.Regexp, what string) rollout.Parser {
-	return rollout.ParserFunc(func(response string) rollout.Parsed {
-		v, ok := lastMatch(re, response)
-		if !ok {
-			return rollout.Parsed{Problem: "no " + what + " line"}
-		}
-		if _, err := ParseMoves(v); err != nil {
-			return rollout.Parsed{Value: v, Problem: err.Error()}
-		}
-		return rollout.Parsed{Valid: true, Value: v}
-	})
-}
+func checkMoves(v string) error { _, err := ParseMoves(v); return err }
 
 var (
-	toolParser = movesParser(toolLine, "'Actions List: [...]'")
-	planParser = movesParser(planLine, "'#### [...]'")
+	toolParser = actions.ToolParser(checkMoves)
+	planParser = actions.PlanParser(checkMoves)
 )
 
 // UserTemplate lays out a plan-path prompt.
@@ -107,11 +83,7 @@ func (e *Env) Demonstrate(agent string, task rollout.Task, prompt string, right 
 		flip := map[byte]byte{'U': 'D', 'D': 'U', 'L': 'R', 'R': 'L'}
 		path = string(flip[path[0]]) + path[1:]
 	}
-	list := make([]string, len(path))
-	for i := range path {
-		list[i] = fmt.Sprintf("%q", path[i:i+1])
-	}
-	moves := "[" + strings.Join(list, ", ") + "]"
+	moves := actions.MoveList(path)
 	if agent == "tool" || strings.Contains(prompt, "You are the Tool agent") {
 		return fmt.Sprintf("Breadth-first search from %v reaches %v in %d moves.\nActions List: %s", st.Pos, st.grid.Goal, len(path), moves)
 	}

@@ -24,12 +24,12 @@
 package planpath
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"troupe/rollout"
+	"troupe/rollout/env/internal/actions"
 )
 
 // Config configures the environment.
@@ -197,38 +197,8 @@ func ParseGrid(text string, start, goal Cell) (*Grid, error) {
 	return g, nil
 }
 
-// ParseMoves reads an action: a JSON list of moves (["U", "R"]) or moves
-// separated by spaces or commas; U/D/L/R or up/down/left/right, any case.
-func ParseMoves(action string) (string, error) {
-	action = strings.TrimSpace(action)
-	var items []string
-	if strings.HasPrefix(action, "[") {
-		if err := json.Unmarshal([]byte(action), &items); err != nil {
-			return "", fmt.Errorf("the move list is not a JSON list of strings: %v", err)
-		}
-	} else {
-		items = strings.FieldsFunc(action, func(r rune) bool { return r == ' ' || r == ',' || r == '\n' })
-	}
-	if len(items) == 0 {
-		return "", fmt.Errorf("the move list is empty")
-	}
-	var out []byte
-	for _, it := range items {
-		switch strings.ToUpper(strings.TrimSpace(it)) {
-		case "U", "UP":
-			out = append(out, 'U')
-		case "D", "DOWN":
-			out = append(out, 'D')
-		case "L", "LEFT":
-			out = append(out, 'L')
-		case "R", "RIGHT":
-			out = append(out, 'R')
-		default:
-			return "", fmt.Errorf("%q is not a move; use U, D, L or R", it)
-		}
-	}
-	return string(out), nil
-}
+// ParseMoves reads an action's move list (see actions.Moves).
+func ParseMoves(action string) (string, error) { return actions.Moves(action) }
 
 // State is an episode's position on its grid.
 type State struct {
