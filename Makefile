@@ -12,7 +12,7 @@ export TROUPE_THREADS ?= $(NPROC)
 SHIM_STAMP = $(shell sha256sum build/libtshim.so 2>/dev/null | cut -c1-12)
 export CGO_CFLAGS = -O2 -g -Wno-deprecated-declarations -DTSHIM_STAMP=$(SHIM_STAMP)
 
-.PHONY: all setup shim build test vet bench demo search-demo stability clean
+.PHONY: all setup shim build test vet bench demo search-demo planpath-demo sokoban-demo stability clean
 
 all: setup build
 
@@ -61,6 +61,15 @@ search-demo: all
 	bin/train -c configs/drmas-search-tiny.yaml -q
 	@echo
 	@echo "search-demo: metrics runs/search-demo/drmas/metrics.jsonl, samples runs/search-demo/drmas/samples.jsonl"
+
+# AT-GRPO on a grid game on CPU, from nothing: a tiny model whose tokenizer
+# learned the game's prompts, a warm-up on solver demonstrations, then RL with
+# tree sampling (configs/atgrpo-planpath-tiny.yaml, atgrpo-sokoban-tiny.yaml).
+planpath-demo sokoban-demo: all
+	rm -rf runs/$(@:-demo=)-demo
+	bin/train init runs/$(@:-demo=)-demo/base --text $(subst planpath,plan-path,$(@:-demo=))
+	bin/train sft -c configs/atgrpo-$(@:-demo=)-tiny.yaml --set models.tiny.path=runs/$(@:-demo=)-demo/base --out runs/$(@:-demo=)-demo/sft --steps 150 --log-every 50
+	bin/train -c configs/atgrpo-$(@:-demo=)-tiny.yaml -q
 
 # The Dr. MAS stability experiment (drmas, grpo, grpo-step × 3 seeds) on CPU;
 # report in runs/stability/report/report.md.

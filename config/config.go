@@ -23,6 +23,8 @@ import (
 	mathenv "troupe/rollout/env/math"
 	"troupe/rollout/env/planpath"
 	"troupe/rollout/env/search"
+	"troupe/rollout/env/sokoban"
+	"troupe/rollout/env/sudoku"
 )
 
 // Config is one training run.
@@ -96,14 +98,19 @@ func (w Workflow) Options() any {
 // Env names the environment and holds every environment's options; only
 // the named one's are used.
 type Env struct {
-	Name     string          `yaml:"name"` // math, search or plan-path
+	Name     string          `yaml:"name"` // math, search, plan-path, sokoban or sudoku
 	Math     mathenv.Config  `yaml:"math"`
 	Search   search.Config   `yaml:"search"`
 	PlanPath planpath.Config `yaml:"plan_path"`
+	Sokoban  sokoban.Config  `yaml:"sokoban"`
+	Sudoku   sudoku.Config   `yaml:"sudoku"`
 }
 
-// envOfWorkflow is the environment each workflow plays in.
-var envOfWorkflow = map[string]string{"math-refine": "math", "single": "math", "search": "search", "tree": "plan-path"}
+// envsOfWorkflow are the environments each workflow plays in.
+var envsOfWorkflow = map[string][]string{
+	"math-refine": {"math"}, "single": {"math"}, "search": {"search"},
+	"tree": {"plan-path", "sokoban", "sudoku"},
+}
 
 // Batch is the rollout batch of one train step.
 type Batch struct {
@@ -172,7 +179,8 @@ func Default() Config {
 		Models:       map[string]Model{},
 		Assignment:   "separate",
 		Workflow:     Workflow{Name: "math-refine", WorkflowOptions: rollout.DefaultWorkflowOptions(), Search: search.DefaultOptions()},
-		Env:          Env{Name: "math", Math: mathenv.DefaultConfig(), Search: search.DefaultConfig(), PlanPath: planpath.DefaultConfig()},
+		Env:          Env{Name: "math", Math: mathenv.DefaultConfig(), Search: search.DefaultConfig(),
+			PlanPath: planpath.DefaultConfig(), Sokoban: sokoban.DefaultConfig(), Sudoku: sudoku.DefaultConfig()},
 		Batch:        Batch{PromptsPerStep: 8, N: 4, MaxBatchRows: 256, Shuffle: true},
 		Engine:       Engine{Enabled: true, KVFraction: 0.3, MaxSlots: 256, SyncEvery: 16, Release: true},
 		Sampling:     rollout.DefaultSampling,

@@ -234,8 +234,12 @@ func (c *Config) validateEnv() error {
 		return c.validateSearchEnv()
 	case "plan-path":
 		return c.Env.PlanPath.Validate()
+	case "sokoban":
+		return c.Env.Sokoban.Validate()
+	case "sudoku":
+		return c.Env.Sudoku.Validate()
 	default:
-		return fmt.Errorf("env.name: unknown environment %q; valid: math, search, plan-path", c.Env.Name)
+		return fmt.Errorf("env.name: unknown environment %q; valid: math, search, plan-path, sokoban, sudoku", c.Env.Name)
 	}
 	m := c.Env.Math
 	if err := m.Validate(); err != nil {
@@ -276,8 +280,8 @@ func (c *Config) validateSearchEnv() error {
 // validatePairs refuses a workflow with an environment or an estimator it
 // cannot work with, in one line naming both.
 func (c *Config) validatePairs() error {
-	if want, ok := envOfWorkflow[c.Workflow.Name]; ok && want != c.Env.Name {
-		return fmt.Errorf("env.name: workflow %q plays in environment %q, not %q; set env.name: %s", c.Workflow.Name, want, c.Env.Name, want)
+	if want, ok := envsOfWorkflow[c.Workflow.Name]; ok && !slices.Contains(want, c.Env.Name) {
+		return fmt.Errorf("env.name: workflow %q plays in environment %s, not %q; set env.name to one of them", c.Workflow.Name, quoteAll(want), c.Env.Name)
 	}
 	est, err := rollout.WorkflowEstimators(c.Workflow.Name)
 	if err != nil {
@@ -511,4 +515,12 @@ func (c *Config) AgentConfigs() []rollout.AgentConfig { return c.rolloutAgentCon
 // AgentDefaults are the run-wide sampling and length defaults.
 func (c *Config) AgentDefaults() rollout.AgentDefaults {
 	return rollout.AgentDefaults{Sampling: c.Sampling, MaxNewTokens: c.MaxNewTokens}
+}
+
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, " or ")
 }

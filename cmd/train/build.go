@@ -20,6 +20,8 @@ import (
 	mathenv "troupe/rollout/env/math"
 	"troupe/rollout/env/planpath"
 	"troupe/rollout/env/search"
+	"troupe/rollout/env/sokoban"
+	"troupe/rollout/env/sudoku"
 	"troupe/tokenizer"
 	"troupe/torch"
 )
@@ -151,6 +153,17 @@ func (t *team) buildAgents(cfgs []rollout.AgentConfig, def rollout.AgentDefaults
 	return err
 }
 
+// splits builds the train and test splits of a procedural environment.
+func splits(build func(split string) (rollout.Environment, error)) (train, test rollout.Environment, err error) {
+	if train, err = build("train"); err != nil {
+		return nil, nil, err
+	}
+	if test, err = build("test"); err != nil {
+		return nil, nil, err
+	}
+	return train, test, nil
+}
+
 func environments(cfg *config.Config) (train, test rollout.Environment, err error) {
 	switch cfg.Env.Name {
 	case "math":
@@ -167,15 +180,11 @@ func environments(cfg *config.Config) (train, test rollout.Environment, err erro
 		}
 		return tr, te, nil
 	case "plan-path":
-		tr, err := planpath.New(cfg.Env.PlanPath, planpath.SplitTrain)
-		if err != nil {
-			return nil, nil, err
-		}
-		te, err := planpath.New(cfg.Env.PlanPath, planpath.SplitTest)
-		if err != nil {
-			return nil, nil, err
-		}
-		return tr, te, nil
+		return splits(func(s string) (rollout.Environment, error) { return planpath.New(cfg.Env.PlanPath, s) })
+	case "sokoban":
+		return splits(func(s string) (rollout.Environment, error) { return sokoban.New(cfg.Env.Sokoban, s) })
+	case "sudoku":
+		return splits(func(s string) (rollout.Environment, error) { return sudoku.New(cfg.Env.Sudoku, s) })
 	default:
 		return nil, nil, fmt.Errorf("env.name: unknown environment %q", cfg.Env.Name)
 	}

@@ -16,6 +16,8 @@ import (
 	mathenv "troupe/rollout/env/math"
 	"troupe/rollout/env/planpath"
 	"troupe/rollout/env/search"
+	"troupe/rollout/env/sokoban"
+	"troupe/rollout/env/sudoku"
 	"troupe/tokenizer"
 	"troupe/torch"
 )
@@ -60,7 +62,7 @@ transformers and tokenizers load the directory as they load a real Qwen model.`,
 	f.Uint64Var(&c.seed, "seed", 1, "initialisation seed")
 	f.StringVar(&c.dtype, "dtype", "float32", "dtype of the saved weights: float32 or bfloat16")
 	f.BoolVar(&c.force, "force", false, "replace DIR if it exists")
-	f.StringVar(&c.text, "text", "math", "what the merges are learned from: math (prompts and problems), search (prompts and the synthetic QA corpus) or plan-path (prompts and grids)")
+	f.StringVar(&c.text, "text", "math", "what the merges are learned from: math (prompts and problems), search (prompts and the synthetic QA corpus), plan-path, sokoban or sudoku (prompts and instances)")
 	return cmd
 }
 
@@ -100,19 +102,31 @@ func mergeCorpus(env string) ([]string, error) {
 			texts = append(texts, d.Text())
 		}
 		return texts, nil
-	case "plan-path":
-		e, err := planpath.New(planpath.DefaultConfig(), planpath.SplitTrain)
+	case "plan-path", "sokoban", "sudoku":
+		var e interface {
+			rollout.TaskSource
+			rollout.Demonstrator
+		}
+		var err error
+		switch env {
+		case "plan-path":
+			e, err = planpath.New(planpath.DefaultConfig(), planpath.SplitTrain)
+		case "sokoban":
+			e, err = sokoban.New(sokoban.DefaultConfig(), sokoban.SplitTrain)
+		default:
+			e, err = sudoku.New(sudoku.DefaultConfig(), sudoku.SplitTrain)
+		}
 		if err != nil {
 			return nil, err
 		}
 		for i := 0; i < 300 && i < e.Len(); i++ {
 			t := e.Task(i)
 			texts = append(texts, t.Question, e.Demonstrate("tool", t, "", true), e.Demonstrate("plan", t, "", true),
-				"Current: (0,0)\nGoal: (5,5)\nMoves made: 0")
+				"Current: (0,0)\nGoal: (5,5)\nMoves made: 0", "Steps made: 0")
 		}
 		return texts, nil
 	default:
-		return nil, fmt.Errorf("init: --text: want math, search or plan-path, got %q", env)
+		return nil, fmt.Errorf("init: --text: want math, search, plan-path, sokoban or sudoku, got %q", env)
 	}
 	for _, d := range []int{1, 2, 3} {
 		cfg := mathenv.DefaultProceduralConfig()

@@ -70,3 +70,39 @@ func TestEndToEndATGRPOPlanPath(t *testing.T) {
 		})
 	}
 }
+
+// Sokoban and Sudoku run through the same tree sampling end to end.
+func TestEndToEndATGRPOSokobanAndSudoku(t *testing.T) {
+	dir := t.TempDir()
+	for _, game := range []struct{ env, text, options string }{
+		{"sokoban", "sokoban", "sokoban: {size: 5, train_size: 20, test_size: 4}"},
+		{"sudoku", "sudoku", "sudoku: {size: 4, train_size: 20, test_size: 4}"},
+	} {
+		t.Run(game.env, func(t *testing.T) {
+			base := filepath.Join(dir, game.env+"-base")
+			cli(t, "init", base, "--text", game.text, "--seed", "2")
+			out := filepath.Join(dir, game.env)
+			cfg := strings.NewReplacer("OUT", out, "MODEL", base, "ASSIGNMENT", "shared",
+				"plan-path-tool", game.env+"-tool", "plan-path-plan", game.env+"-plan",
+				"{name: plan-path, plan_path: {rows: 4, cols: 4, train_size: 20, test_size: 4}}", "{name: "+game.env+", "+game.options+"}").Replace(planPathConfig)
+			path := filepath.Join(dir, game.env+".yaml")
+			if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cli(t, "-c", path)
+			recs, err := metrics.ReadJSONL(filepath.Join(out, "metrics.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := recs[len(recs)-1].Values
+			if v["adv/rows"] != 8 || v["adv/groups"] != 4 {
+				t.Errorf("rows %g groups %g, want 8 and 4", v["adv/rows"], v["adv/groups"])
+			}
+			for _, k := range []string{"eval/accuracy", "eval/game_turns", "eval/unparsed_actions"} {
+				if _, ok := v[k]; !ok {
+					t.Errorf("no %s in the metrics", k)
+				}
+			}
+		})
+	}
+}

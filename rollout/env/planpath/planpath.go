@@ -30,6 +30,7 @@ import (
 
 	"troupe/rollout"
 	"troupe/rollout/env/internal/actions"
+	"troupe/rollout/env/internal/split"
 )
 
 // Config configures the environment.
@@ -274,34 +275,28 @@ type Env struct {
 
 // Splits.
 const (
-	SplitTrain = "train"
-	SplitTest  = "test"
+	SplitTrain = split.Train
+	SplitTest  = split.Test
 )
 
 // New builds a split's instances (tasks hold the grid, start and goal).
-func New(cfg Config, split string) (*Env, error) {
+func New(cfg Config, which string) (*Env, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	stream, size := uint64(1), cfg.TrainSize
-	switch split {
-	case SplitTrain:
-	case SplitTest:
-		stream, size = 2, cfg.TestSize
-	default:
-		return nil, fmt.Errorf("plan-path: unknown split %q", split)
-	}
-	tasks := make(rollout.SliceSource, size)
-	for i := range tasks {
-		g := NewGrid(cfg.Rows, cfg.Cols, cfg.WallProb, rollout.DeriveSeed(cfg.Seed, stream, uint64(i)))
+	tasks, err := split.Draw("plan-path", which, cfg.TrainSize, cfg.TestSize, func(stream, i uint64) rollout.Task {
+		g := NewGrid(cfg.Rows, cfg.Cols, cfg.WallProb, rollout.DeriveSeed(cfg.Seed, stream, i))
 		path, _ := g.ShortestPath(g.Start, g.Goal)
-		tasks[i] = rollout.Task{
-			ID:       fmt.Sprintf("plan-path-%s-%d", split, i),
+		return rollout.Task{
+			ID:       fmt.Sprintf("plan-path-%s-%d", which, i),
 			Question: fmt.Sprintf("Grid:\n%s\nStart: %v\nGoal: %v", g.Text(), g.Start, g.Goal),
 			Answer:   path,
 			Meta: map[string]string{"grid": g.Text(), "start": cellText(g.Start), "goal": cellText(g.Goal),
 				"optimal": strconv.Itoa(len(path))},
 		}
+	}, func(t rollout.Task) string { return t.Question })
+	if err != nil {
+		return nil, err
 	}
 	return &Env{TaskSource: tasks, cfg: cfg}, nil
 }

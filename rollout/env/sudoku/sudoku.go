@@ -29,6 +29,7 @@ import (
 	"strings"
 
 	"troupe/rollout"
+	"troupe/rollout/env/internal/split"
 )
 
 // Config configures the environment.
@@ -416,32 +417,26 @@ type Env struct {
 
 // Splits.
 const (
-	SplitTrain = "train"
-	SplitTest  = "test"
+	SplitTrain = split.Train
+	SplitTest  = split.Test
 )
 
 // New builds a split's puzzles.
-func New(cfg Config, split string) (*Env, error) {
+func New(cfg Config, which string) (*Env, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	stream, size := uint64(1), cfg.TrainSize
-	switch split {
-	case SplitTrain:
-	case SplitTest:
-		stream, size = 2, cfg.TestSize
-	default:
-		return nil, fmt.Errorf("sudoku: unknown split %q", split)
-	}
-	tasks := make(rollout.SliceSource, size)
-	for i := range tasks {
-		p, sol := NewPuzzle(cfg.Size, cfg.blanks(), rollout.DeriveSeed(cfg.Seed, stream, uint64(i)))
-		tasks[i] = rollout.Task{
-			ID:       fmt.Sprintf("sudoku%d-%s-%d", cfg.Size, split, i),
+	tasks, err := split.Draw("sudoku", which, cfg.TrainSize, cfg.TestSize, func(stream, i uint64) rollout.Task {
+		p, sol := NewPuzzle(cfg.Size, cfg.blanks(), rollout.DeriveSeed(cfg.Seed, stream, i))
+		return rollout.Task{
+			ID:       fmt.Sprintf("sudoku%d-%s-%d", cfg.Size, which, i),
 			Question: fmt.Sprintf("Puzzle (%d×%d):\n%s", cfg.Size, cfg.Size, p.Text()),
 			Answer:   sol.Text(),
 			Meta:     map[string]string{"puzzle": p.Text()},
 		}
+	}, func(t rollout.Task) string { return t.Meta["puzzle"] })
+	if err != nil {
+		return nil, err
 	}
 	return &Env{TaskSource: tasks, cfg: cfg}, nil
 }

@@ -52,8 +52,9 @@ func PlanParser(check func(string) error) rollout.Parser {
 	return parser(planLine, "'#### [...]'", check)
 }
 
-// Moves reads a move list: a JSON list (["U", "R"]) or moves separated by
-// spaces or commas; U/D/L/R or up/down/left/right, any case. It returns the
+// Moves reads a move list: a JSON list (["U", "R"]), moves separated by
+// spaces or commas, or a compact run ("RRD"); U/D/L/R or
+// up/down/left/right, any case. It returns the
 // moves as a string of U, D, L and R.
 func Moves(action string) (string, error) {
 	action = strings.TrimSpace(action)
@@ -70,7 +71,12 @@ func Moves(action string) (string, error) {
 	}
 	var out []byte
 	for _, it := range items {
-		switch strings.ToUpper(strings.TrimSpace(it)) {
+		it = strings.ToUpper(strings.TrimSpace(it))
+		if len(it) > 1 && strings.Trim(it, "UDLR") == "" && it != "UP" {
+			out = append(out, it...) // the compact form: "RRD"
+			continue
+		}
+		switch it {
 		case "U", "UP":
 			out = append(out, 'U')
 		case "D", "DOWN":
