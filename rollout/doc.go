@@ -10,6 +10,7 @@
 //	workflow.go    Episode, Call, the Workflow interface and the registry (NewWorkflow)
 //	mathrefine.go  Dr. MAS's Solver/Verifier refinement loop ("math-refine")
 //	single.go      one agent answers once ("single")
+//	tree.go        AT-GRPO's tree sampling over a Stepper environment ("tree")
 //	sampler.go     the batched sampler: many episodes, one Generate call per model and batch
 //	sample.go      the Sample row and the reward rule
 //	task.go        Task, TaskSource, Scorer, Environment, the resumable TaskIterator
@@ -18,7 +19,10 @@
 //
 // Subpackages: answer (final-answer and tag extraction shared by parsers and
 // rewards), scripted (a test double for Generator), env/math (the math
-// environment). rollout never imports model, torch or tokenizer.
+// environment), env/search (Dr. MAS's search environment and orchestra),
+// env/planpath, env/sokoban, env/sudoku (AT-GRPO's games). Environment
+// packages register their presets, parsers and workflows on import.
+// rollout never imports model, torch or tokenizer.
 //
 // # How a step runs
 //
@@ -32,32 +36,31 @@
 // environment steps, scoring) while the next model generates. When every
 // episode has finished, each call becomes a Sample.
 //
-// # What comes next, and where it fits
+// # The workflows and their rows
 //
-// The interface is shaped for the three workflow families after math:
+// Dr. MAS search (package env/search): a router. Advance after the
+// Verifier's call reads <verify>yes|no</verify> and returns an Answer call or
+// a Search call; after a Search call it retrieves on the worker goroutine
+// (BM25 in process, or an HTTP request to a Search-R1 server) and adds the
+// passages to the team context. One call per turn: rows key (Prompt, Traj,
+// Agent, Turn), Node = Turn, Candidate = 0.
 //
-// Search router (Dr. MAS search): a Workflow whose episode state holds the
-// gathered information and the env step. Advance after the Verifier's call
-// reads <verify>yes|no</verify> and returns an Answer call or a Search call;
-// after a Search call it runs retrieval on the worker goroutine (the HTTP
-// request to a Search-R1-compatible server is ordinary pure-Go environment
-// work) and puts the passages into the next Verifier's PromptData.Extra or
-// team context. Nothing in the sampler changes.
+// AT-GRPO tree sampling (tree.go, over a Stepper: env/planpath, sokoban,
+// sudoku): Advance returns K calls for the acting agent, all with the same
+// Turn and Node and Candidate 0…K−1, generated in the same batch. When they
+// are back it steps K clones of the state, sets each call's TeamReward
+// (α·r), keeps the best branch (argmax, lowest index on ties) and returns
+// the next agent's K calls from it. The row contract with the estimator
+// (advantage.ATGRPO): an episode is one environment, so cmd/train keys each
+// row's Env by its Traj, and the group (Prompt, Env, Turn, Agent) holds
+// exactly the K candidates of one state; the estimator, not the workflow,
+// normalises them.
 //
-// AT-GRPO tree sampling: Advance returns K calls for the acting agent, all
-// with the same Turn and Node and Candidate 0…K−1; they are generated in the
-// same batch. When they are back, Advance steps K clones of the environment
-// state (a Stepper next to Scorer), sets each call's TeamReward (α·r_team)
-// and LocalReward, keeps the best branch (argmax, lowest index on ties) as
-// the episode state, and returns the next agent's K calls from it. Rows
-// carry (Traj, Turn, Agent) for the advantage's group key, and each group
-// holds exactly the K candidates of one state.
-//
-// MAGRPO joint actions: Advance returns G calls per agent at a node (all
-// agents at once, so different models generate in the same round). When all
-// are back it forms joint actions (aligned: the g-th of each agent; cross:
-// the Cartesian product), scores each with the joint reward, opens a child
-// Node per joint action for the next turn, and at the leaves back-propagates
-// returns R = r + γ·mean(child returns) into the calls' TeamReward. Node and
-// Candidate tell the advantage which rows are siblings.
+// MAGRPO joint actions (not written yet): Advance returns G calls per agent
+// at a node (all agents at once, so different models generate in the same
+// round). When all are back it forms joint actions (aligned: the g-th of
+// each agent; cross: the Cartesian product), scores each with the joint
+// reward, opens a child Node per joint action for the next turn, and sets
+// every call's Joint id; the estimator computes returns with γ over the
+// tree from the rewards, as it does today from rows.
 package rollout

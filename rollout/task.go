@@ -6,8 +6,8 @@
 //
 // What it deliberately is not: a stateful multi-step environment. Math and
 // search score a final text; the grid games (plan-path, sokoban, sudoku)
-// will add a Stepper next to Scorer (reset, step an action, clone a state
-// for tree sampling) without changing these types.
+// add a Stepper next to Scorer (tree.go: reset, step an action, clone a
+// state for tree sampling) without changing these types.
 package rollout
 
 import "fmt"
