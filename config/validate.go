@@ -140,7 +140,13 @@ func checkModelFiles(key string, m Model) error {
 // stubBinding lets agent configs be checked before any tokenizer is loaded.
 func stubBinding(rollout.AgentConfig) (rollout.Binding, error) {
 	return rollout.Binding{
-		Chat:  func(system, user string) (string, error) { return system + "\n" + user, nil },
+		Chat: func(msgs []rollout.Message) (string, error) {
+			var b strings.Builder
+			for _, m := range msgs {
+				b.WriteString(m.Content + "\n")
+			}
+			return b.String(), nil
+		},
 		Codec: stubCodec{},
 	}, nil
 }

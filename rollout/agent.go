@@ -90,6 +90,11 @@ type PromptData struct {
 	Agent       string            // .Agent: this agent's name
 	Role        string            // .Role: the rendered role text (user template only)
 	Extra       map[string]string // .Extra: workflow- or environment-specific fields (e.g. retrieved passages)
+	// History holds earlier turns of this agent's own conversation (user
+	// and assistant messages, tool output as "tool"), rendered between the
+	// system message and the new user message. Empty: a fresh
+	// [system, user] chat, as Dr. MAS's agents have.
+	History []Message
 }
 
 // NewPromptData fills TeamContext from entries.
@@ -267,7 +272,11 @@ func (a *Agent) Render(d PromptData) (text string, tokens []int, err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	text, err = a.chat(system, user)
+	msgs := make([]Message, 0, len(d.History)+2)
+	msgs = append(msgs, Message{Role: "system", Content: system})
+	msgs = append(msgs, d.History...)
+	msgs = append(msgs, Message{Role: "user", Content: user})
+	text, err = a.chat(msgs)
 	if err != nil {
 		return "", nil, fmt.Errorf("agent %q: chat template: %w", a.Name, err)
 	}

@@ -128,3 +128,26 @@ func TestNewAgents(t *testing.T) {
 		t.Errorf("Validate(single) looked at math-refine's options: %v", err)
 	}
 }
+
+// An agent's own earlier turns render between the system message and the
+// new user message, in order, through the binding's chat template.
+func TestAgentRendersHistory(t *testing.T) {
+	a := compileAgents(t, []rollout.AgentConfig{{Name: "searcher", Model: "policy", Role: "Search.", User: "{{.Task}}"}})[0]
+	d := rollout.PromptData{Task: "next question", History: []rollout.Message{
+		{Role: "user", Content: "first question"},
+		{Role: "assistant", Content: "<search>q</search>"},
+		{Role: "tool", Content: "<information>doc</information>"},
+	}}
+	text, _, err := a.Render(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "<|im_start|>system\n<|im_end|>\n" +
+		"<|im_start|>user\nfirst question<|im_end|>\n" +
+		"<|im_start|>assistant\n<search>q</search><|im_end|>\n" +
+		"<|im_start|>tool\n<information>doc</information><|im_end|>\n" +
+		"<|im_start|>user\nnext question<|im_end|>\n<|im_start|>assistant\n"
+	if text != want {
+		t.Errorf("rendered\n%q\nwant\n%q", text, want)
+	}
+}

@@ -22,10 +22,17 @@ type Codec interface {
 	Decode(ids []int) string
 }
 
-// ChatRenderer renders a fresh [system, user] chat with the generation prompt
-// appended, as text ready to encode. The training loop wraps the model's chat
-// template (per agent, including thinking on/off).
-type ChatRenderer func(system, user string) (string, error)
+// Message is one chat message: Role is "system", "user", "assistant" or
+// "tool".
+type Message struct {
+	Role, Content string
+}
+
+// ChatRenderer renders a chat — a system message, any earlier turns, and the
+// new user message — with the generation prompt appended, as text ready to
+// encode. The training loop wraps the model's chat template (per agent,
+// including thinking on/off).
+type ChatRenderer func(msgs []Message) (string, error)
 
 // Sampling holds the per-request sampling parameters.
 // Temperature 0 means greedy; TopK 0 disables top-k; TopP 1 disables top-p.

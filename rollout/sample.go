@@ -31,6 +31,7 @@ type Sample struct {
 	PromptTokens   []int     // the rendered chat, encoded; masked out of the loss
 	ResponseTokens []int     // the generated ids, stop token included; the loss covers these
 	SampleLogProbs []float32 // the sampler's log-probs of ResponseTokens (diagnostics; the update recomputes them)
+	LossMask       []bool    // nil, or one entry per ResponseTokens token: false = left out of the loss (Call.LossMask)
 
 	Reward      float64 // TeamReward + LocalReward − Penalty
 	TeamReward  float64 // the team's reward credited to this row
@@ -67,6 +68,7 @@ func SampleOf(ep *Episode, c *Call) Sample {
 		PromptTokens:   c.PromptTokens,
 		ResponseTokens: c.ResponseTokens,
 		SampleLogProbs: c.LogProbs,
+		LossMask:       c.LossMask,
 		Reward:         team + c.LocalReward - pen,
 		TeamReward:     team,
 		LocalReward:    c.LocalReward,

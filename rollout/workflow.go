@@ -37,6 +37,10 @@ type Call struct {
 	Response       string    // decoded response, stop token left out
 	Truncated      bool      // hit the agent's MaxNewTokens
 	Parsed         Parsed    // the agent's parser on Response
+	// LossMask, when a workflow sets it, has one entry per ResponseTokens
+	// token: false keeps that token out of the loss (text the environment
+	// spliced into a response, such as a tool's output). nil trains on all.
+	LossMask []bool
 
 	TeamReward  float64 // the team's reward credited to this row (set when the episode ends)
 	LocalReward float64 // this row's own terms beyond the format penalty (AT-GRPO's r_local); 0 in math

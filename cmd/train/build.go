@@ -143,9 +143,12 @@ func (t *team) buildAgents(cfgs []rollout.AgentConfig, def rollout.AgentDefaults
 			return rollout.Binding{}, fmt.Errorf("no trained model %q", ac.Model)
 		}
 		thinking := ac.Thinking
-		chat := func(system, user string) (string, error) {
-			return tok.ApplyChatTemplate([]tokenizer.Message{{Role: "system", Content: system}, {Role: "user", Content: user}},
-				tokenizer.ChatOptions{AddGenerationPrompt: true, DisableThinking: !thinking})
+		chat := func(msgs []rollout.Message) (string, error) {
+			tm := make([]tokenizer.Message, len(msgs))
+			for i, m := range msgs {
+				tm[i] = tokenizer.Message{Role: m.Role, Content: m.Content}
+			}
+			return tok.ApplyChatTemplate(tm, tokenizer.ChatOptions{AddGenerationPrompt: true, DisableThinking: !thinking})
 		}
 		return rollout.Binding{Chat: chat, Codec: tok, Stop: stopIDs(tok, t.models[ac.Model].Config)}, nil
 	})

@@ -18,6 +18,7 @@ func advantageRows(samples []rollout.Sample) []advantage.Row {
 	rows := make([]advantage.Row, len(samples))
 	for i, s := range samples {
 		rows[i] = advantage.Row{
+			// an episode is one environment (AT-GRPO's Env: its groups never mix episodes)
 			Prompt: s.Prompt, Traj: s.Traj, Env: s.Traj, Agent: s.Agent, Turn: s.Turn, Node: s.Node,
 			Candidate: s.Candidate, Model: s.Model, Reward: s.Reward,
 			TeamReward: s.TeamReward, LocalReward: s.LocalReward - s.Penalty,
@@ -38,7 +39,7 @@ func sequences(samples []rollout.Sample, res advantage.Result, agents []string) 
 		if !mine[s.Agent] || (res.Train != nil && !res.Train[i]) || len(s.ResponseTokens) == 0 {
 			continue
 		}
-		out = append(out, policy.Sequence{Agent: s.Agent, Prompt: s.PromptTokens, Response: s.ResponseTokens, Advantage: res.Advantages[i]})
+		out = append(out, policy.Sequence{Agent: s.Agent, Prompt: s.PromptTokens, Response: s.ResponseTokens, Mask: s.LossMask, Advantage: res.Advantages[i]})
 	}
 	return out
 }

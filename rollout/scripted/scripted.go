@@ -60,9 +60,14 @@ func (Codec) Decode(ids []int) string {
 	return b.String()
 }
 
-// Chat renders a [system, user] chat in ChatML with the assistant turn open.
-func Chat(system, user string) (string, error) {
-	return "<|im_start|>system\n" + system + "<|im_end|>\n<|im_start|>user\n" + user + "<|im_end|>\n<|im_start|>assistant\n", nil
+// Chat renders a chat in ChatML with the assistant turn open.
+func Chat(msgs []rollout.Message) (string, error) {
+	var b strings.Builder
+	for _, m := range msgs {
+		b.WriteString("<|im_start|>" + m.Role + "\n" + m.Content + "<|im_end|>\n")
+	}
+	b.WriteString("<|im_start|>assistant\n")
+	return b.String(), nil
 }
 
 // Binding binds an agent to this package's codec and chat renderer.

@@ -419,9 +419,12 @@ func TestRowsDecodeWithRealTokenizer(t *testing.T) {
 	if !ok {
 		t.Fatal("no <|im_end|>")
 	}
-	bind := rollout.Binding{Codec: tok, Stop: []int{im}, Chat: func(system, user string) (string, error) {
-		return tok.ApplyChatTemplate([]tokenizer.Message{{Role: "system", Content: system}, {Role: "user", Content: user}},
-			tokenizer.ChatOptions{AddGenerationPrompt: true, DisableThinking: true})
+	bind := rollout.Binding{Codec: tok, Stop: []int{im}, Chat: func(msgs []rollout.Message) (string, error) {
+		tm := make([]tokenizer.Message, len(msgs))
+		for i, m := range msgs {
+			tm[i] = tokenizer.Message{Role: m.Role, Content: m.Content}
+		}
+		return tok.ApplyChatTemplate(tm, tokenizer.ChatOptions{AddGenerationPrompt: true, DisableThinking: true})
 	}}
 	env := stubEnv(t, question)
 	wf, err := rollout.NewWorkflow("search", search.DefaultOptions(), newTeam(t, bind), env)
