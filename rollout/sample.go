@@ -26,6 +26,7 @@ type Sample struct {
 	Turn      int    // 0-based step of the episode at which the agent acted
 	Node      int    // tree sampling: the state the candidates branched from; linear workflows: = Turn
 	Candidate int    // tree sampling: the candidate's index at Node; linear workflows: 0
+	Joint     int    // MAGRPO: the joint action this row belongs to (its child node's id); other workflows: 0
 	Model     string // the trained model that produced the response
 
 	PromptTokens   []int     // the rendered chat, encoded; masked out of the loss
@@ -87,7 +88,18 @@ func Samples(episodes []*Episode) []Sample {
 	var out []Sample
 	for _, ep := range episodes {
 		for _, c := range ep.Calls {
-			out = append(out, SampleOf(ep, c))
+			if len(c.Credits) == 0 {
+				out = append(out, SampleOf(ep, c))
+				continue
+			}
+			// one row per joint action the completion takes part in
+			for _, cr := range c.Credits {
+				cc := *c
+				cc.TeamReward = cr.Reward
+				s := SampleOf(ep, &cc)
+				s.Joint = cr.Joint
+				out = append(out, s)
+			}
 		}
 	}
 	return out

@@ -41,6 +41,10 @@ type Call struct {
 	// token: false keeps that token out of the loss (text the environment
 	// spliced into a response, such as a tool's output). nil trains on all.
 	LossMask []bool
+	// Credits are the joint actions this completion takes part in (MAGRPO):
+	// the call gives one row per credit, with its Joint id and reward. Empty
+	// for other workflows: one row with TeamReward.
+	Credits []JointCredit
 
 	TeamReward  float64 // the team's reward credited to this row (set when the episode ends)
 	LocalReward float64 // this row's own terms beyond the format penalty (AT-GRPO's r_local); 0 in math
@@ -110,11 +114,12 @@ type WorkflowOptions struct {
 	MathRefine MathRefineOptions `yaml:"math_refine"`
 	Single     SingleOptions     `yaml:"single"`
 	Tree       TreeOptions       `yaml:"tree"`
+	Joint      JointOptions      `yaml:"joint"`
 }
 
 // DefaultWorkflowOptions returns the reference defaults.
 func DefaultWorkflowOptions() WorkflowOptions {
-	return WorkflowOptions{MathRefine: DefaultMathRefineOptions(), Single: SingleOptions{}, Tree: DefaultTreeOptions()}
+	return WorkflowOptions{MathRefine: DefaultMathRefineOptions(), Single: SingleOptions{}, Tree: DefaultTreeOptions(), Joint: DefaultJointOptions()}
 }
 
 // Validate checks the options of the named workflow (the others are not
@@ -127,6 +132,8 @@ func (o WorkflowOptions) Validate(name string) error {
 		return nil
 	case "tree":
 		return o.Tree.Validate()
+	case "joint":
+		return o.Joint.Validate()
 	}
 	if _, ok := workflows[name]; !ok {
 		return fmt.Errorf("workflow %q: unknown; use one of %s", name, strings.Join(WorkflowNames(), ", "))
@@ -209,6 +216,22 @@ var workflows = map[string]WorkflowSpec{
 			}
 		},
 		Estimators: []string{"atgrpo"},
+	},
+	"joint": {
+		Build: func(o any, a []*Agent, s Scorer) (Workflow, error) {
+			opts, err := builtinOptions(o, "joint")
+			if err != nil {
+				return nil, err
+			}
+			return NewJoint(opts.Joint, a, s)
+		},
+		Agents: func() []AgentConfig {
+			return []AgentConfig{
+				{Name: "first", Model: "policy", Preset: "writing-summary"},
+				{Name: "second", Model: "policy", Preset: "writing-expansion"},
+			}
+		},
+		Estimators: []string{"magrpo"},
 	},
 }
 

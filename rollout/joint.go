@@ -1,0 +1,277 @@
+// joint.go — MAGRPO's joint actions: N agents answer one task together,
+// several completions each, combined into joint actions that share one
+// reward, over T turns with the environment's feedback in between.
+//
+// Per episode (one task), the tree of algorithms.md §5:
+//
+//	node 0 (turn 0): every agent samples G completions of its own prompt,
+//	all agents in the same round;
+//	joint actions: aligned — the g-th completion of every agent (G);
+//	cross — every combination (G^N); ids 1, 2, … per episode;
+//	each joint action gets the environment's joint reward (JointScorer) and,
+//	below the last turn, opens a child node with the same id where every
+//	agent samples G completions again, its prompt carrying the feedback.
+//
+// Rows: one per (joint action, agent) — Node, Joint, Candidate and the joint
+// reward as TeamReward. In cross mode a completion is in G^(N−1) joint
+// actions and so gives that many rows; the estimator (advantage.MAGRPO)
+// keeps one for the update. Returns with γ are the estimator's.
+//
+// Departures and options:
+//  1. Every agent of a joint action must be credited the same reward, so
+//     the agents of this workflow take no format penalty and no reward
+//     scale (refused at construction); format validity is still reported.
+//  2. Evaluation samples one completion per agent and turn (G = 1): one
+//     joint action per turn, the episode's success that of the last one.
+package rollout
+
+import (
+	"fmt"
+	"strings"
+)
+
+// JointResult is an environment's judgement of one joint action.
+type JointResult struct {
+	Reward   float64            // the joint reward
+	Success  bool               // the joint action solves the task
+	Feedback string             // shown to the agents at the next turn ("" = none)
+	Terms    map[string]float64 // the reward's terms, reported as metrics
+}
+
+// JointScorer is an environment that scores joint actions.
+type JointScorer interface {
+	Environment
+	// JointScore scores the agents' outputs (in the workflow's agent order)
+	// at a turn. It must be safe for concurrent use.
+	JointScore(task Task, turn int, outputs []string) JointResult
+}
+
+// JointCredit is one joint action a completion takes part in.
+type JointCredit struct {
+	Joint  int
+	Reward float64
+}
+
+// JointOptions configures the joint-action workflow.
+type JointOptions struct {
+	Agents  []string `yaml:"agents"`  // the agents, in the order the environment reads their outputs
+	Samples int      `yaml:"samples"` // G: completions per agent at each node
+	Turns   int      `yaml:"turns"`   // T: turns (1 = single-turn)
+	Mode    string   `yaml:"mode"`    // aligned | cross
+}
+
+// Joint modes.
+const (
+	JointAligned = "aligned"
+	JointCross   = "cross"
+)
+
+// DefaultJointOptions is CoMLRL's two-agent single-turn setting.
+func DefaultJointOptions() JointOptions {
+	return JointOptions{Agents: []string{"first", "second"}, Samples: 4, Turns: 1, Mode: JointAligned}
+}
+
+// Validate checks ranges; errors name the key and the fix.
+func (o JointOptions) Validate() error {
+	switch {
+	case len(o.Agents) < 1:
+		return fmt.Errorf("workflow.joint.agents: name the agents in the environment's order")
+	case o.Samples < 1 || o.Samples > 64:
+		return fmt.Errorf("workflow.joint.samples: must be in [1, 64], got %d", o.Samples)
+	case o.Turns < 1 || o.Turns > 4:
+		return fmt.Errorf("workflow.joint.turns: must be in [1, 4] (the tree grows as samples^turns), got %d", o.Turns)
+	case o.Mode != JointAligned && o.Mode != JointCross:
+		return fmt.Errorf("workflow.joint.mode: must be %q or %q, got %q", JointAligned, JointCross, o.Mode)
+	}
+	seen := map[string]bool{}
+	for _, a := range o.Agents {
+		if seen[a] {
+			return fmt.Errorf("workflow.joint.agents: %q is listed twice", a)
+		}
+		seen[a] = true
+	}
+	return nil
+}
+
+// Joint is the joint-action workflow.
+type Joint struct {
+	opts   JointOptions
+	agents []*Agent
+	env    JointScorer
+}
+
+// jointNode is a node waiting for its completions.
+type jointNode struct {
+	id       int
+	turn     int
+	feedback []string // feedback of the joint actions on the path here, oldest first
+}
+
+type jointState struct {
+	next    int                   // the next joint action id
+	pending map[int]*jointNode    // nodes whose calls are out
+	terms   map[string][2]float64 // term → (sum, count) over joint actions
+	last    JointResult           // the last turn's result (for eval)
+	reward  float64               // sum of the joint rewards
+	actions int                   // joint actions scored
+}
+
+// NewJoint builds the workflow; env must score joint actions.
+func NewJoint(opts JointOptions, agents []*Agent, env Scorer) (*Joint, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	js, ok := env.(JointScorer)
+	if !ok {
+		return nil, fmt.Errorf("workflow joint: the environment (%T) does not score joint actions; use a cooperative environment such as writing or coding", env)
+	}
+	w := &Joint{opts: opts, env: js}
+	for i, name := range opts.Agents {
+		a, err := agentByName(agents, name, fmt.Sprintf("workflow.joint.agents[%d]", i))
+		if err != nil {
+			return nil, err
+		}
+		if a.FormatPenalty != 0 || a.RewardScale != 1 {
+			return nil, fmt.Errorf("workflow.joint.agents[%d]: agent %q has format_penalty %g and reward_scale %g; MAGRPO credits every agent of a joint action the same joint reward, so set format_penalty: 0 and leave reward_scale unset", i, name, a.FormatPenalty, a.RewardScale)
+		}
+		w.agents = append(w.agents, a)
+	}
+	return w, nil
+}
+
+func (w *Joint) Name() string     { return "joint" }
+func (w *Joint) Agents() []*Agent { return w.agents }
+
+// ForEval returns the workflow with one completion per agent and node.
+func (w *Joint) ForEval() Workflow {
+	e := *w
+	e.opts.Samples = 1
+	return &e
+}
+
+func (w *Joint) calls(ep *Episode, n *jointNode) []*Call {
+	var out []*Call
+	for _, a := range w.agents {
+		d := NewPromptData(ep.Task.Question, nil, n.turn)
+		d.Loop, d.MaxLoops = n.turn, w.opts.Turns
+		d.Extra = map[string]string{"feedback": strings.Join(n.feedback, "\n\n")}
+		for g := 0; g < w.opts.Samples; g++ {
+			out = append(out, &Call{Agent: a, Turn: n.turn, Node: n.id, Candidate: g, Data: d})
+		}
+	}
+	return out
+}
+
+func (w *Joint) Begin(ep *Episode) ([]*Call, error) {
+	st := &jointState{next: 1, pending: map[int]*jointNode{}, terms: map[string][2]float64{}}
+	ep.State = st
+	root := &jointNode{id: 0}
+	st.pending[0] = root
+	return w.calls(ep, root), nil
+}
+
+// Advance receives the completions of the nodes opened last time (the
+// sampler returns the calls of one Advance together) and scores their joint
+// actions, node by node in id order.
+func (w *Joint) Advance(ep *Episode, done []*Call) ([]*Call, error) {
+	st, ok := ep.State.(*jointState)
+	per := len(w.agents) * w.opts.Samples
+	if !ok || len(done) == 0 || len(done)%per != 0 {
+		return nil, fmt.Errorf("joint: episode %d: expected completed calls in multiples of %d and the workflow's state, got %d", ep.Traj, per, len(done))
+	}
+	var next []*Call
+	for start := 0; start < len(done); start += per {
+		calls, err := w.node(ep, st, done[start:start+per])
+		if err != nil {
+			return nil, err
+		}
+		next = append(next, calls...)
+	}
+	if len(st.pending) == 0 && len(next) == 0 {
+		w.end(ep, st)
+	}
+	return next, nil
+}
+
+// node scores the joint actions of one node's completions (calls returns
+// them agent by agent, G each) and opens its children.
+func (w *Joint) node(ep *Episode, st *jointState, done []*Call) ([]*Call, error) {
+	node := st.pending[done[0].Node]
+	if node == nil {
+		return nil, fmt.Errorf("joint: episode %d: completions for unknown node %d", ep.Traj, done[0].Node)
+	}
+	delete(st.pending, node.id)
+	byAgent := make([][]*Call, len(w.agents)) // [agent][g]
+	for i, a := range w.agents {
+		byAgent[i] = done[i*w.opts.Samples : (i+1)*w.opts.Samples]
+		for g, c := range byAgent[i] {
+			if c.Agent != a || c.Candidate != g || c.Node != node.id {
+				return nil, fmt.Errorf("joint: episode %d: call %d of node %d is %s's candidate %d at node %d, out of order", ep.Traj, i*w.opts.Samples+g, node.id, c.Agent.Name, c.Candidate, c.Node)
+			}
+		}
+	}
+	var next []*Call
+	for _, combo := range w.combinations() {
+		outputs := make([]string, len(w.agents))
+		for i, g := range combo {
+			outputs[i] = byAgent[i][g].Response
+		}
+		res := w.env.JointScore(ep.Task, node.turn, outputs)
+		id := st.next
+		st.next++
+		for i, g := range combo {
+			c := byAgent[i][g]
+			c.Credits = append(c.Credits, JointCredit{Joint: id, Reward: res.Reward})
+		}
+		st.reward += res.Reward
+		st.actions++
+		for k, v := range res.Terms {
+			t := st.terms[k]
+			st.terms[k] = [2]float64{t[0] + v, t[1] + 1}
+		}
+		if node.turn == w.opts.Turns-1 {
+			st.last = res
+			continue
+		}
+		child := &jointNode{id: id, turn: node.turn + 1, feedback: append(append([]string(nil), node.feedback...), res.Feedback)}
+		st.pending[id] = child
+		next = append(next, w.calls(ep, child)...)
+	}
+	return next, nil
+}
+
+// combinations lists the joint actions of one node as completion indices
+// per agent.
+func (w *Joint) combinations() [][]int {
+	G, N := w.opts.Samples, len(w.agents)
+	if w.opts.Mode == JointAligned {
+		out := make([][]int, G)
+		for g := range out {
+			out[g] = make([]int, N)
+			for i := range out[g] {
+				out[g][i] = g
+			}
+		}
+		return out
+	}
+	out := [][]int{{}}
+	for i := 0; i < N; i++ {
+		var grown [][]int
+		for _, prefix := range out {
+			for g := 0; g < G; g++ {
+				grown = append(grown, append(append([]int(nil), prefix...), g))
+			}
+		}
+		out = grown
+	}
+	return out
+}
+
+func (w *Joint) end(ep *Episode, st *jointState) {
+	ep.Done, ep.Success = true, st.last.Success
+	ep.Reward = st.reward / float64(st.actions)
+	ep.Metrics = map[string]float64{"joint_reward": ep.Reward}
+	for k, t := range st.terms {
+		ep.Metrics["reward/"+k] = t[0] / t[1]
+	}
+}
