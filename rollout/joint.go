@@ -35,7 +35,8 @@ type JointResult struct {
 	Reward   float64            // the joint reward
 	Success  bool               // the joint action solves the task
 	Feedback string             // shown to the agents at the next turn ("" = none)
-	Terms    map[string]float64 // the reward's terms, reported as metrics
+	Terms    map[string]float64 // the reward's terms, reported as reward/<term>
+	Stats    map[string]float64 // other per-joint-action measures (e.g. run/timed_out), reported as is
 }
 
 // JointScorer is an environment that scores joint actions.
@@ -110,7 +111,7 @@ type jointNode struct {
 type jointState struct {
 	next    int                   // the next joint action id
 	pending map[int]*jointNode    // nodes whose calls are out
-	terms   map[string][2]float64 // term → (sum, count) over joint actions
+	terms   map[string][2]float64 // metric name → (sum, count) over joint actions
 	last    JointResult           // the last turn's result (for eval)
 	reward  float64               // sum of the joint rewards
 	actions int                   // joint actions scored
@@ -226,6 +227,10 @@ func (w *Joint) node(ep *Episode, st *jointState, done []*Call) ([]*Call, error)
 		st.reward += res.Reward
 		st.actions++
 		for k, v := range res.Terms {
+			t := st.terms["reward/"+k]
+			st.terms["reward/"+k] = [2]float64{t[0] + v, t[1] + 1}
+		}
+		for k, v := range res.Stats {
 			t := st.terms[k]
 			st.terms[k] = [2]float64{t[0] + v, t[1] + 1}
 		}
@@ -272,6 +277,6 @@ func (w *Joint) end(ep *Episode, st *jointState) {
 	ep.Reward = st.reward / float64(st.actions)
 	ep.Metrics = map[string]float64{"joint_reward": ep.Reward}
 	for k, t := range st.terms {
-		ep.Metrics["reward/"+k] = t[0] / t[1]
+		ep.Metrics[k] = t[0] / t[1]
 	}
 }
