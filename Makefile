@@ -12,7 +12,7 @@ export TROUPE_THREADS ?= $(NPROC)
 SHIM_STAMP = $(shell sha256sum build/libtshim.so 2>/dev/null | cut -c1-12)
 export CGO_CFLAGS = -O2 -g -Wno-deprecated-declarations -DTSHIM_STAMP=$(SHIM_STAMP)
 
-.PHONY: all setup shim build test vet bench demo search-demo planpath-demo sokoban-demo stability clean
+.PHONY: all setup shim build test vet bench demo search-demo planpath-demo sokoban-demo writing-demo coding-demo stability clean
 
 all: setup build
 
@@ -70,6 +70,14 @@ planpath-demo sokoban-demo: all
 	bin/train init runs/$(@:-demo=)-demo/base --text $(subst planpath,plan-path,$(@:-demo=))
 	bin/train sft -c configs/atgrpo-$(@:-demo=)-tiny.yaml --set models.tiny.path=runs/$(@:-demo=)-demo/base --out runs/$(@:-demo=)-demo/sft --steps 150 --log-every 50
 	bin/train -c configs/atgrpo-$(@:-demo=)-tiny.yaml -q
+
+# MAGRPO on cooperative writing or coding on CPU, from nothing
+# (configs/magrpo-writing-tiny.yaml, magrpo-coding-tiny.yaml).
+writing-demo coding-demo: all
+	rm -rf runs/$(@:-demo=)-demo
+	bin/train init runs/$(@:-demo=)-demo/base --text $(@:-demo=)
+	bin/train sft -c configs/magrpo-$(@:-demo=)-tiny.yaml --set models.tiny.path=runs/$(@:-demo=)-demo/base --out runs/$(@:-demo=)-demo/sft --steps 150 --log-every 50
+	bin/train -c configs/magrpo-$(@:-demo=)-tiny.yaml -q
 
 # The Dr. MAS stability experiment (drmas, grpo, grpo-step × 3 seeds) on CPU;
 # report in runs/stability/report/report.md.

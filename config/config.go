@@ -21,10 +21,12 @@ import (
 	"troupe/optim"
 	"troupe/rollout"
 	mathenv "troupe/rollout/env/math"
+	"troupe/rollout/env/coding"
 	"troupe/rollout/env/planpath"
 	"troupe/rollout/env/search"
 	"troupe/rollout/env/sokoban"
 	"troupe/rollout/env/sudoku"
+	"troupe/rollout/env/writing"
 )
 
 // Config is one training run.
@@ -81,7 +83,7 @@ type Agent struct {
 // Workflow names the orchestra and holds every workflow's options; only
 // the named one's are used.
 type Workflow struct {
-	Name                    string `yaml:"name"` // math-refine, single, search, tree
+	Name                    string `yaml:"name"` // math-refine, single, search, tree, joint
 	rollout.WorkflowOptions `yaml:",inline"`
 	Search                  search.Options `yaml:"search"`
 }
@@ -98,18 +100,20 @@ func (w Workflow) Options() any {
 // Env names the environment and holds every environment's options; only
 // the named one's are used.
 type Env struct {
-	Name     string          `yaml:"name"` // math, search, plan-path, sokoban or sudoku
+	Name     string          `yaml:"name"` // math, search, plan-path, sokoban, sudoku, writing or coding
 	Math     mathenv.Config  `yaml:"math"`
 	Search   search.Config   `yaml:"search"`
 	PlanPath planpath.Config `yaml:"plan_path"`
 	Sokoban  sokoban.Config  `yaml:"sokoban"`
 	Sudoku   sudoku.Config   `yaml:"sudoku"`
+	Writing  writing.Config  `yaml:"writing"`
+	Coding   coding.Config   `yaml:"coding"`
 }
 
 // envsOfWorkflow are the environments each workflow plays in.
 var envsOfWorkflow = map[string][]string{
 	"math-refine": {"math"}, "single": {"math"}, "search": {"search"},
-	"tree": {"plan-path", "sokoban", "sudoku"},
+	"tree": {"plan-path", "sokoban", "sudoku"}, "joint": {"writing", "coding"},
 }
 
 // Batch is the rollout batch of one train step.
@@ -180,7 +184,8 @@ func Default() Config {
 		Assignment:   "separate",
 		Workflow:     Workflow{Name: "math-refine", WorkflowOptions: rollout.DefaultWorkflowOptions(), Search: search.DefaultOptions()},
 		Env:          Env{Name: "math", Math: mathenv.DefaultConfig(), Search: search.DefaultConfig(),
-			PlanPath: planpath.DefaultConfig(), Sokoban: sokoban.DefaultConfig(), Sudoku: sudoku.DefaultConfig()},
+			PlanPath: planpath.DefaultConfig(), Sokoban: sokoban.DefaultConfig(), Sudoku: sudoku.DefaultConfig(),
+			Writing: writing.DefaultConfig(), Coding: coding.DefaultConfig()},
 		Batch:        Batch{PromptsPerStep: 8, N: 4, MaxBatchRows: 256, Shuffle: true},
 		Engine:       Engine{Enabled: true, KVFraction: 0.3, MaxSlots: 256, SyncEvery: 16, Release: true},
 		Sampling:     rollout.DefaultSampling,

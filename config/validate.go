@@ -207,6 +207,19 @@ func (c *Config) validateWorkflow() error {
 	} else if err := c.Workflow.WorkflowOptions.Validate(c.Workflow.Name); err != nil {
 		return err
 	}
+	if c.Workflow.Name == "joint" {
+		for i, a := range c.Workflow.Joint.Agents {
+			if !slices.Contains(names, a) {
+				return fmt.Errorf("workflow.joint.agents[%d]: names agent %q, which is not configured (agents: %s)", i, a, strings.Join(names, ", "))
+			}
+		}
+		if c.Batch.N != 1 {
+			return fmt.Errorf("batch.n: the joint workflow samples its own group (workflow.joint.samples completions per agent); set batch.n: 1, got %d", c.Batch.N)
+		}
+		if c.Advantage.Estimator == "magrpo" && c.Advantage.MAGRPO.Joint != c.Workflow.Joint.Mode {
+			return fmt.Errorf("advantage.magrpo.joint: %q, but workflow.joint.mode is %q; set both to the same mode", c.Advantage.MAGRPO.Joint, c.Workflow.Joint.Mode)
+		}
+	}
 	if c.Workflow.Name == "tree" {
 		for i, a := range c.Workflow.Tree.Agents {
 			if !slices.Contains(names, a) {
@@ -244,8 +257,12 @@ func (c *Config) validateEnv() error {
 		return c.Env.Sokoban.Validate()
 	case "sudoku":
 		return c.Env.Sudoku.Validate()
+	case "writing":
+		return c.filesExist(c.Env.Writing.Validate(), c.Env.Writing.Source == "file", map[string]string{"env.writing.train": c.Env.Writing.Train, "env.writing.test": c.Env.Writing.Test})
+	case "coding":
+		return c.filesExist(c.Env.Coding.Validate(), c.Env.Coding.Source == "file", map[string]string{"env.coding.train": c.Env.Coding.Train, "env.coding.test": c.Env.Coding.Test})
 	default:
-		return fmt.Errorf("env.name: unknown environment %q; valid: math, search, plan-path, sokoban, sudoku", c.Env.Name)
+		return fmt.Errorf("env.name: unknown environment %q; valid: math, search, plan-path, sokoban, sudoku, writing, coding", c.Env.Name)
 	}
 	m := c.Env.Math
 	if err := m.Validate(); err != nil {
@@ -277,6 +294,21 @@ func (c *Config) validateSearchEnv() error {
 		if p := files[key]; p != "" {
 			if _, err := os.Stat(p); err != nil {
 				return fmt.Errorf("%s: file %q not found", key, p)
+			}
+		}
+	}
+	return nil
+}
+
+// filesExist returns err, or, when files are used, the first missing one.
+func (c *Config) filesExist(err error, used bool, files map[string]string) error {
+	if err != nil || !used {
+		return err
+	}
+	for _, key := range slices.Sorted(maps.Keys(files)) {
+		if p := files[key]; p != "" {
+			if _, err := os.Stat(p); err != nil {
+				return fmt.Errorf("%s: dataset file %q not found", key, p)
 			}
 		}
 	}

@@ -18,10 +18,12 @@ import (
 	"troupe/policy"
 	"troupe/rollout"
 	mathenv "troupe/rollout/env/math"
+	"troupe/rollout/env/coding"
 	"troupe/rollout/env/planpath"
 	"troupe/rollout/env/search"
 	"troupe/rollout/env/sokoban"
 	"troupe/rollout/env/sudoku"
+	"troupe/rollout/env/writing"
 	"troupe/tokenizer"
 	"troupe/torch"
 )
@@ -156,6 +158,14 @@ func (t *team) buildAgents(cfgs []rollout.AgentConfig, def rollout.AgentDefaults
 	return err
 }
 
+// orNoTrain is err, or the error for a config without a train split.
+func orNoTrain(err error, key string) error {
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%s: the train split has no tasks; name a train file", key)
+}
+
 // splits builds the train and test splits of a procedural environment.
 func splits(build func(split string) (rollout.Environment, error)) (train, test rollout.Environment, err error) {
 	if train, err = build("train"); err != nil {
@@ -188,6 +198,26 @@ func environments(cfg *config.Config) (train, test rollout.Environment, err erro
 		return splits(func(s string) (rollout.Environment, error) { return sokoban.New(cfg.Env.Sokoban, s) })
 	case "sudoku":
 		return splits(func(s string) (rollout.Environment, error) { return sudoku.New(cfg.Env.Sudoku, s) })
+	case "writing":
+		tr, err := writing.New(cfg.Env.Writing, "train")
+		if err != nil || tr == nil {
+			return nil, nil, orNoTrain(err, "env.writing.train")
+		}
+		te, err := writing.New(cfg.Env.Writing, "test")
+		if err != nil || te == nil {
+			return tr, nil, err
+		}
+		return tr, te, nil
+	case "coding":
+		tr, err := coding.New(cfg.Env.Coding, "train")
+		if err != nil || tr == nil {
+			return nil, nil, orNoTrain(err, "env.coding.train")
+		}
+		te, err := coding.New(cfg.Env.Coding, "test")
+		if err != nil || te == nil {
+			return tr, nil, err
+		}
+		return tr, te, nil
 	default:
 		return nil, nil, fmt.Errorf("env.name: unknown environment %q", cfg.Env.Name)
 	}

@@ -14,10 +14,12 @@ import (
 	"troupe/model"
 	"troupe/rollout"
 	mathenv "troupe/rollout/env/math"
+	"troupe/rollout/env/coding"
 	"troupe/rollout/env/planpath"
 	"troupe/rollout/env/search"
 	"troupe/rollout/env/sokoban"
 	"troupe/rollout/env/sudoku"
+	"troupe/rollout/env/writing"
 	"troupe/tokenizer"
 	"troupe/torch"
 )
@@ -62,7 +64,7 @@ transformers and tokenizers load the directory as they load a real Qwen model.`,
 	f.Uint64Var(&c.seed, "seed", 1, "initialisation seed")
 	f.StringVar(&c.dtype, "dtype", "float32", "dtype of the saved weights: float32 or bfloat16")
 	f.BoolVar(&c.force, "force", false, "replace DIR if it exists")
-	f.StringVar(&c.text, "text", "math", "what the merges are learned from: math (prompts and problems), search (prompts and the synthetic QA corpus), plan-path, sokoban or sudoku (prompts and instances)")
+	f.StringVar(&c.text, "text", "math", "what the merges are learned from: math (prompts and problems), search (prompts and the synthetic QA corpus), plan-path, sokoban, sudoku, writing or coding (prompts and instances)")
 	return cmd
 }
 
@@ -125,8 +127,24 @@ func mergeCorpus(env string) ([]string, error) {
 				"Current: (0,0)\nGoal: (5,5)\nMoves made: 0", "Steps made: 0")
 		}
 		return texts, nil
+	case "writing":
+		e, err := writing.New(writing.DefaultConfig(), "train")
+		if err != nil {
+			return nil, err
+		}
+		for i := 0; i < e.Len(); i++ {
+			t := e.Task(i)
+			texts = append(texts, t.Question, e.Demonstrate("first", t, "", true), e.Demonstrate("second", t, "", true))
+		}
+		return texts, nil
+	case "coding":
+		tasks := coding.Procedural(1, "train")
+		for _, t := range tasks {
+			texts = append(texts, t.Question, "```python\n"+t.Meta["helper"]+"```", "```python\n"+t.Meta["main"]+"```")
+		}
+		return texts, nil
 	default:
-		return nil, fmt.Errorf("init: --text: want math, search, plan-path, sokoban or sudoku, got %q", env)
+		return nil, fmt.Errorf("init: --text: want math, search, plan-path, sokoban, sudoku, writing or coding, got %q", env)
 	}
 	for _, d := range []int{1, 2, 3} {
 		cfg := mathenv.DefaultProceduralConfig()
