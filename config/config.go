@@ -20,8 +20,8 @@ import (
 	"troupe/advantage"
 	"troupe/optim"
 	"troupe/rollout"
-	mathenv "troupe/rollout/env/math"
 	"troupe/rollout/env/coding"
+	mathenv "troupe/rollout/env/math"
 	"troupe/rollout/env/planpath"
 	"troupe/rollout/env/search"
 	"troupe/rollout/env/sokoban"
@@ -180,10 +180,10 @@ func Default() Config {
 
 			TensorBoard: true,
 		},
-		Models:       map[string]Model{},
-		Assignment:   "separate",
-		Workflow:     Workflow{Name: "math-refine", WorkflowOptions: rollout.DefaultWorkflowOptions(), Search: search.DefaultOptions()},
-		Env:          Env{Name: "math", Math: mathenv.DefaultConfig(), Search: search.DefaultConfig(),
+		Models:     map[string]Model{},
+		Assignment: "separate",
+		Workflow:   Workflow{Name: "math-refine", WorkflowOptions: rollout.DefaultWorkflowOptions(), Search: search.DefaultOptions()},
+		Env: Env{Name: "math", Math: mathenv.DefaultConfig(), Search: search.DefaultConfig(),
 			PlanPath: planpath.DefaultConfig(), Sokoban: sokoban.DefaultConfig(), Sudoku: sudoku.DefaultConfig(),
 			Writing: writing.DefaultConfig(), Coding: coding.DefaultConfig()},
 		Batch:        Batch{PromptsPerStep: 8, N: 4, MaxBatchRows: 256, Shuffle: true},

@@ -13,8 +13,8 @@ import (
 
 	"troupe/model"
 	"troupe/rollout"
-	mathenv "troupe/rollout/env/math"
 	"troupe/rollout/env/coding"
+	mathenv "troupe/rollout/env/math"
 	"troupe/rollout/env/planpath"
 	"troupe/rollout/env/search"
 	"troupe/rollout/env/sokoban"

@@ -115,11 +115,11 @@ func TestRewardsOfHandMadeMoves(t *testing.T) {
 func TestBadRoomsAreErrors(t *testing.T) {
 	env := &Env{cfg: DefaultConfig()}
 	for _, room := range []string{
-		"#####\n#@$.#\n#####",                // not square
-		"####\n#@$#\n#. #\n####",             // box in a corner? no: unsolvable (the box can only go right into the wall)
-		"####\n#@ #\n#. #\n####",             // no box
+		"#####\n#@$.#\n#####",               // not square
+		"####\n#@$#\n#. #\n####",            // box in a corner? no: unsolvable (the box can only go right into the wall)
+		"####\n#@ #\n#. #\n####",            // no box
 		"#####\n#@$$#\n#.  #\n#   #\n#####", // two boxes
-		"####\n#@x#\n#.$#\n####",             // unknown cell
+		"####\n#@x#\n#.$#\n####",            // unknown cell
 	} {
 		if _, err := env.Reset(rollout.Task{Meta: map[string]string{"room": room}}); err == nil {
 			t.Errorf("accepted:\n%s", room)

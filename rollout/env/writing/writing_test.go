@@ -10,9 +10,9 @@ import (
 )
 
 func TestRewardTerms(t *testing.T) {
-	summary := "Night trains carry sleeping travellers across borders while cities rest quietly."               // 11 words, 11 distinct
+	summary := "Night trains carry sleeping travellers across borders while cities rest quietly."                  // 11 words, 11 distinct
 	expansion := summary + " Each carriage holds narrow bunks, small sinks and windows that frame dark fields, " + // +13
-		"sleepy stations and distant lights until morning arrives."                                                    // +8: 32 words
+		"sleepy stations and distant lights until morning arrives." // +8: 32 words
 	terms, failed := Reward(summary, expansion)
 	// ratio 32/11 = 2.9; distinct 31 ≥ 22; every content word of the summary reappears
 	want := map[string]float64{"structure": 1, "length_ratio": 1, "unique_words": 0.5, "coherence": 0.5}
