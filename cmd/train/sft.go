@@ -7,10 +7,12 @@ package main
 //
 // Demonstrations come from the real workflow: the sampler runs it with an
 // oracle generator per agent instead of a model, so the prompts are exactly
-// those RL will show. The oracle answers from the task's gold answer, right
-// with probability --p-correct and otherwise with the task's typical
-// mistake (a nearby wrong number when it records none); a
-// verifying agent approves exactly the right answers. Each source checkpoint
+// those RL will show. The oracle is the workflow's (search: registered with
+// it), else the environment's (rollout.Demonstrator: the games, writing,
+// coding), else math's: it answers from the task's gold answer, right with
+// probability --p-correct and otherwise with the task's typical mistake (a
+// nearby wrong number when it records none), and a verifying agent (by
+// name) approves exactly the right answers. Each source checkpoint
 // is then trained with cross-entropy on the response tokens of every agent
 // that uses it, and written as a Hugging Face directory under --out.
 //
