@@ -17,6 +17,10 @@
 package config
 
 import (
+	"fmt"
+	"reflect"
+	"strings"
+
 	"troupe/advantage"
 	"troupe/optim"
 	"troupe/rollout"
@@ -89,12 +93,28 @@ type Workflow struct {
 }
 
 // Options returns the named workflow's options, as rollout.NewWorkflow
-// takes them.
+// takes them: a plug-in's section (the field whose YAML key the workflow
+// registered), or the built-ins' WorkflowOptions.
 func (w Workflow) Options() any {
-	if w.Name == "search" {
-		return w.Search
+	spec, err := rollout.WorkflowOf(w.Name)
+	if err != nil || spec.Key == "" {
+		return w.WorkflowOptions
+	}
+	if v, ok := fieldByKey(w, spec.Key); ok {
+		return v
 	}
 	return w.WorkflowOptions
+}
+
+// fieldByKey returns the field of struct s whose YAML key is key.
+func fieldByKey(s any, key string) (any, bool) {
+	v := reflect.ValueOf(s)
+	for i := 0; i < v.NumField(); i++ {
+		if k, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ","); k == key {
+			return v.Field(i).Interface(), true
+		}
+	}
+	return nil, false
 }
 
 // Env names the environment and holds every environment's options; only
@@ -110,10 +130,17 @@ type Env struct {
 	Coding   coding.Config   `yaml:"coding"`
 }
 
-// envsOfWorkflow are the environments each workflow plays in.
-var envsOfWorkflow = map[string][]string{
-	"math-refine": {"math"}, "single": {"math"}, "search": {"search"},
-	"tree": {"plan-path", "sokoban", "sudoku"}, "joint": {"writing", "coding"},
+// Options returns the named environment's options section: the field of Env
+// whose YAML key is the key the environment registered.
+func (e Env) Options() (any, error) {
+	spec, err := rollout.EnvironmentOf(e.Name)
+	if err != nil {
+		return nil, err
+	}
+	if v, ok := fieldByKey(e, spec.Key); ok {
+		return v, nil
+	}
+	return nil, fmt.Errorf("env.%s: environment %q registers the options key %q, which config.Env has no field for", spec.Key, e.Name, spec.Key)
 }
 
 // Batch is the rollout batch of one train step.

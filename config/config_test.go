@@ -175,8 +175,8 @@ models:
 	}
 	for _, c := range []struct{ yaml, want string }{
 		{searchTeam + "workflow: {name: search}\nenv: {name: search}\n", ""},
-		{searchTeam + "workflow: {name: search}\n", `workflow "search" plays in environment "search", not "math"`},
-		{"agents: [{name: solver, preset: math-solver}, {name: verifier, preset: math-verifier}]\nenv: {name: search}\n", `workflow "math-refine" plays in environment "math", not "search"`},
+		{searchTeam + "workflow: {name: search}\n", `environment "math" does not play workflow "search" (it plays "math-refine" or "single")`},
+		{"agents: [{name: solver, preset: math-solver}, {name: verifier, preset: math-verifier}]\nenv: {name: search}\n", `environment "search" does not play workflow "math-refine" (it plays "search")`},
 		{"agents: [{name: solver, preset: math-solver}, {name: verifier, preset: math-verifier}]\nadvantage: {estimator: atgrpo}\n", `workflow "math-refine" does not produce the rows estimator "atgrpo" needs`},
 		{searchTeam + "workflow: {name: search}\nenv: {name: search}\nadvantage: {estimator: magrpo}\n", `workflow "search" does not produce the rows estimator "magrpo" needs`},
 		{searchTeam + "workflow: {name: search, search: {answer: oracle}}\nenv: {name: search}\n", `workflow.search.answer: names agent "oracle", which is not configured`},

@@ -190,50 +190,33 @@ func checkName(key, name string) error {
 var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 func (c *Config) validateWorkflow() error {
-	if !slices.Contains(rollout.WorkflowNames(), c.Workflow.Name) {
-		return fmt.Errorf("workflow.name: unknown workflow %q; valid: %s", c.Workflow.Name, strings.Join(rollout.WorkflowNames(), ", "))
-	}
-	names := c.agentNames()
-	if c.Workflow.Name == "search" {
-		o := c.Workflow.Search
-		if err := o.Validate(); err != nil {
-			return err
-		}
-		for key, want := range map[string]string{"verifier": o.Verifier, "search": o.Search, "answer": o.Answer} {
-			if !slices.Contains(names, want) {
-				return fmt.Errorf("workflow.search.%s: names agent %q, which is not configured (agents: %s)", key, want, strings.Join(names, ", "))
-			}
-		}
-	} else if err := c.Workflow.WorkflowOptions.Validate(c.Workflow.Name); err != nil {
+	spec, err := rollout.WorkflowOf(c.Workflow.Name)
+	if err != nil {
 		return err
 	}
-	if c.Workflow.Name == "joint" {
-		for i, a := range c.Workflow.Joint.Agents {
-			if !slices.Contains(names, a) {
-				return fmt.Errorf("workflow.joint.agents[%d]: names agent %q, which is not configured (agents: %s)", i, a, strings.Join(names, ", "))
-			}
-		}
-		if c.Batch.N != 1 {
-			return fmt.Errorf("batch.n: the joint workflow samples its own group (workflow.joint.samples completions per agent); set batch.n: 1, got %d", c.Batch.N)
-		}
-		if c.Advantage.Estimator == "magrpo" && c.Advantage.MAGRPO.Joint != c.Workflow.Joint.Mode {
-			return fmt.Errorf("advantage.magrpo.joint: %q, but workflow.joint.mode is %q; set both to the same mode", c.Advantage.MAGRPO.Joint, c.Workflow.Joint.Mode)
-		}
+	opts := c.Workflow.Options()
+	if spec.Validate != nil {
+		err = spec.Validate(opts)
+	} else {
+		err = c.Workflow.WorkflowOptions.Validate(c.Workflow.Name)
 	}
-	if c.Workflow.Name == "tree" {
-		for i, a := range c.Workflow.Tree.Agents {
-			if !slices.Contains(names, a) {
-				return fmt.Errorf("workflow.tree.agents[%d]: names agent %q, which is not configured (agents: %s)", i, a, strings.Join(names, ", "))
+	if err != nil {
+		return err
+	}
+	names := c.agentNames()
+	if spec.Roles != nil {
+		roles := spec.Roles(opts)
+		for _, key := range slices.Sorted(maps.Keys(roles)) {
+			if !slices.Contains(names, roles[key]) {
+				return fmt.Errorf("%s: names agent %q, which is not configured (agents: %s)", key, roles[key], strings.Join(names, ", "))
 			}
 		}
 	}
-	if c.Workflow.Name == "math-refine" {
-		o := c.Workflow.MathRefine
-		for key, want := range map[string]string{"solver": o.Solver, "verifier": o.Verifier} {
-			if !slices.Contains(names, want) {
-				return fmt.Errorf("workflow.math_refine.%s: names agent %q, which is not configured (agents: %s)", key, want, strings.Join(names, ", "))
-			}
-		}
+	if spec.OwnGroups && c.Batch.N != 1 {
+		return fmt.Errorf("batch.n: workflow %q samples its own comparison group; set batch.n: 1, got %d", c.Workflow.Name, c.Batch.N)
+	}
+	if c.Workflow.Name == "joint" && c.Advantage.Estimator == "magrpo" && c.Advantage.MAGRPO.Joint != c.Workflow.Joint.Mode {
+		return fmt.Errorf("advantage.magrpo.joint: %q, but workflow.joint.mode is %q; set both to the same mode", c.Advantage.MAGRPO.Joint, c.Workflow.Joint.Mode)
 	}
 	return nil
 }
@@ -246,50 +229,24 @@ func (c *Config) agentNames() []string {
 	return names
 }
 
+// validateEnv checks the named environment's options with the checks it
+// registered, and that the files they name exist.
 func (c *Config) validateEnv() error {
-	switch c.Env.Name {
-	case "math":
-	case "search":
-		return c.validateSearchEnv()
-	case "plan-path":
-		return c.Env.PlanPath.Validate()
-	case "sokoban":
-		return c.Env.Sokoban.Validate()
-	case "sudoku":
-		return c.Env.Sudoku.Validate()
-	case "writing":
-		return c.filesExist(c.Env.Writing.Validate(), c.Env.Writing.Source == "file", map[string]string{"env.writing.train": c.Env.Writing.Train, "env.writing.test": c.Env.Writing.Test})
-	case "coding":
-		return c.filesExist(c.Env.Coding.Validate(), c.Env.Coding.Source == "file", map[string]string{"env.coding.train": c.Env.Coding.Train, "env.coding.test": c.Env.Coding.Test})
-	default:
-		return fmt.Errorf("env.name: unknown environment %q; valid: math, search, plan-path, sokoban, sudoku, writing, coding", c.Env.Name)
-	}
-	m := c.Env.Math
-	if err := m.Validate(); err != nil {
+	spec, err := rollout.EnvironmentOf(c.Env.Name)
+	if err != nil {
 		return err
 	}
-	if m.Source == "file" {
-		for key, p := range map[string]string{"env.math.train": m.Train, "env.math.test": m.Test} {
-			if p == "" {
-				continue
-			}
-			if _, err := os.Stat(p); err != nil {
-				return fmt.Errorf("%s: dataset file %q not found", key, p)
-			}
-		}
-	}
-	return nil
-}
-
-func (c *Config) validateSearchEnv() error {
-	s := c.Env.Search
-	if err := s.Validate(); err != nil {
+	opts, err := c.Env.Options()
+	if err != nil {
 		return err
 	}
-	files := map[string]string{"env.search.retriever.corpus": s.Retriever.Corpus, "env.search.retriever.index": s.Retriever.Index}
-	if s.Source == "file" {
-		files["env.search.train"], files["env.search.test"] = s.Train, s.Test
+	if err := spec.Validate(opts); err != nil {
+		return err
 	}
+	if spec.Files == nil {
+		return nil
+	}
+	files := spec.Files(opts)
 	for _, key := range slices.Sorted(maps.Keys(files)) {
 		if p := files[key]; p != "" {
 			if _, err := os.Stat(p); err != nil {
@@ -300,26 +257,11 @@ func (c *Config) validateSearchEnv() error {
 	return nil
 }
 
-// filesExist returns err, or, when files are used, the first missing one.
-func (c *Config) filesExist(err error, used bool, files map[string]string) error {
-	if err != nil || !used {
-		return err
-	}
-	for _, key := range slices.Sorted(maps.Keys(files)) {
-		if p := files[key]; p != "" {
-			if _, err := os.Stat(p); err != nil {
-				return fmt.Errorf("%s: dataset file %q not found", key, p)
-			}
-		}
-	}
-	return nil
-}
-
 // validatePairs refuses a workflow with an environment or an estimator it
 // cannot work with, in one line naming both.
 func (c *Config) validatePairs() error {
-	if want, ok := envsOfWorkflow[c.Workflow.Name]; ok && !slices.Contains(want, c.Env.Name) {
-		return fmt.Errorf("env.name: workflow %q plays in environment %s, not %q; set env.name to one of them", c.Workflow.Name, quoteAll(want), c.Env.Name)
+	if spec, err := rollout.EnvironmentOf(c.Env.Name); err == nil && !slices.Contains(spec.Workflows, c.Workflow.Name) {
+		return fmt.Errorf("env.name: environment %q does not play workflow %q (it plays %s); change env.name or workflow.name", c.Env.Name, c.Workflow.Name, quoteAll(spec.Workflows))
 	}
 	est, err := rollout.WorkflowEstimators(c.Workflow.Name)
 	if err != nil {

@@ -180,7 +180,7 @@ func TestMathRefineOptionErrors(t *testing.T) {
 		}
 	}
 	_, err := rollout.NewWorkflow("debate", rollout.DefaultWorkflowOptions(), agents, exactScorer{})
-	if err == nil || !strings.Contains(err.Error(), "use one of math-refine, single") {
+	if err == nil || !strings.Contains(err.Error(), "use one of joint, math-refine, single, tree") {
 		t.Errorf("unknown workflow error = %v, want the valid names listed", err)
 	}
 }

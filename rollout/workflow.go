@@ -159,6 +159,42 @@ type WorkflowSpec struct {
 	// right whether this demonstration should be correct (drawn with
 	// --p-correct). Workflows without one use the math oracle of train sft.
 	Oracle func(opts any, agent string, task Task, prompt string, right bool) string
+	// Key is a plug-in's options section under workflow (e.g. "search");
+	// empty for the built-ins, whose options are WorkflowOptions.
+	Key string
+	// Validate checks the options (the built-ins: WorkflowOptions.Validate).
+	Validate func(opts any) error
+	// Roles maps each option that names an agent (its config path) to the
+	// agent it names, so config can check they exist.
+	Roles func(opts any) map[string]string
+	// OwnGroups marks a workflow that samples its comparison group itself
+	// (MAGRPO's G completions): batch.n must then be 1.
+	OwnGroups bool
+}
+
+// WorkflowOf returns a registered workflow's spec.
+func WorkflowOf(name string) (WorkflowSpec, error) {
+	s, ok := workflows[name]
+	if !ok {
+		return WorkflowSpec{}, fmt.Errorf("workflow.name: unknown workflow %q; valid: %s", name, strings.Join(WorkflowNames(), ", "))
+	}
+	return s, nil
+}
+
+func rolesOf(section string, names map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range names {
+		out["workflow."+section+"."+k] = v
+	}
+	return out
+}
+
+func listRoles(section string, agents []string) map[string]string {
+	out := map[string]string{}
+	for i, a := range agents {
+		out[fmt.Sprintf("workflow.%s.agents[%d]", section, i)] = a
+	}
+	return out
 }
 
 // WorkflowOracle returns a workflow's demonstration writer, nil if it has
@@ -187,6 +223,10 @@ var workflows = map[string]WorkflowSpec{
 			}
 		},
 		Estimators: linearEstimators,
+		Roles: func(o any) map[string]string {
+			m := o.(WorkflowOptions).MathRefine
+			return rolesOf("math_refine", map[string]string{"solver": m.Solver, "verifier": m.Verifier})
+		},
 	},
 	"single": {
 		Build: func(o any, a []*Agent, s Scorer) (Workflow, error) {
@@ -216,6 +256,7 @@ var workflows = map[string]WorkflowSpec{
 			}
 		},
 		Estimators: []string{"atgrpo"},
+		Roles:      func(o any) map[string]string { return listRoles("tree", o.(WorkflowOptions).Tree.Agents) },
 	},
 	"joint": {
 		Build: func(o any, a []*Agent, s Scorer) (Workflow, error) {
@@ -232,6 +273,8 @@ var workflows = map[string]WorkflowSpec{
 			}
 		},
 		Estimators: []string{"magrpo"},
+		Roles:      func(o any) map[string]string { return listRoles("joint", o.(WorkflowOptions).Joint.Agents) },
+		OwnGroups:  true,
 	},
 }
 

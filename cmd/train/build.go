@@ -17,13 +17,6 @@ import (
 	"troupe/model"
 	"troupe/policy"
 	"troupe/rollout"
-	"troupe/rollout/env/coding"
-	mathenv "troupe/rollout/env/math"
-	"troupe/rollout/env/planpath"
-	"troupe/rollout/env/search"
-	"troupe/rollout/env/sokoban"
-	"troupe/rollout/env/sudoku"
-	"troupe/rollout/env/writing"
 	"troupe/tokenizer"
 	"troupe/torch"
 )
@@ -158,81 +151,19 @@ func (t *team) buildAgents(cfgs []rollout.AgentConfig, def rollout.AgentDefaults
 	return err
 }
 
-// orNoTrain is err, or the error for a config without a train split.
-func orNoTrain(err error, key string) error {
-	if err != nil {
-		return err
-	}
-	return fmt.Errorf("%s: the train split has no tasks; name a train file", key)
-}
-
-// splits builds the train and test splits of a procedural environment.
-func splits(build func(split string) (rollout.Environment, error)) (train, test rollout.Environment, err error) {
-	if train, err = build("train"); err != nil {
-		return nil, nil, err
-	}
-	if test, err = build("test"); err != nil {
-		return nil, nil, err
-	}
-	return train, test, nil
-}
-
+// environments builds the configured environment's splits with the Build
+// it registered (rollout.RegisterEnvironment); test is nil when the
+// environment has no test split.
 func environments(cfg *config.Config) (train, test rollout.Environment, err error) {
-	switch cfg.Env.Name {
-	case "math":
-	case "search":
-		tr, te, err := search.Envs(cfg.Env.Search)
-		if err != nil {
-			return nil, nil, err
-		}
-		if tr == nil {
-			return nil, nil, fmt.Errorf("env.search.train: the train split has no tasks; name a train file")
-		}
-		if te == nil {
-			return tr, nil, nil
-		}
-		return tr, te, nil
-	case "plan-path":
-		return splits(func(s string) (rollout.Environment, error) { return planpath.New(cfg.Env.PlanPath, s) })
-	case "sokoban":
-		return splits(func(s string) (rollout.Environment, error) { return sokoban.New(cfg.Env.Sokoban, s) })
-	case "sudoku":
-		return splits(func(s string) (rollout.Environment, error) { return sudoku.New(cfg.Env.Sudoku, s) })
-	case "writing":
-		tr, err := writing.New(cfg.Env.Writing, "train")
-		if err != nil || tr == nil {
-			return nil, nil, orNoTrain(err, "env.writing.train")
-		}
-		te, err := writing.New(cfg.Env.Writing, "test")
-		if err != nil || te == nil {
-			return tr, nil, err
-		}
-		return tr, te, nil
-	case "coding":
-		tr, err := coding.New(cfg.Env.Coding, "train")
-		if err != nil || tr == nil {
-			return nil, nil, orNoTrain(err, "env.coding.train")
-		}
-		te, err := coding.New(cfg.Env.Coding, "test")
-		if err != nil || te == nil {
-			return tr, nil, err
-		}
-		return tr, te, nil
-	default:
-		return nil, nil, fmt.Errorf("env.name: unknown environment %q", cfg.Env.Name)
-	}
-	tr, err := mathenv.New(cfg.Env.Math, mathenv.SplitTrain)
+	spec, err := rollout.EnvironmentOf(cfg.Env.Name)
 	if err != nil {
 		return nil, nil, err
 	}
-	if cfg.Env.Math.Source == "procedural" || cfg.Env.Math.Test != "" {
-		te, err := mathenv.New(cfg.Env.Math, mathenv.SplitTest)
-		if err != nil {
-			return nil, nil, err
-		}
-		return tr, te, nil
+	opts, err := cfg.Env.Options()
+	if err != nil {
+		return nil, nil, err
 	}
-	return tr, nil, nil
+	return spec.Build(opts)
 }
 
 func (t *team) buildTrainers() error {

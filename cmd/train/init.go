@@ -13,13 +13,6 @@ import (
 
 	"troupe/model"
 	"troupe/rollout"
-	"troupe/rollout/env/coding"
-	mathenv "troupe/rollout/env/math"
-	"troupe/rollout/env/planpath"
-	"troupe/rollout/env/search"
-	"troupe/rollout/env/sokoban"
-	"troupe/rollout/env/sudoku"
-	"troupe/rollout/env/writing"
 	"troupe/tokenizer"
 	"troupe/torch"
 )
@@ -64,14 +57,14 @@ transformers and tokenizers load the directory as they load a real Qwen model.`,
 	f.Uint64Var(&c.seed, "seed", 1, "initialisation seed")
 	f.StringVar(&c.dtype, "dtype", "float32", "dtype of the saved weights: float32 or bfloat16")
 	f.BoolVar(&c.force, "force", false, "replace DIR if it exists")
-	f.StringVar(&c.text, "text", "math", "what the merges are learned from: math (prompts and problems), search (prompts and the synthetic QA corpus), plan-path, sokoban, sudoku, writing or coding (prompts and instances)")
+	f.StringVar(&c.text, "text", "math", "the environment whose prompts and tasks the merges are learned from (math, search, plan-path, sokoban, sudoku, writing, coding, …)")
 	return cmd
 }
 
 // mergeCorpus is the text the tokenizer's merges are learned from: the
-// built-in prompts of the environment and a few hundred of its tasks (math:
-// generated problems and answers; search: the synthetic world's questions
-// and documents).
+// environment's prompt presets (named "<env>-…") and what the environment
+// offers for it (rollout.EnvironmentSpec.Text: a few hundred tasks and
+// demonstrations).
 // The prompts are repeated so that merges can grow across their whole
 // phrases: a tiny demo model then sees prompts of tens of tokens rather than
 // hundreds, which is what makes CPU runs quick.
@@ -88,76 +81,16 @@ func mergeCorpus(env string) ([]string, error) {
 		}
 		texts = append(texts, rollout.DefaultUserTemplate)
 	}
-	switch env {
-	case "math":
-	case "search":
-		w, err := search.NewWorld(search.DefaultSyntheticConfig())
-		if err != nil {
-			return nil, err
-		}
-		for i := 0; i < 300 && i < len(w.Train); i++ {
-			t := w.Train[i]
-			texts = append(texts, t.Question, search.Oracle(nil, "answer", t, "", true), search.Oracle(nil, "search", t, "", true),
-				"<verify>yes</verify>", "<verify>no</verify>", "<information>Doc 1(Title: ")
-		}
-		for _, d := range w.Corpus {
-			texts = append(texts, d.Text())
-		}
-		return texts, nil
-	case "plan-path", "sokoban", "sudoku":
-		var e interface {
-			rollout.TaskSource
-			rollout.Demonstrator
-		}
-		var err error
-		switch env {
-		case "plan-path":
-			e, err = planpath.New(planpath.DefaultConfig(), planpath.SplitTrain)
-		case "sokoban":
-			e, err = sokoban.New(sokoban.DefaultConfig(), sokoban.SplitTrain)
-		default:
-			e, err = sudoku.New(sudoku.DefaultConfig(), sudoku.SplitTrain)
-		}
-		if err != nil {
-			return nil, err
-		}
-		for i := 0; i < 300 && i < e.Len(); i++ {
-			t := e.Task(i)
-			texts = append(texts, t.Question, e.Demonstrate("tool", t, "", true), e.Demonstrate("plan", t, "", true),
-				"Current: (0,0)\nGoal: (5,5)\nMoves made: 0", "Steps made: 0")
-		}
-		return texts, nil
-	case "writing":
-		e, err := writing.New(writing.DefaultConfig(), "train")
-		if err != nil {
-			return nil, err
-		}
-		for i := 0; i < e.Len(); i++ {
-			t := e.Task(i)
-			texts = append(texts, t.Question, e.Demonstrate("first", t, "", true), e.Demonstrate("second", t, "", true))
-		}
-		return texts, nil
-	case "coding":
-		tasks := coding.Procedural(1, "train")
-		for _, t := range tasks {
-			texts = append(texts, t.Question, "```python\n"+t.Meta["helper"]+"```", "```python\n"+t.Meta["main"]+"```")
-		}
-		return texts, nil
-	default:
-		return nil, fmt.Errorf("init: --text: want math, search, plan-path, sokoban, sudoku, writing or coding, got %q", env)
+	spec, err := rollout.EnvironmentOf(env)
+	if err != nil {
+		return nil, fmt.Errorf("init: --text: %q is not an environment; use one of %s", env, strings.Join(rollout.EnvironmentNames(), ", "))
 	}
-	for _, d := range []int{1, 2, 3} {
-		cfg := mathenv.DefaultProceduralConfig()
-		cfg.Difficulty = d
-		src, err := mathenv.NewProcedural(cfg, mathenv.SplitTrain)
+	if spec.Text != nil {
+		more, err := spec.Text()
 		if err != nil {
-			continue
+			return nil, err
 		}
-		for i := 0; i < 150; i++ {
-			task := src.Task(i)
-			texts = append(texts, task.Question, `The answer is \boxed{`+task.Answer+`}.`,
-				"<verify>approve</verify>", "<verify>reject</verify>")
-		}
+		texts = append(texts, more...)
 	}
 	return texts, nil
 }

@@ -242,3 +242,7 @@ func ScoreAnswer(task rollout.Task, response string) rollout.Score {
 	}
 	return s
 }
+
+func fmtNoTrain() error {
+	return fmt.Errorf("env.search.train: the train split has no tasks; name a train file")
+}

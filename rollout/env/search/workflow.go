@@ -306,5 +306,11 @@ The matching documents will be shown to your team.`,
 		},
 		Estimators: []string{"grpo", "grpo-step", "drmas", "rloo"},
 		Oracle:     Oracle,
+		Key:        "search",
+		Validate:   func(o any) error { return o.(Options).Validate() },
+		Roles: func(o any) map[string]string {
+			s := o.(Options)
+			return map[string]string{"workflow.search.verifier": s.Verifier, "workflow.search.search": s.Search, "workflow.search.answer": s.Answer}
+		},
 	})
 }

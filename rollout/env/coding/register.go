@@ -1,0 +1,43 @@
+package coding
+
+import (
+	"fmt"
+
+	"troupe/rollout"
+)
+
+func init() {
+	rollout.RegisterEnvironment("coding", rollout.EnvironmentSpec{
+		Key:      "coding",
+		Validate: func(o any) error { return o.(Config).Validate() },
+		Files: func(o any) map[string]string {
+			c := o.(Config)
+			if c.Source != "file" {
+				return nil
+			}
+			return map[string]string{"env.coding.train": c.Train, "env.coding.test": c.Test}
+		},
+		Build: func(o any) (train, test rollout.Environment, err error) {
+			tr, err := New(o.(Config), "train")
+			if err != nil {
+				return nil, nil, err
+			}
+			if tr == nil {
+				return nil, nil, fmt.Errorf("env.coding.train: the train split has no tasks; name a train file")
+			}
+			te, err := New(o.(Config), "test")
+			if err != nil || te == nil {
+				return tr, nil, err
+			}
+			return tr, te, nil
+		},
+		Text: func() ([]string, error) {
+			var texts []string
+			for _, t := range Procedural(1, "train") {
+				texts = append(texts, t.Question, "```python\n"+t.Meta["helper"]+"```", "```python\n"+t.Meta["main"]+"```")
+			}
+			return texts, nil
+		},
+		Workflows: []string{"joint"},
+	})
+}

@@ -1,0 +1,48 @@
+package writing
+
+import (
+	"fmt"
+
+	"troupe/rollout"
+)
+
+func init() {
+	rollout.RegisterEnvironment("writing", rollout.EnvironmentSpec{
+		Key:      "writing",
+		Validate: func(o any) error { return o.(Config).Validate() },
+		Files: func(o any) map[string]string {
+			c := o.(Config)
+			if c.Source != "file" {
+				return nil
+			}
+			return map[string]string{"env.writing.train": c.Train, "env.writing.test": c.Test}
+		},
+		Build: func(o any) (train, test rollout.Environment, err error) {
+			tr, err := New(o.(Config), "train")
+			if err != nil {
+				return nil, nil, err
+			}
+			if tr == nil {
+				return nil, nil, fmt.Errorf("env.writing.train: the train split has no tasks; name a train file")
+			}
+			te, err := New(o.(Config), "test")
+			if err != nil || te == nil {
+				return tr, nil, err
+			}
+			return tr, te, nil
+		},
+		Text: func() ([]string, error) {
+			e, err := New(DefaultConfig(), "train")
+			if err != nil {
+				return nil, err
+			}
+			var texts []string
+			for i := 0; i < e.Len(); i++ {
+				t := e.Task(i)
+				texts = append(texts, t.Question, e.Demonstrate("first", t, "", true), e.Demonstrate("second", t, "", true))
+			}
+			return texts, nil
+		},
+		Workflows: []string{"joint"},
+	})
+}

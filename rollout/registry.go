@@ -1,0 +1,82 @@
+// registry.go — the environment registry: how an environment package makes
+// itself available to config, train and init without them naming it.
+//
+// An environment package calls RegisterEnvironment from init with its
+// options' YAML key and functions over its options value (the type the
+// config's env.<key> section decodes into). config looks the section up by
+// that key, validates it with Validate and Files, cmd/train builds the
+// splits with Build, and `train init --text NAME` learns tokenizer merges
+// from Text.
+package rollout
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// EnvironmentSpec is what an environment package registers.
+type EnvironmentSpec struct {
+	// Key is the YAML key of its options section under env (e.g. "plan_path").
+	Key string
+	// Validate checks the options; errors name the key (env.<key>.…).
+	Validate func(opts any) error
+	// Files lists the option paths that must exist on disk (config key →
+	// path; empty paths are skipped). May be nil.
+	Files func(opts any) map[string]string
+	// Build makes the train and test splits; test is nil when there is none.
+	Build func(opts any) (train, test Environment, err error)
+	// Text is what `train init --text NAME` learns tokenizer merges from:
+	// prompts and a few hundred tasks and demonstrations. May be nil.
+	Text func() ([]string, error)
+	// Workflows names the workflows that can play in it; config refuses
+	// any other.
+	Workflows []string
+}
+
+var environments = map[string]EnvironmentSpec{}
+
+// RegisterEnvironment adds an environment; registering a name twice is a
+// programming error and panics.
+func RegisterEnvironment(name string, spec EnvironmentSpec) {
+	if _, dup := environments[name]; dup {
+		panic(fmt.Sprintf("rollout: environment %q registered twice", name))
+	}
+	if spec.Key == "" || spec.Validate == nil || spec.Build == nil {
+		panic(fmt.Sprintf("rollout: environment %q: Key, Validate and Build must be set", name))
+	}
+	environments[name] = spec
+}
+
+// EnvironmentNames lists the registered environments.
+func EnvironmentNames() []string {
+	names := make([]string, 0, len(environments))
+	for n := range environments {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// EnvironmentOf returns a registered environment's spec.
+func EnvironmentOf(name string) (EnvironmentSpec, error) {
+	s, ok := environments[name]
+	if !ok {
+		return EnvironmentSpec{}, fmt.Errorf("env.name: unknown environment %q; valid: %s", name, strings.Join(EnvironmentNames(), ", "))
+	}
+	return s, nil
+}
+
+// Splits builds a procedural environment's train and test splits with one
+// constructor (a helper for Build functions).
+func Splits[E Environment](build func(split string) (E, error)) (train, test Environment, err error) {
+	tr, err := build("train")
+	if err != nil {
+		return nil, nil, err
+	}
+	te, err := build("test")
+	if err != nil {
+		return nil, nil, err
+	}
+	return tr, te, nil
+}
