@@ -17,20 +17,9 @@
 package config
 
 import (
-	"fmt"
-	"reflect"
-	"strings"
-
 	"troupe/advantage"
 	"troupe/optim"
 	"troupe/rollout"
-	"troupe/rollout/env/coding"
-	mathenv "troupe/rollout/env/math"
-	"troupe/rollout/env/planpath"
-	"troupe/rollout/env/search"
-	"troupe/rollout/env/sokoban"
-	"troupe/rollout/env/sudoku"
-	"troupe/rollout/env/writing"
 )
 
 // Config is one training run.
@@ -82,65 +71,6 @@ type Model struct {
 type Agent struct {
 	rollout.AgentConfig `yaml:",inline"`
 	Optim               optim.Overrides `yaml:"optim"`
-}
-
-// Workflow names the orchestra and holds every workflow's options; only
-// the named one's are used.
-type Workflow struct {
-	Name                    string `yaml:"name"` // math-refine, single, search, tree, joint
-	rollout.WorkflowOptions `yaml:",inline"`
-	Search                  search.Options `yaml:"search"`
-}
-
-// Options returns the named workflow's options, as rollout.NewWorkflow
-// takes them: a plug-in's section (the field whose YAML key the workflow
-// registered), or the built-ins' WorkflowOptions.
-func (w Workflow) Options() any {
-	spec, err := rollout.WorkflowOf(w.Name)
-	if err != nil || spec.Key == "" {
-		return w.WorkflowOptions
-	}
-	if v, ok := fieldByKey(w, spec.Key); ok {
-		return v
-	}
-	return w.WorkflowOptions
-}
-
-// fieldByKey returns the field of struct s whose YAML key is key.
-func fieldByKey(s any, key string) (any, bool) {
-	v := reflect.ValueOf(s)
-	for i := 0; i < v.NumField(); i++ {
-		if k, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ","); k == key {
-			return v.Field(i).Interface(), true
-		}
-	}
-	return nil, false
-}
-
-// Env names the environment and holds every environment's options; only
-// the named one's are used.
-type Env struct {
-	Name     string          `yaml:"name"` // math, search, plan-path, sokoban, sudoku, writing or coding
-	Math     mathenv.Config  `yaml:"math"`
-	Search   search.Config   `yaml:"search"`
-	PlanPath planpath.Config `yaml:"plan_path"`
-	Sokoban  sokoban.Config  `yaml:"sokoban"`
-	Sudoku   sudoku.Config   `yaml:"sudoku"`
-	Writing  writing.Config  `yaml:"writing"`
-	Coding   coding.Config   `yaml:"coding"`
-}
-
-// Options returns the named environment's options section: the field of Env
-// whose YAML key is the key the environment registered.
-func (e Env) Options() (any, error) {
-	spec, err := rollout.EnvironmentOf(e.Name)
-	if err != nil {
-		return nil, err
-	}
-	if v, ok := fieldByKey(e, spec.Key); ok {
-		return v, nil
-	}
-	return nil, fmt.Errorf("env.%s: environment %q registers the options key %q, which config.Env has no field for", spec.Key, e.Name, spec.Key)
 }
 
 // Batch is the rollout batch of one train step.
@@ -207,12 +137,10 @@ func Default() Config {
 
 			TensorBoard: true,
 		},
-		Models:     map[string]Model{},
-		Assignment: "separate",
-		Workflow:   Workflow{Name: "math-refine", WorkflowOptions: rollout.DefaultWorkflowOptions(), Search: search.DefaultOptions()},
-		Env: Env{Name: "math", Math: mathenv.DefaultConfig(), Search: search.DefaultConfig(),
-			PlanPath: planpath.DefaultConfig(), Sokoban: sokoban.DefaultConfig(), Sudoku: sudoku.DefaultConfig(),
-			Writing: writing.DefaultConfig(), Coding: coding.DefaultConfig()},
+		Models:       map[string]Model{},
+		Assignment:   "separate",
+		Workflow:     defaultWorkflow(),
+		Env:          defaultEnv(),
 		Batch:        Batch{PromptsPerStep: 8, N: 4, MaxBatchRows: 256, Shuffle: true},
 		Engine:       Engine{Enabled: true, KVFraction: 0.3, MaxSlots: 256, SyncEvery: 16, Release: true},
 		Sampling:     rollout.DefaultSampling,

@@ -190,3 +190,54 @@ models:
 		}
 	}
 }
+
+// Plug-in sections (env.<key>, workflow.<key>) decode over their defaults,
+// refuse unknown keys with a suggestion, and survive the resolved config's
+// round trip.
+func TestPluginSectionsRoundTrip(t *testing.T) {
+	y := `
+run: {name: t, output_dir: ` + t.TempDir() + `, steps: 3}
+models:
+  tiny: {path: ` + fakeModel(t) + `}
+agents:
+  - {name: verifier, preset: search-verifier}
+  - {name: search, preset: search-search}
+  - {name: answer, preset: search-answer}
+workflow: {name: search, search: {max_steps: 3}}
+env: {name: search, search: {retriever: {topk: 2}}, plan_path: {rows: 7}}
+`
+	c, err := Parse([]byte(y), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wo := c.Workflow.Options().(searchOptions)
+	eo, _ := c.Env.Options()
+	if wo.MaxSteps != 3 || wo.Verifier != "verifier" || eo.(searchConfig).Retriever.TopK != 2 || eo.(searchConfig).Retriever.Kind != "bm25" {
+		t.Fatalf("decoded over the defaults: %+v %+v", wo, eo)
+	}
+	if pp := c.Env.Section("plan_path").(planPathConfig); pp.Rows != 7 || pp.Cols != 6 {
+		t.Fatalf("another environment's section: %+v", pp)
+	}
+	out, err := c.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse(out, nil)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	again, _ := back.Marshal()
+	if string(again) != string(out) || !strings.Contains(string(out), "    max_steps: 3\n") {
+		t.Fatalf("round trip:\n%s\n---\n%s", out, again)
+	}
+	for set, want := range map[string]string{
+		"workflow.serch.max_steps=2":   "workflow.serch: unknown key (did you mean search?)",
+		"env.search.retriver.topk=2":   "env.search.retriver: unknown key (did you mean retriever?)",
+		"env.sudoku.size=five":         `env.sudoku.size: "five" is not a valid integer`,
+		"workflow.search.max_steps=-1": "workflow.search.max_steps: must be >= 1",
+	} {
+		if _, err := Parse([]byte(y), []string{set}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--set %s: %v, want %q", set, err, want)
+		}
+	}
+}

@@ -19,6 +19,9 @@ import (
 type EnvironmentSpec struct {
 	// Key is the YAML key of its options section under env (e.g. "plan_path").
 	Key string
+	// Defaults returns the default options: a struct value whose YAML
+	// fields are the section's keys (config decodes env.<key> over it).
+	Defaults func() any
 	// Validate checks the options; errors name the key (env.<key>.…).
 	Validate func(opts any) error
 	// Files lists the option paths that must exist on disk (config key →
@@ -42,8 +45,13 @@ func RegisterEnvironment(name string, spec EnvironmentSpec) {
 	if _, dup := environments[name]; dup {
 		panic(fmt.Sprintf("rollout: environment %q registered twice", name))
 	}
-	if spec.Key == "" || spec.Validate == nil || spec.Build == nil {
-		panic(fmt.Sprintf("rollout: environment %q: Key, Validate and Build must be set", name))
+	if spec.Key == "" || spec.Defaults == nil || spec.Validate == nil || spec.Build == nil {
+		panic(fmt.Sprintf("rollout: environment %q: Key, Defaults, Validate and Build must be set", name))
+	}
+	for n, s := range environments {
+		if s.Key == spec.Key {
+			panic(fmt.Sprintf("rollout: environments %q and %q both use the options key %q", n, name, spec.Key))
+		}
 	}
 	environments[name] = spec
 }
@@ -65,6 +73,16 @@ func EnvironmentOf(name string) (EnvironmentSpec, error) {
 		return EnvironmentSpec{}, fmt.Errorf("env.name: unknown environment %q; valid: %s", name, strings.Join(EnvironmentNames(), ", "))
 	}
 	return s, nil
+}
+
+// EnvironmentKeys maps every registered environment's options key to its
+// name.
+func EnvironmentKeys() map[string]string {
+	out := map[string]string{}
+	for n, s := range environments {
+		out[s.Key] = n
+	}
+	return out
 }
 
 // Splits builds a procedural environment's train and test splits with one

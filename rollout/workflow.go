@@ -162,6 +162,9 @@ type WorkflowSpec struct {
 	// Key is a plug-in's options section under workflow (e.g. "search");
 	// empty for the built-ins, whose options are WorkflowOptions.
 	Key string
+	// Defaults returns a plug-in's default options (a struct value whose
+	// YAML fields are the section's keys); nil for the built-ins.
+	Defaults func() any
 	// Validate checks the options (the built-ins: WorkflowOptions.Validate).
 	Validate func(opts any) error
 	// Roles maps each option that names an agent (its config path) to the
@@ -170,6 +173,18 @@ type WorkflowSpec struct {
 	// OwnGroups marks a workflow that samples its comparison group itself
 	// (MAGRPO's G completions): batch.n must then be 1.
 	OwnGroups bool
+}
+
+// PluginWorkflowKeys maps the options key of every plug-in workflow to its
+// name.
+func PluginWorkflowKeys() map[string]string {
+	out := map[string]string{}
+	for n, s := range workflows {
+		if s.Key != "" {
+			out[s.Key] = n
+		}
+	}
+	return out
 }
 
 // WorkflowOf returns a registered workflow's spec.
@@ -294,8 +309,8 @@ func RegisterWorkflow(name string, spec WorkflowSpec) {
 	if _, dup := workflows[name]; dup {
 		panic(fmt.Sprintf("rollout: workflow %q registered twice", name))
 	}
-	if spec.Build == nil || spec.Agents == nil {
-		panic(fmt.Sprintf("rollout: workflow %q: Build and Agents must be set", name))
+	if spec.Build == nil || spec.Agents == nil || (spec.Key != "") != (spec.Defaults != nil) {
+		panic(fmt.Sprintf("rollout: workflow %q: Build and Agents must be set, and Defaults with Key", name))
 	}
 	workflows[name] = spec
 }

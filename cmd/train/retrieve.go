@@ -70,7 +70,10 @@ func (s *retrieverSource) load(cmd string) (*retrieval.Index, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	sc := cfg.Env.Search
+	sc, ok := cfg.Env.Section("search").(search.Config)
+	if !ok {
+		return nil, "", fmt.Errorf("%s: no search environment is registered", cmd)
+	}
 	r := sc.Retriever
 	switch {
 	case r.Index != "":

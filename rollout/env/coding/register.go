@@ -9,6 +9,7 @@ import (
 func init() {
 	rollout.RegisterEnvironment("coding", rollout.EnvironmentSpec{
 		Key:      "coding",
+		Defaults: func() any { return DefaultConfig() },
 		Validate: func(o any) error { return o.(Config).Validate() },
 		Files: func(o any) map[string]string {
 			c := o.(Config)

@@ -5,6 +5,7 @@ import "troupe/rollout"
 func init() {
 	rollout.RegisterEnvironment("math", rollout.EnvironmentSpec{
 		Key:      "math",
+		Defaults: func() any { return DefaultConfig() },
 		Validate: func(o any) error { return o.(Config).Validate() },
 		Files: func(o any) map[string]string {
 			c := o.(Config)

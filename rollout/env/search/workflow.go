@@ -307,6 +307,7 @@ The matching documents will be shown to your team.`,
 		Estimators: []string{"grpo", "grpo-step", "drmas", "rloo"},
 		Oracle:     Oracle,
 		Key:        "search",
+		Defaults:   func() any { return DefaultOptions() },
 		Validate:   func(o any) error { return o.(Options).Validate() },
 		Roles: func(o any) map[string]string {
 			s := o.(Options)

@@ -5,6 +5,7 @@ import "troupe/rollout"
 func init() {
 	rollout.RegisterEnvironment("sudoku", rollout.EnvironmentSpec{
 		Key:      "sudoku",
+		Defaults: func() any { return DefaultConfig() },
 		Validate: func(o any) error { return o.(Config).Validate() },
 		Build: func(o any) (train, test rollout.Environment, err error) {
 			return rollout.Splits(func(split string) (*Env, error) { return New(o.(Config), split) })

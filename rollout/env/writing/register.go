@@ -9,6 +9,7 @@ import (
 func init() {
 	rollout.RegisterEnvironment("writing", rollout.EnvironmentSpec{
 		Key:      "writing",
+		Defaults: func() any { return DefaultConfig() },
 		Validate: func(o any) error { return o.(Config).Validate() },
 		Files: func(o any) map[string]string {
 			c := o.(Config)
