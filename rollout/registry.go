@@ -98,3 +98,25 @@ func Splits[E Environment](build func(split string) (E, error)) (train, test Env
 	}
 	return tr, te, nil
 }
+
+// SplitsOptionalTest is Splits for environments whose test split may be
+// absent (build returns a nil environment for it); a missing train split is
+// an error naming trainKey.
+func SplitsOptionalTest[E Environment](trainKey string, build func(split string) (E, error)) (train, test Environment, err error) {
+	var none E
+	tr, err := build("train")
+	if err != nil {
+		return nil, nil, err
+	}
+	if any(tr) == any(none) {
+		return nil, nil, fmt.Errorf("%s: the train split has no tasks; name a train file", trainKey)
+	}
+	te, err := build("test")
+	if err != nil {
+		return nil, nil, err
+	}
+	if any(te) == any(none) {
+		return tr, nil, nil
+	}
+	return tr, te, nil
+}

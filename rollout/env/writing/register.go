@@ -1,10 +1,6 @@
 package writing
 
-import (
-	"fmt"
-
-	"troupe/rollout"
-)
+import "troupe/rollout"
 
 func init() {
 	rollout.RegisterEnvironment("writing", rollout.EnvironmentSpec{
@@ -19,18 +15,7 @@ func init() {
 			return map[string]string{"env.writing.train": c.Train, "env.writing.test": c.Test}
 		},
 		Build: func(o any) (train, test rollout.Environment, err error) {
-			tr, err := New(o.(Config), "train")
-			if err != nil {
-				return nil, nil, err
-			}
-			if tr == nil {
-				return nil, nil, fmt.Errorf("env.writing.train: the train split has no tasks; name a train file")
-			}
-			te, err := New(o.(Config), "test")
-			if err != nil || te == nil {
-				return tr, nil, err
-			}
-			return tr, te, nil
+			return rollout.SplitsOptionalTest("env.writing.train", func(split string) (*Env, error) { return New(o.(Config), split) })
 		},
 		Text: func() ([]string, error) {
 			e, err := New(DefaultConfig(), "train")

@@ -1,7 +1,8 @@
 // Package split draws the train and test instances of a procedural
 // environment from disjoint seed streams, and keeps the test split free of
 // any instance the train split also holds (small games repeat: a 6×6
-// Sokoban room or a 4×4 Sudoku can come out of two seeds).
+// Sokoban room or a 4×4 Sudoku can come out of two seeds). RegisterGame
+// registers such a game with rollout.
 package split
 
 import (
