@@ -23,6 +23,8 @@
 //     scale (refused at construction); format validity is still reported.
 //  2. Evaluation samples one completion per agent and turn (G = 1): one
 //     joint action per turn, the episode's success that of the last one.
+//     In training an episode succeeds when any of its last-turn joint
+//     actions does (pass@G of the tree's leaves).
 package rollout
 
 import (
@@ -112,7 +114,7 @@ type jointState struct {
 	next    int                   // the next joint action id
 	pending map[int]*jointNode    // nodes whose calls are out
 	terms   map[string][2]float64 // metric name → (sum, count) over joint actions
-	last    JointResult           // the last turn's result (for eval)
+	success bool                  // some last-turn joint action succeeded
 	reward  float64               // sum of the joint rewards
 	actions int                   // joint actions scored
 }
@@ -235,7 +237,7 @@ func (w *Joint) node(ep *Episode, st *jointState, done []*Call) ([]*Call, error)
 			st.terms[k] = [2]float64{t[0] + v, t[1] + 1}
 		}
 		if node.turn == w.opts.Turns-1 {
-			st.last = res
+			st.success = st.success || res.Success
 			continue
 		}
 		child := &jointNode{id: id, turn: node.turn + 1, feedback: append(append([]string(nil), node.feedback...), res.Feedback)}
@@ -273,7 +275,7 @@ func (w *Joint) combinations() [][]int {
 }
 
 func (w *Joint) end(ep *Episode, st *jointState) {
-	ep.Done, ep.Success = true, st.last.Success
+	ep.Done, ep.Success = true, st.success
 	ep.Reward = st.reward / float64(st.actions)
 	ep.Metrics = map[string]float64{"joint_reward": ep.Reward}
 	for k, t := range st.terms {
