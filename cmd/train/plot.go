@@ -15,7 +15,8 @@ import (
 // draws): held-out results first, then rewards, optimisation health, and
 // where the time and memory went.
 var defaultCharts = []metrics.Chart{
-	{Title: "held-out evaluation: accuracy, avg@n, pass@k", Keys: []string{"eval/accuracy", "eval/avg_at_n", "eval/pass_at_*"}, YMin: 0, YMax: 1, Optional: true},
+	{Title: "held-out evaluation: accuracy, avg@n, pass@k", Keys: []string{"eval/accuracy", "eval/avg_at_n", "eval/pass_at_*"}, YMin: 0, YMax: 1, Optional: true, Sparse: true},
+	{Title: "held-out evaluation: the environment's reward and its terms", Keys: []string{"eval/mean_reward", "eval/reward/*", "eval/f1*"}, Optional: true, Sparse: true},
 	{Title: "reward (mean over rows)", Keys: []string{"reward/mean"}},
 	{Title: "reward per agent", Keys: []string{"reward/agent/*"}},
 	{Title: "pre-clip grad norm per agent", Keys: []string{"grad_norm/*"}},

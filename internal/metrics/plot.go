@@ -41,6 +41,10 @@ type Chart struct {
 	// Optional charts are left out when none of their keys has data (GPU
 	// memory on a CPU run, evaluation when it is off).
 	Optional bool
+	// Sparse series are logged only on some steps (evaluation every k
+	// steps): their points are joined across the steps without them,
+	// where other series break their line at a missing value.
+	Sparse bool
 }
 
 // PlotOptions sizes the image.
@@ -260,10 +264,14 @@ func drawChart(img *image.RGBA, panel image.Rectangle, c Chart, lines []series) 
 		for j := range s.steps {
 			y := s.ys[j]
 			if !finite(y) {
-				prevOK = false
+				prevOK = prevOK && c.Sparse
 				continue
 			}
 			px, py := xAxis.pixel(s.steps[j]), yAxis.pixel(y)
+			if c.Sparse {
+				// every point of a sparse series gets a dot, lines or not
+				fillRect(img, image.Rect(px-2, py-2, px+3, py+3).Intersect(area), col)
+			}
 			if prevOK {
 				thickLine(img, area, px0, py0, px, py, col)
 			} else if j+1 == len(s.ys) || !finite(s.ys[j+1]) {

@@ -299,3 +299,30 @@ func TestOptionalChartsWithoutDataAreLeftOut(t *testing.T) {
 		t.Fatal("a plot whose only chart is optional and empty was drawn")
 	}
 }
+
+// A sparse series (evaluation every few steps) is joined across the steps
+// that lack it.
+func TestRenderJoinsSparseSeries(t *testing.T) {
+	var records []Record
+	for step := 0; step <= 10; step++ {
+		r := Record{Step: step, Values: map[string]float64{"train": 0.9}}
+		if step%5 == 0 {
+			r.Values["eval"] = float64(step) / 10
+		}
+		records = append(records, r)
+	}
+	for _, sparse := range []bool{true, false} {
+		img, err := Render(records, []Chart{{Title: "eval", Keys: []string{"eval", "train"}, YMin: 0, YMax: 1, Sparse: sparse}}, PlotOptions{Width: 400, ChartHeight: 300})
+		if err != nil {
+			t.Fatal(err)
+		}
+		left, right, top, bottom := frame(t, img, image.Rect(0, 0, 400, 300))
+		px := func(step float64) int { return left + int(math.Round(step/10*float64(right-left))) }
+		py := func(v float64) int { return bottom - int(math.Round(v*float64(bottom-top))) }
+		for _, step := range []float64{1, 2.5, 4, 6, 8.5} {
+			if got := colourNear(img, px(step), py(step/10), 2, seriesColors[0]); got != sparse {
+				t.Errorf("sparse %v: line pixel near step %g: %v", sparse, step, got)
+			}
+		}
+	}
+}
