@@ -89,12 +89,39 @@ func (e *Env) UnmarshalYAML(n *yaml.Node) error {
 		if !ok {
 			return fmt.Errorf("env.%s: unknown key; known keys here: %v", key, envKeys())
 		}
-		ptr := reflect.New(reflect.TypeOf(cur))
-		ptr.Elem().Set(reflect.ValueOf(cur))
-		if err := val.Decode(ptr.Interface()); err != nil {
+		v, err := decodeOver(cur, val)
+		if err != nil {
 			return fmt.Errorf("env.%s: %w", key, err)
 		}
-		e.sections[key] = ptr.Elem().Interface()
+		e.sections[key] = v
+	}
+	return nil
+}
+
+// decodeOver decodes a YAML section over a copy of the struct value cur:
+// keys the section leaves out keep cur's values.
+func decodeOver(cur any, n *yaml.Node) (any, error) {
+	ptr := reflect.New(reflect.TypeOf(cur))
+	ptr.Elem().Set(reflect.ValueOf(cur))
+	if err := n.Decode(ptr.Interface()); err != nil {
+		return nil, err
+	}
+	return ptr.Elem().Interface(), nil
+}
+
+// appendSections appends key: value pairs, in key order, to a mapping node.
+func appendSections(out *yaml.Node, prefix string, sections map[string]any) error {
+	keys := make([]string, 0, len(sections))
+	for k := range sections {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		var n yaml.Node
+		if err := n.Encode(sections[k]); err != nil {
+			return fmt.Errorf("%s.%s: %w", prefix, k, err)
+		}
+		out.Content = append(out.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k}, &n)
 	}
 	return nil
 }
@@ -102,26 +129,11 @@ func (e *Env) UnmarshalYAML(n *yaml.Node) error {
 // MarshalYAML writes name, then every section in key order.
 func (e Env) MarshalYAML() (any, error) {
 	out := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-	add := func(key string, v any) error {
-		var n yaml.Node
-		if err := n.Encode(v); err != nil {
-			return fmt.Errorf("env.%s: %w", key, err)
-		}
-		out.Content = append(out.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, &n)
-		return nil
-	}
-	if err := add("name", e.Name); err != nil {
+	if err := appendSections(out, "env", map[string]any{"name": e.Name}); err != nil {
 		return nil, err
 	}
-	keys := make([]string, 0, len(e.sections))
-	for k := range e.sections {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if err := add(k, e.sections[k]); err != nil {
-			return nil, err
-		}
+	if err := appendSections(out, "env", e.sections); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -8,7 +8,6 @@ package config
 import (
 	"fmt"
 	"reflect"
-	"sort"
 
 	"gopkg.in/yaml.v3"
 
@@ -97,12 +96,11 @@ func (w *Workflow) UnmarshalYAML(n *yaml.Node) error {
 			if !ok {
 				return fmt.Errorf("workflow.%s: unknown key", key)
 			}
-			ptr := reflect.New(reflect.TypeOf(cur))
-			ptr.Elem().Set(reflect.ValueOf(cur))
-			if err := val.Decode(ptr.Interface()); err != nil {
+			v, err := decodeOver(cur, val)
+			if err != nil {
 				return fmt.Errorf("workflow.%s: %w", key, err)
 			}
-			w.plugins[key] = ptr.Elem().Interface()
+			w.plugins[key] = v
 		}
 	}
 	if len(builtin.Content) > 0 {
@@ -117,26 +115,16 @@ func (w *Workflow) UnmarshalYAML(n *yaml.Node) error {
 // key order.
 func (w Workflow) MarshalYAML() (any, error) {
 	out := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-	var name, builtin yaml.Node
-	if err := name.Encode(w.Name); err != nil {
+	if err := appendSections(out, "workflow", map[string]any{"name": w.Name}); err != nil {
 		return nil, err
 	}
+	var builtin yaml.Node
 	if err := builtin.Encode(w.WorkflowOptions); err != nil {
 		return nil, err
 	}
-	out.Content = append(out.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "name"}, &name)
 	out.Content = append(out.Content, builtin.Content...)
-	keys := make([]string, 0, len(w.plugins))
-	for k := range w.plugins {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		var n yaml.Node
-		if err := n.Encode(w.plugins[k]); err != nil {
-			return nil, fmt.Errorf("workflow.%s: %w", k, err)
-		}
-		out.Content = append(out.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k}, &n)
+	if err := appendSections(out, "workflow", w.plugins); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

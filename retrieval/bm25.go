@@ -18,9 +18,9 @@
 package retrieval
 
 import (
+	"container/heap"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"unicode"
 )
@@ -148,25 +148,53 @@ func (ix *Index) Search(query string, k int) []Hit {
 			scores[p.doc] += idf * tf * (ix.K1 + 1) / (tf + norm)
 		}
 	}
-	hits := make([]Hit, 0, len(scores))
-	order := make([]uint32, 0, len(scores))
+	// keep the k best in a min-heap (worst on top): O(matches · log k), not a
+	// sort of every matching document — common terms match most of a corpus
+	h := &topK{scores: scores}
 	for d := range scores {
-		order = append(order, d)
-	}
-	sort.Slice(order, func(i, j int) bool {
-		si, sj := scores[order[i]], scores[order[j]]
-		if si != sj {
-			return si > sj
+		switch {
+		case len(h.docs) < k:
+			heap.Push(h, d)
+		case h.better(d, h.docs[0]):
+			h.docs[0] = d
+			heap.Fix(h, 0)
 		}
-		return order[i] < order[j]
-	})
-	if len(order) > k {
-		order = order[:k]
 	}
-	for _, d := range order {
-		hits = append(hits, Hit{Document: ix.docs[d], Score: scores[d]})
+	best := make([]uint32, len(h.docs))
+	for i := len(best) - 1; i >= 0; i-- {
+		best[i] = heap.Pop(h).(uint32)
+	}
+	hits := make([]Hit, len(best))
+	for i, d := range best {
+		hits[i] = Hit{Document: ix.docs[d], Score: scores[d]}
 	}
 	return hits
+}
+
+// topK is a min-heap of documents by (score, then earlier document first):
+// its root is the worst of the kept documents.
+type topK struct {
+	scores map[uint32]float64
+	docs   []uint32
+}
+
+// better reports whether a ranks above b: a higher score, or the same score
+// and an earlier document.
+func (h *topK) better(a, b uint32) bool {
+	if sa, sb := h.scores[a], h.scores[b]; sa != sb {
+		return sa > sb
+	}
+	return a < b
+}
+
+func (h *topK) Len() int           { return len(h.docs) }
+func (h *topK) Less(i, j int) bool { return h.better(h.docs[j], h.docs[i]) }
+func (h *topK) Swap(i, j int)      { h.docs[i], h.docs[j] = h.docs[j], h.docs[i] }
+func (h *topK) Push(x any)         { h.docs = append(h.docs, x.(uint32)) }
+func (h *topK) Pop() any {
+	d := h.docs[len(h.docs)-1]
+	h.docs = h.docs[:len(h.docs)-1]
+	return d
 }
 
 // Retrieve answers a batch of queries; it makes Index a Retriever.

@@ -2,6 +2,7 @@ package retrieval
 
 import (
 	"encoding/json"
+	"fmt"
 	"hash/crc32"
 	"math"
 	"net/http"
@@ -9,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -296,4 +299,42 @@ func TestClientSurvivesBadServers(t *testing.T) {
 func crcOf(b []byte) []byte {
 	s := crc32.ChecksumIEEE(b)
 	return []byte{byte(s), byte(s >> 8), byte(s >> 16), byte(s >> 24)}
+}
+
+// The top k equal the first k of every match sorted by score, ties to the
+// earlier document (many ties: a six-word vocabulary).
+func TestSearchTopKEqualsFullSort(t *testing.T) {
+	vocab := []string{"ash", "birch", "cedar", "elm", "fir", "oak"}
+	var docs []Document
+	state := uint64(7)
+	next := func(n int) int { state = state*6364136223846793005 + 1442695040888963407; return int(state>>33) % n }
+	for i := 0; i < 200; i++ {
+		words := make([]string, 1+next(5))
+		for j := range words {
+			words[j] = vocab[next(len(vocab))]
+		}
+		docs = append(docs, Document{ID: fmt.Sprint(i), Contents: strings.Join(words, " ")})
+	}
+	ix, err := Build(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"oak", "ash elm", "birch cedar fir oak"} {
+		all := ix.Search(q, len(docs))
+		sort.SliceStable(all, func(a, b int) bool {
+			if all[a].Score != all[b].Score {
+				return all[a].Score > all[b].Score
+			}
+			ia, _ := strconv.Atoi(all[a].Document.ID)
+			ib, _ := strconv.Atoi(all[b].Document.ID)
+			return ia < ib
+		})
+		for _, k := range []int{1, 3, 10, 57, len(docs)} {
+			got := ix.Search(q, k)
+			want := all[:min(k, len(all))]
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q top %d: %v, want %v", q, k, got[:min(3, len(got))], want[:min(3, len(want))])
+			}
+		}
+	}
 }

@@ -227,18 +227,15 @@ func (w *Tree) Advance(ep *Episode, done []*Call) ([]*Call, error) {
 // candidate keeps its own step reward).
 func (w *Tree) end(ep *Episode, st *treeState) error {
 	ep.Done, ep.Reward, ep.Success = true, st.total, st.state.Success()
-	ep.Metrics = map[string]float64{"game_turns": float64(st.turn + boolTo01(st.agent > 0))}
+	turns := st.turn
+	if st.agent > 0 { // ended within a turn (the environment finished)
+		turns++
+	}
+	ep.Metrics = map[string]float64{"game_turns": float64(turns)}
 	for k, v := range st.metrics {
 		ep.Metrics[k] = v
 	}
 	return nil
-}
-
-func boolTo01(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // EvalWorkflow is implemented by workflows whose evaluation differs from

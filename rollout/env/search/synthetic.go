@@ -159,7 +159,7 @@ func NewWorld(cfg SyntheticConfig) (*World, error) {
 		doc := add("person", i, name, fmt.Sprintf("%s is a %s. %s was born in %s and works for %s.", name, prof, name, cities[born], companies[works]))
 		city, company := cities[born], companies[works]
 		hq := cities[companyCity[works]]
-		otherCity := cities[(born+1+r.IntN(cfg.Cities-1+boolInt(cfg.Cities == 1)))%cfg.Cities]
+		otherCity := cities[(born+1+r.IntN(max(cfg.Cities-1, 1)))%cfg.Cities]
 		otherCountry := countries[(cityCountry[born]+1)%cfg.Countries]
 		qs := []struct {
 			hops     int
@@ -194,11 +194,4 @@ func NewWorld(cfg SyntheticConfig) (*World, error) {
 		}
 	}
 	return w, nil
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

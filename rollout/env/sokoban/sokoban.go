@@ -455,15 +455,12 @@ func (e *Env) Step(s rollout.State, agent, action string) rollout.StepResult {
 	case st.deadlock:
 		msg += "; the box is stuck in a corner"
 	}
-	return rollout.StepResult{Reward: r, Message: msg, Metrics: map[string]float64{"moves": float64(len(path)), "invalid_moves": float64(invalid),
-		"unparsed_actions": 0, "deadlocks": float64(boolInt(st.deadlock))}}
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
+	deadlocks := 0.0
+	if st.deadlock {
+		deadlocks = 1
 	}
-	return 0
+	return rollout.StepResult{Reward: r, Message: msg, Metrics: map[string]float64{"moves": float64(len(path)), "invalid_moves": float64(invalid),
+		"unparsed_actions": 0, "deadlocks": deadlocks}}
 }
 
 // Score plays one response's moves from the start: 1 when solved.
