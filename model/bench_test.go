@@ -47,7 +47,7 @@ func BenchmarkPrefill(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				torch.NoGrad(func() {
 					s := torch.NewScope()
-					m.hidden(in.IDs, in.Positions, in.Valid, nil)
+					m.hidden(in.IDs, in.Positions, in.Valid, nil, route{})
 					s.Close()
 				})
 			}

@@ -54,6 +54,18 @@ type EngineConfig struct {
 type EngineRequest struct {
 	GenRequest
 	Seed uint64
+	// Adapter routes the request through one of the engine model's base's
+	// adapters (lora.go); nil: the engine model's own route. Rows of
+	// different adapters decode in one batch.
+	Adapter *Adapter
+}
+
+// adapterOf is the adapter a request goes through.
+func (e *Engine) adapterOf(r *engineRow) *Adapter {
+	if r.req.Adapter != nil {
+		return r.req.Adapter
+	}
+	return e.m.adapter
 }
 
 // Completion is a finished request.
@@ -115,13 +127,14 @@ type decodeState struct {
 	base                *torch.Tensor // (B) int64: slot·slotLen
 	cuQ, cuK            *torch.Tensor // (B+1) int32
 	params              rowParams
+	route               route // each row's adapter
 }
 
 func (d *decodeState) free() {
 	if d.maxNew == nil {
 		return
 	}
-	torch.FreeAll(d.tok, d.pos, d.n, d.maxNew, d.done, d.stops, d.base, d.cuQ, d.cuK)
+	torch.FreeAll(d.tok, d.pos, d.n, d.maxNew, d.done, d.stops, d.base, d.cuQ, d.cuK, d.route.onehot)
 	d.params.free()
 	*d = decodeState{}
 }
@@ -184,6 +197,9 @@ func (e *Engine) Pending() int { return len(e.queue) + len(e.active) + len(e.don
 func (e *Engine) Submit(r EngineRequest) (int, error) {
 	if err := e.m.checkRequest(r.GenRequest); err != nil {
 		return 0, fmt.Errorf("model: engine: %w", err)
+	}
+	if a := r.Adapter; a != nil && a.base != e.m.root() {
+		return 0, fmt.Errorf("model: engine: the request's adapter is not attached to this engine's base model")
 	}
 	if need := len(r.Prompt) + r.MaxNewTokens; int64(need) > e.slotLen {
 		return 0, fmt.Errorf("model: engine: a request needs %d tokens (prompt %d + max_new_tokens %d) but a slot holds %d (%d slots in a %s key/value budget); raise the engine's max_seq_len or shorten the prompt",
@@ -306,17 +322,23 @@ func (e *Engine) admit() {
 	defer s.Close()
 	dev := e.m.device
 
-	// distinct prompts, in order of first appearance
+	// distinct (prompt, adapter) pairs, in order of first appearance
 	var distinct [][]int
+	var adapters []*Adapter
 	ofRow := make([]int64, len(rows))
 	seen := map[string]int{}
 	for i, r := range rows {
+		a := e.adapterOf(r)
 		key := promptKey(r.req.Prompt)
+		if a != nil {
+			key += "@" + strconv.Itoa(a.slot)
+		}
 		d, ok := seen[key]
 		if !ok {
 			d = len(distinct)
 			seen[key] = d
 			distinct = append(distinct, r.req.Prompt)
+			adapters = append(adapters, a)
 		} else {
 			e.stats.SharedPrompts++
 		}
@@ -326,6 +348,7 @@ func (e *Engine) admit() {
 	if err != nil {
 		panic(&torch.Error{Op: "engine prefill", Msg: err.Error()})
 	}
+	p.Adapters = adapters
 	defer p.Free()
 	starts := make([]int64, len(distinct))
 	for d := 1; d < len(distinct); d++ {
@@ -368,7 +391,7 @@ func (e *Engine) admit() {
 	e.uniform.IndexCopyInPlace(0, torch.FromInt64(uIdx).ToDevice(dev), torch.FromFloat32(uVal).ToDevice(dev))
 
 	// the first token of each row, then the rows join the decode batch
-	fresh := e.m.batchState(rows, e.slotLen, false)
+	fresh := e.batchState(rows, false)
 	defer fresh.params.free()
 	pos, n := make([]int64, len(rows)), make([]int64, len(rows))
 	for i, r := range rows {
@@ -399,7 +422,7 @@ func (e *Engine) admit() {
 		}
 		return s.Keep(b.IndexSelect(0, orderT)).Untrack()
 	}
-	next := e.m.batchState(merged, e.slotLen, true)
+	next := e.batchState(merged, true)
 	next.tok, next.pos = cat(e.state.tok, fresh.tok), cat(e.state.pos, fresh.pos)
 	next.n, next.done = cat(e.state.n, fresh.n), cat(e.state.done, fresh.done)
 	e.state.free()
@@ -409,10 +432,12 @@ func (e *Engine) admit() {
 }
 
 // batchState builds the host-known parts of a batch's state (limits, stop
-// ids, slot offsets, attention offsets) and the sampling parameters. owned:
-// untracked, for the engine to free; otherwise the tensors belong to the
-// current scope, except the sampling parameters (free them).
-func (m *Model) batchState(rows []*engineRow, slotLen int64, owned bool) decodeState {
+// ids, slot offsets, attention offsets, adapter routes) and the sampling
+// parameters. owned: untracked, for the engine to free; otherwise the
+// tensors belong to the current scope, except the sampling parameters (free
+// them).
+func (e *Engine) batchState(rows []*engineRow, owned bool) decodeState {
+	m, slotLen := e.m, e.slotLen
 	B := len(rows)
 	maxStops := 1
 	for _, r := range rows {
@@ -445,7 +470,21 @@ func (m *Model) batchState(rows []*engineRow, slotLen int64, owned bool) decodeS
 		stops: up(torch.FromInt64(stops, int64(B), int64(maxStops))),
 		cuQ:   up(torch.FromInt32(cuQ)), cuK: up(torch.FromInt32(cuK)),
 		params: m.rowParamsOf(rows),
+		route:  e.routeOf(rows, owned),
 	}
+}
+
+// routeOf routes each row through its request's adapter.
+func (e *Engine) routeOf(rows []*engineRow, owned bool) route {
+	ads := make([]*Adapter, len(rows))
+	for i, r := range rows {
+		ads[i] = e.adapterOf(r)
+	}
+	rt := e.m.routeRows(ads, int64(len(rows)))
+	if owned && rt.onehot != nil {
+		rt.onehot.Untrack()
+	}
+	return rt
 }
 
 // rowParamsOf builds the sampling parameters of rows (caller frees).
@@ -498,9 +537,9 @@ func (e *Engine) decodeStep() (tok, pos, n, done *torch.Tensor) {
 	for i, blk := range m.Layers {
 		a := &blk.Attn
 		h := blk.InputNorm.Forward(x)
-		q := a.Q.Forward(h).View(B, a.heads, a.headDim)
-		k := a.K.Forward(h).View(B, a.kvHeads, a.headDim)
-		v := a.V.Forward(h).View(B, a.kvHeads, a.headDim)
+		q := a.Q.forward(h, st.route).View(B, a.heads, a.headDim)
+		k := a.K.forward(h, st.route).View(B, a.kvHeads, a.headDim)
+		v := a.V.forward(h, st.route).View(B, a.kvHeads, a.headDim)
 		if a.QNorm != nil {
 			q, k = a.QNorm.Forward(q), a.KNorm.Forward(k)
 		}
@@ -508,8 +547,8 @@ func (e *Engine) decodeStep() (tok, pos, n, done *torch.Tensor) {
 		e.k[i].IndexCopyInPlace(0, flat, k)
 		e.v[i].IndexCopyInPlace(0, flat, v)
 		att := torch.VarlenAttention(q, e.k[i], e.v[i], va)
-		x = x.Add(a.O.Forward(att.Reshape(B, a.heads*a.headDim)))
-		x = x.Add(blk.MLP.Forward(blk.PostNorm.Forward(x)))
+		x = x.Add(a.O.forward(att.Reshape(B, a.heads*a.headDim), st.route))
+		x = x.Add(blk.MLP.forward(blk.PostNorm.Forward(x), st.route))
 	}
 	logits := torch.Linear(m.Norm.Forward(x), m.LMHead, nil).ToDType(torch.Float32)
 	at := st.base.Add(st.n) // index of the token being sampled
@@ -587,7 +626,7 @@ func (e *Engine) retire() []Completion {
 		return out
 	}
 	keepT := torch.FromInt64(keep).ToDevice(e.m.device)
-	next := e.m.batchState(rows, e.slotLen, true)
+	next := e.batchState(rows, true)
 	sel := func(t *torch.Tensor) *torch.Tensor { return s.Keep(t.IndexSelect(0, keepT)).Untrack() }
 	next.tok, next.pos, next.n, next.done = sel(st.tok), sel(st.pos), sel(st.n), sel(st.done)
 	e.state.free()

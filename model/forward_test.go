@@ -42,7 +42,7 @@ func TestKVCacheMatchesFullForward(t *testing.T) {
 					in, _ := Pack(prompts, PadLeft, torch.CPU)
 					B, P := in.Shape()
 					cache.valid.Narrow(1, 0, P).CopyFrom(in.Valid)
-					h := m.hidden(in.IDs, in.Positions, cache.valid.Narrow(1, 0, P), cache)
+					h := m.hidden(in.IDs, in.Positions, cache.valid.Narrow(1, 0, P), cache, route{})
 					lg := torch.Linear(h, m.LMHead, nil).Float32s() // (B,P,V)
 					for b := int64(0); b < B; b++ {
 						// the last prompt position of row b sits in the last column
@@ -66,7 +66,7 @@ func TestKVCacheMatchesFullForward(t *testing.T) {
 						}
 						slot := cache.Len()
 						cache.valid.Narrow(1, slot, 1).Fill(1)
-						h := m.hidden(torch.FromInt64(ids, B, 1), torch.FromInt64(pos, B, 1), cache.valid.Narrow(1, 0, slot+1), cache)
+						h := m.hidden(torch.FromInt64(ids, B, 1), torch.FromInt64(pos, B, 1), cache.valid.Narrow(1, 0, slot+1), cache, route{})
 						lg := torch.Linear(h, m.LMHead, nil).Float32s() // (B,1,V)
 						for b := range seqs {
 							p := prompt[b] + step

@@ -120,7 +120,7 @@ func (m *Model) generate(reqs []GenRequest, out []GenResult, cache *KVCache, g *
 	}
 	B := int64(len(reqs))
 	cache.valid.Narrow(0, 0, B).Narrow(1, 0, int64(P)).CopyFrom(in.Valid)
-	h := m.hidden(in.IDs, in.Positions, cache.valid.Narrow(0, 0, B).Narrow(1, 0, int64(P)), cache)
+	h := m.hidden(in.IDs, in.Positions, cache.valid.Narrow(0, 0, B).Narrow(1, 0, int64(P)), cache, m.ownRoute())
 	logits := torch.Linear(h.Narrow(1, int64(P-1), 1).Squeeze(1), m.LMHead, nil).ToDType(torch.Float32) // (B,V)
 	params := m.params(reqs, rows)
 	defer func() { params.free() }()
@@ -185,7 +185,7 @@ func (m *Model) generate(reqs []GenRequest, out []GenResult, cache *KVCache, g *
 		}
 		slot := cache.length
 		cache.valid.Narrow(0, 0, cur).Narrow(1, slot, 1).Fill(1)
-		h := m.hidden(idsT, posT, cache.valid.Narrow(0, 0, cur).Narrow(1, 0, slot+1), cache)
+		h := m.hidden(idsT, posT, cache.valid.Narrow(0, 0, cur).Narrow(1, 0, slot+1), cache, m.ownRoute())
 		newLogits := s.Keep(torch.Linear(h.Squeeze(1), m.LMHead, nil).ToDType(torch.Float32)) // into outer
 		s.Close()
 		logits.Free()

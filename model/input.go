@@ -13,6 +13,10 @@ type Input struct {
 	IDs       *torch.Tensor // int64 token ids; pad positions hold PadID
 	Positions *torch.Tensor // int64 RoPE positions, 0 at each sequence's first real token
 	Valid     *torch.Tensor // bool, true at real tokens
+	// Adapters routes row b through Adapters[b] (nil entries: the base
+	// alone); a nil slice is the model's own route (a view's adapter, or
+	// none). Rows of one batch may go through different adapters.
+	Adapters []*Adapter
 }
 
 // Padding says on which side short sequences are padded.

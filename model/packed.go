@@ -22,6 +22,8 @@ type Packed struct {
 	CuSeqLens *torch.Tensor // (B+1) int32 offsets: sequence b is [CuSeqLens[b], CuSeqLens[b+1])
 	Lens      []int         // per-sequence lengths (host copy)
 	MaxLen    int64         // the longest sequence
+	// Adapters routes sequence b through Adapters[b], as Input.Adapters.
+	Adapters []*Adapter
 }
 
 // PackSequences lays seqs end to end on dev. Empty sequences are refused.
@@ -67,11 +69,11 @@ func (p Packed) Free() { torch.FreeAll(p.IDs, p.Positions, p.CuSeqLens) }
 type KVSink func(layer int, k, v *torch.Tensor)
 
 // forwardPacked maps x (N, D) to (N, D); cos/sin are (N, 1, Dh).
-func (a *Attention) forwardPacked(x, cos, sin *torch.Tensor, p Packed, sink KVSink, layer int) *torch.Tensor {
+func (a *Attention) forwardPacked(x, cos, sin *torch.Tensor, p Packed, sink KVSink, layer int, rt route) *torch.Tensor {
 	N := x.Size(0)
-	q := a.Q.Forward(x).View(N, a.heads, a.headDim)   // (N,H,Dh)
-	k := a.K.Forward(x).View(N, a.kvHeads, a.headDim) // (N,KVH,Dh)
-	v := a.V.Forward(x).View(N, a.kvHeads, a.headDim)
+	q := a.Q.forward(x, rt).View(N, a.heads, a.headDim)   // (N,H,Dh)
+	k := a.K.forward(x, rt).View(N, a.kvHeads, a.headDim) // (N,KVH,Dh)
+	v := a.V.forward(x, rt).View(N, a.kvHeads, a.headDim)
 	if a.QNorm != nil {
 		q = a.QNorm.Forward(q)
 		k = a.KNorm.Forward(k)
@@ -84,12 +86,12 @@ func (a *Attention) forwardPacked(x, cos, sin *torch.Tensor, p Packed, sink KVSi
 	out := torch.VarlenAttention(q, k, v, torch.Varlen{
 		CuQ: p.CuSeqLens, CuK: p.CuSeqLens, MaxQ: p.MaxLen, MaxK: p.MaxLen, Causal: true,
 	}) // (N,H,Dh)
-	return a.O.Forward(out.Reshape(N, a.heads*a.headDim))
+	return a.O.forward(out.Reshape(N, a.heads*a.headDim), rt)
 }
 
-func (b *Block) forwardPacked(x, cos, sin *torch.Tensor, p Packed, sink KVSink, layer int) *torch.Tensor {
-	h := x.Add(b.Attn.forwardPacked(b.InputNorm.Forward(x), cos, sin, p, sink, layer))
-	return h.Add(b.MLP.Forward(b.PostNorm.Forward(h)))
+func (b *Block) forwardPacked(x, cos, sin *torch.Tensor, p Packed, sink KVSink, layer int, rt route) *torch.Tensor {
+	h := x.Add(b.Attn.forwardPacked(b.InputNorm.Forward(x), cos, sin, p, sink, layer, rt))
+	return h.Add(b.MLP.forward(b.PostNorm.Forward(h), rt))
 }
 
 // packedHidden runs the decoder over a packed batch and returns the final
@@ -98,8 +100,18 @@ func (m *Model) packedHidden(p Packed, sink KVSink) *torch.Tensor {
 	x := torch.Embedding(m.Embed, p.IDs) // (N,D)
 	cos, sin := m.rope.table(p.Positions, m.dtype)
 	cos, sin = cos.Unsqueeze(1), sin.Unsqueeze(1) // (N,1,Dh)
+	rt := m.ownRoute()
+	if p.Adapters != nil {
+		perToken := make([]*Adapter, 0, p.Tokens())
+		for b, n := range p.Lens {
+			for range n {
+				perToken = append(perToken, p.Adapters[b])
+			}
+		}
+		rt = m.routeRows(perToken, int64(len(perToken)))
+	}
 	for i, blk := range m.Layers {
-		x = blk.forwardPacked(x, cos, sin, p, sink, i)
+		x = blk.forwardPacked(x, cos, sin, p, sink, i, rt)
 	}
 	return m.Norm.Forward(x)
 }

@@ -48,7 +48,7 @@ func TestPackedForwardEqualsPadded(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					m.hidden(in.IDs, in.Positions, in.Valid, cache)
+					m.hidden(in.IDs, in.Positions, in.Valid, cache, route{})
 					for layer := range m.Layers {
 						for j, cached := range []*torch.Tensor{cache.layers[layer].k, cache.layers[layer].v} {
 							want := cached.Squeeze(0).Transpose(0, 1).Contiguous().Float32s() // (T,KVH,Dh)

@@ -52,13 +52,22 @@ func (r rotary) cosSin(positions *torch.Tensor, dt torch.DType) (cos, sin *torch
 	return cos.Unsqueeze(1), sin.Unsqueeze(1)
 }
 
-// Linear is y = x·Wᵀ (+ B).
+// Linear is y = x·Wᵀ (+ B), plus the routed adapter's low-rank update
+// when adapters are attached (lora.go).
 type Linear struct {
 	W *torch.Tensor // (out, in)
 	B *torch.Tensor // (out) or nil
+
+	lora *loraSite // the attached adapters' updates; nil: none
 }
 
-func (l Linear) Forward(x *torch.Tensor) *torch.Tensor { return torch.Linear(x, l.W, l.B) }
+func (l Linear) forward(x *torch.Tensor, rt route) *torch.Tensor {
+	y := torch.Linear(x, l.W, l.B)
+	if d := l.lora.delta(x, rt); d != nil {
+		y = y.Add(d)
+	}
+	return y
+}
 
 // Attention is grouped-query self-attention with rotary embedding; Qwen3
 // adds an RMSNorm over each head's q and k before the rotation.
@@ -73,12 +82,12 @@ type Attention struct {
 // Forward maps x (B, T, D) to (B, T, D). cos/sin are (B, 1, T, Dh); mask is
 // (B, 1, T, S) bool. With a cache layer, k and v of the T new positions are
 // written at slots [past, past+T) and attention runs over all past+T slots.
-func (a *Attention) Forward(x, cos, sin, mask *torch.Tensor, layer *cacheLayer) *torch.Tensor {
+func (a *Attention) forward(x, cos, sin, mask *torch.Tensor, layer *cacheLayer, rt route) *torch.Tensor {
 	shape := x.Shape()
 	B, T := shape[0], shape[1]
-	q := a.Q.Forward(x).View(B, T, a.heads, a.headDim)   // (B,T,H,Dh)
-	k := a.K.Forward(x).View(B, T, a.kvHeads, a.headDim) // (B,T,KVH,Dh)
-	v := a.V.Forward(x).View(B, T, a.kvHeads, a.headDim)
+	q := a.Q.forward(x, rt).View(B, T, a.heads, a.headDim)   // (B,T,H,Dh)
+	k := a.K.forward(x, rt).View(B, T, a.kvHeads, a.headDim) // (B,T,KVH,Dh)
+	v := a.V.forward(x, rt).View(B, T, a.kvHeads, a.headDim)
 	if a.QNorm != nil {
 		q = a.QNorm.Forward(q)
 		k = a.KNorm.Forward(k)
@@ -94,7 +103,7 @@ func (a *Attention) Forward(x, cos, sin, mask *torch.Tensor, layer *cacheLayer) 
 		v = v.RepeatInterleave(rep, 1)
 	}
 	out := torch.ScaledDotProductAttention(q, k, v, torch.Attention{Mask: mask}) // (B,H,T,Dh)
-	return a.O.Forward(out.Transpose(1, 2).Reshape(B, T, a.heads*a.headDim))
+	return a.O.forward(out.Transpose(1, 2).Reshape(B, T, a.heads*a.headDim), rt)
 }
 
 // MLP is the SwiGLU feed-forward: down(silu(gate(x)) · up(x)).
@@ -102,8 +111,8 @@ type MLP struct {
 	Gate, Up, Down Linear
 }
 
-func (m *MLP) Forward(x *torch.Tensor) *torch.Tensor {
-	return m.Down.Forward(m.Gate.Forward(x).Silu().Mul(m.Up.Forward(x)))
+func (m *MLP) forward(x *torch.Tensor, rt route) *torch.Tensor {
+	return m.Down.forward(m.Gate.forward(x, rt).Silu().Mul(m.Up.forward(x, rt)), rt)
 }
 
 // Block is one pre-norm decoder layer.
@@ -114,9 +123,9 @@ type Block struct {
 	MLP       MLP
 }
 
-func (b *Block) Forward(x, cos, sin, mask *torch.Tensor, layer *cacheLayer) *torch.Tensor {
-	h := x.Add(b.Attn.Forward(b.InputNorm.Forward(x), cos, sin, mask, layer))
-	return h.Add(b.MLP.Forward(b.PostNorm.Forward(h)))
+func (b *Block) forward(x, cos, sin, mask *torch.Tensor, layer *cacheLayer, rt route) *torch.Tensor {
+	h := x.Add(b.Attn.forward(b.InputNorm.Forward(x), cos, sin, mask, layer, rt))
+	return h.Add(b.MLP.forward(b.PostNorm.Forward(h), rt))
 }
 
 // Model is a Qwen2/Qwen3 causal language model.
@@ -130,7 +139,14 @@ type Model struct {
 	rope   rotary
 	dtype  torch.DType
 	device torch.Device
+
+	adapters []*Adapter // attached to this base, by slot (nil: freed)
+	adapter  *Adapter   // an adapter's view: the adapter every forward routes through
+	base     *Model     // an adapter's view: the base model
 }
+
+// Adapter is the adapter a view routes through; nil for a base model.
+func (m *Model) Adapter() *Adapter { return m.adapter }
 
 // DType is the dtype of the weights and of the forward computation.
 func (m *Model) DType() torch.DType { return m.dtype }
@@ -141,8 +157,8 @@ func (m *Model) Device() torch.Device { return m.device }
 // hidden runs the decoder over ids/positions (B, T) and returns the final
 // normalised hidden states (B, T, D). keyValid (B, S) marks the real slots
 // among the S = past+T keys; cache, when given, holds the past and receives
-// the new keys and values.
-func (m *Model) hidden(ids, positions, keyValid *torch.Tensor, cache *KVCache) *torch.Tensor {
+// the new keys and values; rt routes the rows through adapters.
+func (m *Model) hidden(ids, positions, keyValid *torch.Tensor, cache *KVCache, rt route) *torch.Tensor {
 	T := ids.Size(1)
 	x := torch.Embedding(m.Embed, ids) // (B,T,D)
 	cos, sin := m.rope.cosSin(positions, m.dtype)
@@ -152,7 +168,7 @@ func (m *Model) hidden(ids, positions, keyValid *torch.Tensor, cache *KVCache) *
 		if cache != nil {
 			layer = &cache.layers[i]
 		}
-		x = blk.Forward(x, cos, sin, mask, layer)
+		x = blk.forward(x, cos, sin, mask, layer, rt)
 	}
 	if cache != nil {
 		cache.advance(T)
@@ -167,6 +183,7 @@ func (m *Model) Logits(in Input) (logits *torch.Tensor, err error) {
 	defer torch.Recover(&err)
 	s := torch.NewScope()
 	defer s.Close()
-	h := m.hidden(in.IDs, in.Positions, in.Valid, nil)
+	B, _ := in.Shape()
+	h := m.hidden(in.IDs, in.Positions, in.Valid, nil, m.routeRows(in.Adapters, B, 1))
 	return s.Keep(torch.Linear(h, m.LMHead, nil)), nil
 }

@@ -145,8 +145,12 @@ type Param struct {
 }
 
 // Params lists the weights by checkpoint key in module order; a tied lm_head
-// is not listed twice.
+// is not listed twice. An adapter's view lists the adapter's tensors: what
+// it trains and saves.
 func (m *Model) Params() []Param {
+	if m.adapter != nil {
+		return m.adapter.params
+	}
 	ps := []Param{{"model.embed_tokens.weight", m.Embed}}
 	add := func(name string, t *torch.Tensor) {
 		if t != nil {
@@ -204,10 +208,18 @@ func (m *Model) SetRequiresGrad(on bool) {
 	}
 }
 
-// Free releases every weight. Idempotent.
+// Free releases every weight and every attached adapter; a view frees its
+// adapter only. Idempotent.
 func (m *Model) Free() {
 	if m == nil {
 		return
+	}
+	if m.adapter != nil {
+		m.adapter.Free()
+		return
+	}
+	for _, a := range m.adapters {
+		a.Free()
 	}
 	for _, p := range m.Params() {
 		p.T.Free()
@@ -372,8 +384,12 @@ const DefaultShardBytes = 5_000_000_000
 // Save writes config.json and the weights (model.safetensors, or shards of
 // at most maxShardBytes with an index; ≤ 0 means DefaultShardBytes) into
 // dir, converted to dtype (pass m.DType() to keep the model's). Tensors are
-// copied off the device one at a time.
+// copied off the device one at a time. An adapter's view writes the adapter
+// as a PEFT directory instead (Adapter.Save).
 func (m *Model) Save(dir string, dtype torch.DType, maxShardBytes int64) error {
+	if m.adapter != nil {
+		return m.adapter.Save(dir, dtype)
+	}
 	if maxShardBytes <= 0 {
 		maxShardBytes = DefaultShardBytes
 	}
