@@ -32,7 +32,9 @@ func newAdapter(t *testing.T, m *Model, cfg LoRAConfig) *Adapter {
 	torch.NoGrad(func() {
 		for _, p := range a.Params() {
 			if strings.HasSuffix(p.Name, "lora_B.weight") {
-				scoped(func() { p.T.CopyFrom(torch.Randn(p.T.Shape(), torch.Float32, torch.CPU, g).MulScalar(0.2).ToDType(p.T.DType())) })
+				scoped(func() {
+					p.T.CopyFrom(torch.Randn(p.T.Shape(), torch.Float32, torch.CPU, g).MulScalar(0.2).ToDType(p.T.DType()))
+				})
 			}
 		}
 	})
