@@ -293,7 +293,7 @@ func contains(list []string, s string) bool {
 }
 
 // checkReplaceable refuses an existing dst that is not a directory, or not
-// an empty or model directory.
+// an empty, model or adapter directory.
 func checkReplaceable(dst string) error {
 	st, err := os.Lstat(dst)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -312,10 +312,12 @@ func checkReplaceable(dst string) error {
 	if len(entries) == 0 {
 		return nil
 	}
-	if _, err := os.Stat(filepath.Join(dst, ConfigFileName)); err != nil {
-		return fmt.Errorf("ckpt: export: %s exists and holds no %s, so it is not a model directory this export may replace; choose another destination or remove it", dst, ConfigFileName)
+	for _, marker := range []string{ConfigFileName, model.AdapterConfigFile} {
+		if _, err := os.Stat(filepath.Join(dst, marker)); err == nil {
+			return nil
+		}
 	}
-	return nil
+	return fmt.Errorf("ckpt: export: %s exists and holds neither %s nor %s, so it is not a model or adapter directory this export may replace; choose another destination or remove it", dst, ConfigFileName, model.AdapterConfigFile)
 }
 
 // recoverExport cleans up after an interrupted export to parent/base: it

@@ -24,6 +24,7 @@ package ckpt
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -61,14 +62,31 @@ func LoadWeights(dir string, m *model.Model) error {
 // to copy.
 type savedWeights struct {
 	dir    string
-	md     *safetensors.ModelDir
+	md     tensorFile
 	params []model.Param
+}
+
+// tensorFile is a safetensors model directory or a single file.
+type tensorFile interface {
+	Info(name string) (safetensors.TensorInfo, bool)
+	Names() []string
+	Bytes(name string) ([]byte, error)
+	Close() error
+}
+
+// openTensors opens the weights m.Save wrote in dir: a model directory, or
+// for an adapter's view the PEFT adapter file.
+func openTensors(dir string, m *model.Model) (tensorFile, error) {
+	if m.Adapter() != nil {
+		return safetensors.Open(filepath.Join(dir, model.AdapterWeightsFile))
+	}
+	return safetensors.OpenModelDir(dir)
 }
 
 // openWeights opens dir's weights and checks them against m; it changes
 // nothing.
 func openWeights(dir string, m *model.Model) (*savedWeights, error) {
-	md, err := safetensors.OpenModelDir(dir)
+	md, err := openTensors(dir, m)
 	if err != nil {
 		return nil, fmt.Errorf("ckpt: weights in %s: %w", dir, err)
 	}
@@ -100,7 +118,7 @@ func (w *savedWeights) close() { w.md.Close() }
 
 // matchWeights checks that md holds exactly params' names, with their
 // shapes and dtypes.
-func matchWeights(md *safetensors.ModelDir, params []model.Param) error {
+func matchWeights(md tensorFile, params []model.Param) error {
 	want := make(map[string]bool, len(params))
 	var first string
 	differ := 0
@@ -141,7 +159,7 @@ func matchWeights(md *safetensors.ModelDir, params []model.Param) error {
 }
 
 // copyInto copies one checked tensor from md into p.T (grad mode off).
-func copyInto(md *safetensors.ModelDir, p model.Param) {
+func copyInto(md tensorFile, p model.Param) {
 	s := torch.NewScope()
 	defer s.Close()
 	data, err := md.Bytes(p.Name)

@@ -28,7 +28,8 @@ type Config struct {
 
 	Run          Run              `yaml:"run"`
 	Models       map[string]Model `yaml:"models"`         // checkpoints by name
-	Assignment   string           `yaml:"assignment"`     // separate | shared
+	Assignment   string           `yaml:"assignment"`     // separate | shared | lora
+	LoRA         LoRA             `yaml:"lora"`           // adapters' shape under assignment: lora
 	Agents       []Agent          `yaml:"agents"`         // the team
 	Workflow     Workflow         `yaml:"workflow"`       // the orchestra
 	Env          Env              `yaml:"env"`            // tasks and rewards
@@ -71,6 +72,7 @@ type Model struct {
 type Agent struct {
 	rollout.AgentConfig `yaml:",inline"`
 	Optim               optim.Overrides `yaml:"optim"`
+	LoRA                AgentLoRA       `yaml:"lora"` // assignment: lora: this agent's adapter (or full: true)
 }
 
 // Batch is the rollout batch of one train step.
@@ -109,6 +111,9 @@ type Export struct {
 	AtEnd         bool   `yaml:"at_end"`          // export every trained model when the run ends
 	DType         string `yaml:"dtype"`           // float32 or bfloat16 ("" = the model's dtype)
 	MaxShardBytes int64  `yaml:"max_shard_bytes"` // shard above this size (0 = 5 GB)
+	// MergeAdapters also writes, for every adapter (assignment: lora), the
+	// base with the adapter folded in as a full model at <name>-merged.
+	MergeAdapters bool `yaml:"merge_adapters"`
 }
 
 // Engine configures the generation engine of each model: continuous
@@ -139,6 +144,7 @@ func Default() Config {
 		},
 		Models:       map[string]Model{},
 		Assignment:   "separate",
+		LoRA:         DefaultLoRA(),
 		Workflow:     defaultWorkflow(),
 		Env:          defaultEnv(),
 		Batch:        Batch{PromptsPerStep: 8, N: 4, MaxBatchRows: 256, Shuffle: true},

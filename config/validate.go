@@ -24,7 +24,7 @@ import (
 func (c *Config) Validate() error {
 	c.fillAgentModels()
 	checks := []func() error{c.validateRun, c.validateModels, c.validateAgents, c.validateWorkflow,
-		c.validateEnv, c.validateBatch, c.validateEngine, c.validateAdvantage, c.validatePairs, c.validateOptim, c.validateSharing,
+		c.validateEnv, c.validateBatch, c.validateEngine, c.validateAdvantage, c.validatePairs, c.validateOptim, c.validateLoRA, c.validateSharing,
 		c.validateEval, c.validateCheckpoint}
 	for _, check := range checks {
 		if err := check(); err != nil {
@@ -104,8 +104,8 @@ func (c *Config) validateModels() error {
 			}
 		}
 	}
-	if c.Assignment != "separate" && c.Assignment != "shared" {
-		return fmt.Errorf("assignment: must be separate (every agent trains its own copy of its model) or shared (agents naming the same model train it together), got %q", c.Assignment)
+	if c.Assignment != "separate" && c.Assignment != "shared" && c.Assignment != "lora" {
+		return fmt.Errorf("assignment: must be separate (every agent trains its own copy of its model), shared (agents naming the same model train it together) or lora (every agent trains an adapter on one frozen copy of its model), got %q", c.Assignment)
 	}
 	return nil
 }
@@ -408,18 +408,22 @@ type Trained struct {
 	Source string   // key in Config.Models
 	Model  Model    // with dtype/device/tokenizer defaults filled in
 	Agents []string // agent names, in config order
+	// LoRA is the adapter trained on the frozen Source model (assignment:
+	// lora); nil: full weights are trained.
+	LoRA *LoRA
 }
 
 // Trained lists the models the run trains, in a stable order. With
 // assignment separate every agent trains its own copy (named after the
 // agent); with shared, agents naming the same model train it together
-// (named after the model).
+// (named after the model); with lora every agent trains its own adapter
+// (named after the agent) on its model, which agents share frozen.
 func (c *Config) Trained() []Trained {
 	var out []Trained
 	index := map[string]int{}
 	for _, a := range c.Agents {
 		name := a.Model
-		if c.Assignment == "separate" {
+		if c.ownModel() {
 			name = a.Name
 		}
 		i, ok := index[name]
@@ -435,13 +439,16 @@ func (c *Config) Trained() []Trained {
 				m.Tokenizer = m.Path
 			}
 			index[name] = len(out)
-			out = append(out, Trained{Name: name, Source: a.Model, Model: m})
+			out = append(out, Trained{Name: name, Source: a.Model, Model: m, LoRA: c.agentLoRA(a)})
 			i = len(out) - 1
 		}
 		out[i].Agents = append(out[i].Agents, a.Name)
 	}
 	return out
 }
+
+// ownModel says whether every agent trains a model (or adapter) of its own.
+func (c *Config) ownModel() bool { return c.Assignment == "separate" || c.Assignment == "lora" }
 
 // TrainedName is the trained model agent acts with.
 func (c *Config) TrainedName(agent string) string {
@@ -481,7 +488,7 @@ func (c *Config) rolloutAgentConfigs() []rollout.AgentConfig {
 	var out []rollout.AgentConfig
 	for _, a := range c.Agents {
 		ac := a.AgentConfig
-		if c.Assignment == "separate" {
+		if c.ownModel() {
 			ac.Model = a.Name
 		}
 		out = append(out, ac)

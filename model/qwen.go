@@ -146,7 +146,12 @@ type Model struct {
 }
 
 // Adapter is the adapter a view routes through; nil for a base model.
-func (m *Model) Adapter() *Adapter { return m.adapter }
+func (m *Model) Adapter() *Adapter {
+	if m == nil {
+		return nil
+	}
+	return m.adapter
+}
 
 // DType is the dtype of the weights and of the forward computation.
 func (m *Model) DType() torch.DType { return m.dtype }

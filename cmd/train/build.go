@@ -25,8 +25,9 @@ import (
 type team struct {
 	cfg         *config.Config
 	trained     []config.Trained
-	models      map[string]*model.Model // by trained model name
+	models      map[string]*model.Model // by trained model name (an adapter's view under assignment: lora)
 	refs        map[string]*model.Model // KL references, by trained model name
+	bases       map[string]*model.Model // assignment: lora: the frozen model per models.<source>, shared by its adapters
 	tokenizers  map[string]*tokenizer.Tokenizer
 	trainers    []*policy.Trainer // in cfg.Trained() order
 	agents      []*rollout.Agent
@@ -60,17 +61,23 @@ func loadOptions(m config.Model) (model.Options, error) {
 // only what evaluation needs.
 func buildTeam(cfg *config.Config, withTrainers bool, from string) (t *team, err error) {
 	t = &team{cfg: cfg, trained: cfg.Trained(), models: map[string]*model.Model{},
-		refs: map[string]*model.Model{}, tokenizers: map[string]*tokenizer.Tokenizer{}, tokDirs: map[string]string{}}
+		refs: map[string]*model.Model{}, bases: map[string]*model.Model{}, tokenizers: map[string]*tokenizer.Tokenizer{}, tokDirs: map[string]string{}}
 	defer func() {
 		if err != nil {
 			t.free()
 			t = nil
 		}
 	}()
-	for _, tr := range t.trained {
+	for i, tr := range t.trained {
 		opt, err := loadOptions(tr.Model)
 		if err != nil {
 			return nil, fmt.Errorf("models.%s: %w", tr.Source, err)
+		}
+		if tr.LoRA != nil {
+			if err := t.loadAdapter(tr, i, opt, withTrainers, from); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		weights, tokPath, what := tr.Model.Path, tr.Model.Tokenizer, "models."+tr.Source
 		if from != "" {
@@ -127,6 +134,51 @@ func buildTeam(cfg *config.Config, withTrainers bool, from string) (t *team, err
 		}
 	}
 	return t, nil
+}
+
+// loadAdapter gives trained model tr (the i-th) its adapter on the shared
+// frozen base of its source model: a fresh one, or the one saved in the
+// checkpoint from. The base is loaded once per source and is also the KL
+// reference, at no extra memory.
+func (t *team) loadAdapter(tr config.Trained, i int, opt model.Options, withTrainers bool, from string) error {
+	base, ok := t.bases[tr.Source]
+	if !ok {
+		var err error
+		if base, err = model.Load(tr.Model.Path, opt); err != nil {
+			return fmt.Errorf("models.%s (the frozen base of the adapters): %w", tr.Source, err)
+		}
+		t.bases[tr.Source] = base
+	}
+	tokPath, what := tr.Model.Tokenizer, "models."+tr.Source
+	var a *model.Adapter
+	var err error
+	if from != "" {
+		dir := filepath.Join(from, filepath.FromSlash(ckpt.ModelStateDir(tr.Name)))
+		what = fmt.Sprintf("checkpoint %s, adapter %s", from, tr.Name)
+		t.tokDirs[tr.Name], tokPath = dir, dir
+		a, err = base.LoadAdapter(dir)
+	} else {
+		l := *tr.LoRA
+		a, err = base.NewAdapter(model.LoRAConfig{Rank: l.Rank, Alpha: l.Alpha, Targets: l.Targets, Dropout: l.Dropout, RSLoRA: l.RSLoRA,
+			Seed: rollout.DeriveSeed(t.cfg.Run.Seed, seedLoRA, uint64(i))})
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	a.BaseModel = tr.Model.Path
+	t.models[tr.Name] = a.Model()
+	tok, err := tokenizer.Load(tokPath)
+	if err != nil {
+		return fmt.Errorf("%s, tokenizer: %w", what, err)
+	}
+	if tok.VocabSize() > base.Config.VocabSize {
+		return fmt.Errorf("%s: the tokenizer has %d tokens but the model's vocabulary is %d", what, tok.VocabSize(), base.Config.VocabSize)
+	}
+	t.tokenizers[tr.Name] = tok
+	if withTrainers && t.cfg.Settings(tr).NeedsReference() {
+		t.refs[tr.Name] = base
+	}
+	return nil
 }
 
 // buildAgents compiles the agents, each bound to its trained model's
@@ -202,6 +254,7 @@ const (
 	seedMiniBatches
 	seedData
 	seedEval
+	seedLoRA
 )
 
 // generatorFor adapts model.Generate to the sampler: a fresh generator per
@@ -241,8 +294,13 @@ func (t *team) free() {
 	for _, m := range t.models {
 		m.Free()
 	}
-	for _, m := range t.refs {
-		m.Free()
+	for name, m := range t.refs {
+		if t.models[name].Adapter() == nil { // an adapter's reference is its base, freed below
+			m.Free()
+		}
+	}
+	for _, b := range t.bases {
+		b.Free()
 	}
 }
 

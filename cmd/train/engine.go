@@ -3,9 +3,15 @@ package main
 // engine.go — one generation engine per trained model (model.Engine), sized
 // from the engine section of the config, behind the sampler's Engine
 // interface; and the memory hand-off between rollout and update.
+//
+// Adapters (assignment: lora) of one base share one engine on the base:
+// each adapter's model name gets a front (adapterFront) that submits its
+// requests through its adapter and hands back its own completions, so the
+// rows of every agent on that base decode in one batch.
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"troupe/internal/gpu"
@@ -20,21 +26,38 @@ const cpuAutoBudget = 2 << 30
 // buildEngines makes an engine per model and points the sampler at them.
 func (t *team) buildEngines() error {
 	ec := t.cfg.Engine
-	names := make([]string, 0, len(t.models))
+	// one engine per full model, one per base for its adapters
+	engineModel := func(m *model.Model) *model.Model {
+		if a := m.Adapter(); a != nil {
+			return a.Base()
+		}
+		return m
+	}
+	users := map[*model.Model][]string{} // engine model → trained model names
+	var names []string
 	perDevice := map[torch.Device]int{}
 	for name, m := range t.models {
+		em := engineModel(m)
+		if len(users[em]) == 0 {
+			perDevice[em.Device()]++
+		}
+		users[em] = append(users[em], name)
 		names = append(names, name)
-		perDevice[m.Device()]++
 	}
 	sort.Strings(names)
 	t.sampler.Engines = map[string]rollout.Engine{}
+	shared := map[*model.Model]*sharedEngine{}
 	for _, name := range names {
-		m := t.models[name]
+		m := engineModel(t.models[name])
+		if se, ok := shared[m]; ok {
+			t.sampler.Engines[name] = se.front(t.models[name].Adapter())
+			continue
+		}
 		slotLen := ec.MaxSeqLen
 		if slotLen == 0 {
 			longest := 0
 			for _, a := range t.agents {
-				if a.Model == name {
+				if slices.Contains(users[m], a.Model) {
 					longest = max(longest, a.MaxNewTokens)
 				}
 			}
@@ -61,10 +84,67 @@ func (t *team) buildEngines() error {
 		}
 		t.engines = append(t.engines, e)
 		t.engineNames = append(t.engineNames, name)
+		if a := t.models[name].Adapter(); a != nil {
+			t.engineNames[len(t.engineNames)-1] = t.sourceOf(name) // it serves every adapter on the base
+			se := &sharedEngine{e: e, owner: map[int]*adapterFront{}}
+			shared[m] = se
+			t.sampler.Engines[name] = se.front(a)
+			continue
+		}
 		t.sampler.Engines[name] = engineAdapter{e}
 	}
 	return nil
 }
+
+// sharedEngine is one engine on a base model serving its adapters.
+type sharedEngine struct {
+	e     *model.Engine
+	owner map[int]*adapterFront // pending request id → the front that submitted it
+}
+
+func (s *sharedEngine) front(a *model.Adapter) *adapterFront {
+	return &adapterFront{s: s, a: a}
+}
+
+// adapterFront is an adapter's view of a shared engine, as a rollout.Engine.
+type adapterFront struct {
+	s       *sharedEngine
+	a       *model.Adapter
+	pending int
+	ready   []rollout.Completion
+}
+
+func (f *adapterFront) Submit(r rollout.GenRequest, seed uint64) (int, error) {
+	id, err := f.s.e.Submit(model.EngineRequest{GenRequest: modelRequest(r), Seed: seed, Adapter: f.a})
+	if err != nil {
+		return 0, err
+	}
+	f.s.owner[id] = f
+	f.pending++
+	return id, nil
+}
+
+// Step returns the front's completions held from an earlier step of the
+// shared engine, or steps it once and hands every completion to its front.
+func (f *adapterFront) Step() ([]rollout.Completion, error) {
+	if len(f.ready) == 0 {
+		done, err := f.s.e.Step()
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range done {
+			o := f.s.owner[c.ID]
+			delete(f.s.owner, c.ID)
+			o.ready = append(o.ready, rollout.Completion{ID: c.ID, GenResult: rolloutResult(c.GenResult)})
+		}
+	}
+	out := f.ready
+	f.ready = nil
+	f.pending -= len(out)
+	return out, nil
+}
+
+func (f *adapterFront) Pending() int { return f.pending }
 
 // releaseEngines frees every engine's arena (engine.release) so that the
 // update has the memory; the next rollout allocates it again.
@@ -109,4 +189,14 @@ func rolloutResult(o model.GenResult) rollout.GenResult {
 		res.Finish = rollout.FinishLength
 	}
 	return res
+}
+
+// sourceOf is the models.<key> a trained model comes from.
+func (t *team) sourceOf(name string) string {
+	for _, tr := range t.trained {
+		if tr.Name == name {
+			return tr.Source
+		}
+	}
+	return name
 }

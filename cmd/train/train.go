@@ -91,6 +91,10 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 	for _, tr := range t.trained {
 		m := t.models[tr.Name]
 		fmt.Fprintf(out, "model %s (agents %s) from %s: %s, %s on %v\n", tr.Name, strings.Join(tr.Agents, ", "), tr.Model.Path, m.Config.Describe(), m.DType(), m.Device())
+		if a := m.Adapter(); a != nil {
+			fmt.Fprintf(out, "  trains a LoRA adapter on the frozen base: r %d, alpha %g on %s, %d parameters (the base has %d)\n",
+				a.Config.Rank, a.Config.Alpha, strings.Join(a.Config.Targets, ","), a.NumParams(), a.Base().NumParams())
+		}
 	}
 	iter, err := rollout.NewTaskIterator(t.train, rollout.DeriveSeed(cfg.Run.Seed, seedData), cfg.Batch.Shuffle)
 	if err != nil {
