@@ -12,7 +12,7 @@ export TROUPE_THREADS ?= $(NPROC)
 SHIM_STAMP = $(shell sha256sum build/libtshim.so 2>/dev/null | cut -c1-12)
 export CGO_CFLAGS = -O2 -g -Wno-deprecated-declarations -DTSHIM_STAMP=$(SHIM_STAMP)
 
-.PHONY: all setup shim build test vet bench demo search-demo math-demo planpath-demo sokoban-demo coding-demo stability clean
+.PHONY: all setup shim build test vet bench demo lora-demo search-demo math-demo planpath-demo sokoban-demo coding-demo stability clean
 
 all: setup build
 
@@ -50,6 +50,14 @@ demo: all
 	@echo "demo: samples    runs/demo/magrpo/samples.jsonl"
 	@echo "demo: checkpoint $$(ls -d runs/demo/magrpo/checkpoints/step-* | tail -1)"
 	@echo "demo: export     runs/demo/magrpo/export/{first,second}"
+
+# The demo's task with a LoRA adapter per agent on one frozen base
+# (configs/lora-magrpo-writing-tiny.yaml); output in runs/lora-demo/.
+lora-demo: all
+	rm -rf runs/lora-demo
+	bin/train init runs/lora-demo/base --text writing
+	bin/train sft -c configs/lora-magrpo-writing-tiny.yaml --set models.tiny.path=runs/lora-demo/base --out runs/lora-demo/sft --steps 150 --log-every 50
+	bin/train -c configs/lora-magrpo-writing-tiny.yaml -q
 
 # A short multi-agent Dr. MAS math run on CPU, from nothing: a tiny random
 # model, a warm-up on demonstrations of the workflow, then RL

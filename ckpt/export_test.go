@@ -229,7 +229,7 @@ func TestExportRefusals(t *testing.T) {
 		opt  ExportOptions
 		want string
 	}{
-		{"not a model dir", notModel, m, tok, ExportOptions{}, "holds no config.json"},
+		{"not a model dir", notModel, m, tok, ExportOptions{}, "holds neither config.json nor adapter_config.json"},
 		{"bad dtype", filepath.Join(root, "a"), m, tok, ExportOptions{DType: "int8"}, `dtype "int8": must be float32, bfloat16 or float16`},
 		{"temperature without sampling", filepath.Join(root, "b"), m, tok, ExportOptions{Generation: GenerationDefaults{Temperature: 0.7}}, "do_sample is false"},
 		{"top_p", filepath.Join(root, "c"), m, tok, ExportOptions{Generation: GenerationDefaults{DoSample: true, TopP: 1.5}}, "top_p must be in (0, 1], got 1.5"},

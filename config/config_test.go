@@ -54,6 +54,26 @@ func TestParseAndResolve(t *testing.T) {
 	if tr := c2.Trained(); len(tr) != 1 || tr[0].Name != "tiny" || len(tr[0].Agents) != 2 {
 		t.Fatalf("shared assignment: %+v", tr)
 	}
+	// lora: an adapter per agent with its overrides; lora.full trains a full copy
+	c3, err := Parse([]byte(base(t)+"assignment: lora\nlora: {rank: 8}\n"), []string{"agents[1].lora.alpha=4", "agents[1].lora.targets=[q_proj]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr3 := c3.Trained()
+	if len(tr3) != 2 || tr3[0].Name != "solver" || tr3[0].LoRA == nil || tr3[0].LoRA.Rank != 8 || tr3[0].LoRA.Alpha != 32 || len(tr3[0].LoRA.Targets) != 7 ||
+		tr3[1].LoRA.Rank != 8 || tr3[1].LoRA.Alpha != 4 || len(tr3[1].LoRA.Targets) != 1 {
+		t.Fatalf("lora assignment: %+v %+v", tr3[0].LoRA, tr3[1].LoRA)
+	}
+	if ac := c3.AgentConfigs(); ac[1].Model != "verifier" {
+		t.Fatalf("under lora, agents act with their own adapter: %+v", ac[1])
+	}
+	c4, err := Parse([]byte(base(t)+"assignment: lora\n"), []string{"agents[0].lora.full=true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr := c4.Trained(); tr[0].LoRA != nil || tr[1].LoRA == nil {
+		t.Fatalf("lora.full: %+v %+v", tr[0].LoRA, tr[1].LoRA)
+	}
 	// the resolved config round-trips
 	out, err := c.Marshal()
 	if err != nil {
@@ -107,6 +127,10 @@ func TestBadConfigs(t *testing.T) {
 		"bad set":            {base(t), []string{"run.steps"}, []string{"want key.path=value"}},
 		"estimator":          {base(t) + "advantage: {estimator: ppo}\n", nil, []string{"advantage.estimator: unknown estimator \"ppo\"", "drmas"}},
 		"assignment":         {base(t) + "assignment: mixed\n", nil, []string{"assignment: must be separate"}},
+		"lora rank":          {base(t) + "assignment: lora\n", []string{"lora.rank=0"}, []string{"lora.rank: must be >= 1"}},
+		"lora dropout":       {base(t) + "assignment: lora\n", []string{"lora.dropout=0.05"}, []string{"lora.dropout: only 0", "ratio"}},
+		"lora target":        {base(t) + "assignment: lora\n", []string{"agents[1].lora.targets=[q_proj,qkv]"}, []string{`agents[1].lora.targets[1]: unknown projection "qkv"`}},
+		"lora unasked":       {base(t), []string{"agents[0].lora.rank=4"}, []string{"agents[0].lora: set, but assignment is separate"}},
 		"pass@k":             {base(t) + "eval: {n: 2, ks: [4]}\n", nil, []string{"eval.ks[0]"}},
 		"nan temperature":    {base(t), []string{"eval.sampling.temperature=.nan"}, []string{"eval.sampling.temperature: must be a finite number"}},
 		"inf temperature":    {base(t), []string{"sampling.temperature=.inf"}, []string{"sampling.temperature: must be a finite number"}},

@@ -44,6 +44,10 @@ type TrainerConfig struct {
 	// LogProbChunk is the number of positions projected onto the vocabulary
 	// at once (0: the model's default).
 	LogProbChunk int
+	// Dist, when set, makes the update data-parallel (dist.go): every rank
+	// passes the same rows, computes the micro-batches j with j mod World =
+	// Rank, and the grads are summed across ranks before clipping.
+	Dist *torch.ProcessGroup
 }
 
 // Trainer updates one model with its own AdamW.
@@ -171,7 +175,10 @@ func (t *Trainer) Update(seqs []Sequence, step int) (metrics Metrics, err error)
 	split := Split(len(seqs), set.UpdatesPerStep, set.MicroBatchSize, t.cfg.Seed, step)
 	minis := make([][]*microBatch, len(split))
 	for i, micros := range split {
-		for _, rows := range micros {
+		for j, rows := range micros {
+			if !t.mine(j) {
+				continue
+			}
 			part := make([]Sequence, len(rows))
 			for j, r := range rows {
 				part[j] = seqs[r]
@@ -189,9 +196,12 @@ func (t *Trainer) Update(seqs []Sequence, step int) (metrics Metrics, err error)
 
 	for i, micros := range minis {
 		for j, mb := range micros {
-			if err := t.accumulate(mb, i, j, len(micros), report.rows); err != nil {
+			if err := t.accumulate(mb, i, j, len(split[i]), report.rows); err != nil {
 				return nil, err
 			}
+		}
+		if err := t.reduceGrads(); err != nil {
+			return nil, err
 		}
 		norm := torch.ClipGradNorm(t.params, set.GradClip)
 		report.gradNorms = append(report.gradNorms, norm)
@@ -203,6 +213,9 @@ func (t *Trainer) Update(seqs []Sequence, step int) (metrics Metrics, err error)
 			report.updates++
 		}
 		t.opt.ZeroGrad()
+	}
+	if err := t.reduceRows(report.rows); err != nil {
+		return nil, err
 	}
 	report.skipped = t.skipped
 	return report.metrics(t.cfg.Group.Agents), nil

@@ -93,6 +93,14 @@ type pendingCall struct {
 // Run plays n trajectories of workflow wf on each task and returns the
 // finished episodes and their rows. seed determines every random choice.
 func (s *Sampler) Run(wf Workflow, tasks []Task, n int, seed uint64) (*Rollout, error) {
+	return s.RunPart(wf, tasks, n, seed, 0)
+}
+
+// RunPart is Run for the slice of a larger batch that starts at task first:
+// prompt and trajectory ids, and so every seed, are those the whole batch
+// would give these tasks. Data-parallel ranks each run their part, and
+// together they produce the rows one process would.
+func (s *Sampler) RunPart(wf Workflow, tasks []Task, n int, seed uint64, first int) (*Rollout, error) {
 	start := time.Now()
 	if len(tasks) == 0 {
 		return nil, fmt.Errorf("rollout: no tasks to run; draw a batch of at least one task")
@@ -122,8 +130,8 @@ func (s *Sampler) Run(wf Workflow, tasks []Task, n int, seed uint64) (*Rollout, 
 	eps := make([]*Episode, len(tasks)*n)
 	for p, t := range tasks {
 		for j := 0; j < n; j++ {
-			traj := p*n + j
-			eps[traj] = &Episode{Prompt: p, Traj: traj, Sample: j, Task: t, Seed: DeriveSeed(seed, 1, uint64(traj))}
+			traj := (first+p)*n + j
+			eps[p*n+j] = &Episode{Prompt: first + p, Traj: traj, Sample: j, Task: t, Seed: DeriveSeed(seed, 1, uint64(traj))}
 		}
 	}
 	pending := make([][]*Call, len(eps))

@@ -1,0 +1,97 @@
+package ckpt
+
+// The external check of adapter exports: PEFT loads what Export wrote for an
+// adapter's view, on the exported base, and gives troupe's logits; the
+// merged export loads in transformers with the same logits. Runs where
+// TROUPE_TRANSFORMERS_PYTHON names a python3 with torch, transformers and
+// peft (or TROUPE_CUDA=1), and is skipped otherwise or when peft is missing.
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"troupe/model"
+	"troupe/tokenizer"
+	"troupe/torch"
+)
+
+func TestAdapterLoadsInPEFT(t *testing.T) {
+	python := transformersPython(t)
+	root := t.TempDir()
+	tokDir := filepath.Join(root, "tokenizer-src")
+	if err := tokenizer.WriteByteLevel(tokDir, tokenizer.ByteLevelOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	qwen2 := tinyConfig()
+	qwen2.Family, qwen2.AttentionBias, qwen2.TieEmbeddings = model.Qwen2, true, true
+	for _, v := range []struct {
+		name string
+		cfg  model.Config
+		lora model.LoRAConfig
+	}{
+		{"qwen3-all", tinyConfig(), model.LoRAConfig{Rank: 4, Alpha: 8, Targets: model.LoRATargets, Seed: 1}},
+		{"qwen3-attn-rslora", tinyConfig(), model.LoRAConfig{Rank: 2, Alpha: 3, Targets: []string{"q_proj", "v_proj", "o_proj"}, RSLoRA: true, Seed: 2}},
+		{"qwen2-mlp", qwen2, model.LoRAConfig{Rank: 3, Alpha: 6, Targets: []string{"gate_proj", "up_proj", "down_proj"}, Seed: 3}},
+	} {
+		sub := filepath.Join(root, v.name)
+		base := newModel(t, v.cfg, 4, torch.Float32)
+		spread(t, base)
+		if err := Export(filepath.Join(sub, "base"), base, tokDir, ExportOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		a, err := base.NewAdapter(v.lora)
+		if err != nil {
+			t.Fatal(err)
+		}
+		func() { // a trained adapter's B is not zero
+			defer torch.Recover(&err)
+			g := torch.NewGenerator(torch.CPU, 9)
+			defer g.Free()
+			torch.NoGrad(func() {
+				for _, p := range a.Params() {
+					if strings.HasSuffix(p.Name, "lora_B.weight") {
+						s := torch.NewScope()
+						p.T.CopyFrom(torch.Randn(p.T.Shape(), torch.Float32, torch.CPU, g).MulScalar(0.3))
+						s.Close()
+					}
+				}
+			})
+		}()
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.BaseModel = "base"
+		if err := Export(filepath.Join(sub, "adapter"), a.Model(), tokDir, ExportOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		merged, err := a.Merged()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Export(filepath.Join(sub, "adapter-merged"), merged, tokDir, ExportOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		merged.Free()
+		ref := exportReference{Sequences: [][]int{{1, 2, 3, 257, 100, 258}, {72, 105, 33}}}
+		for _, seq := range ref.Sequences {
+			ref.Logits = append(ref.Logits, logitsRows(t, a.Model(), seq))
+		}
+		if err := SaveJSON(filepath.Join(sub, "adapter.reference.json"), ref); err != nil {
+			t.Fatal(err)
+		}
+		script, err := filepath.Abs(filepath.Join("..", "testdata", "ckpt", "check_peft.py"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(python, script, sub).CombinedOutput()
+		t.Logf("%s: %s %s %s:\n%s", v.name, python, script, sub, out)
+		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 3 {
+			t.Skip("peft is not installed beside transformers")
+		}
+		if err != nil {
+			t.Fatalf("%s: PEFT check failed: %v", v.name, err)
+		}
+	}
+}

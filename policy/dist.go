@@ -1,0 +1,82 @@
+package policy
+
+// dist.go — the data-parallel part of the update.
+//
+// Every rank holds the step's rows (the training loop gathers them), splits
+// them into the same mini- and micro-batches, and computes only the
+// micro-batches j with j mod World = Rank. Each micro-batch's loss is divided
+// by the mini-batch's micro-batch count, as in one process, so the sum of
+// the ranks' grads (one all-reduce before clipping) is the one-process grad:
+// the clipped norm, the AdamW step and so the weights are the same on every
+// rank, and equal one process's up to the order of the float additions.
+// The rows' statistics are summed across ranks too (each row is computed on
+// exactly one), so every rank reports the whole step's metrics.
+
+import (
+	"fmt"
+
+	"troupe/torch"
+)
+
+// mine says whether micro-batch j of a mini-batch is this rank's.
+func (t *Trainer) mine(j int) bool {
+	d := t.cfg.Dist
+	return d == nil || j%d.World == d.Rank
+}
+
+// reduceGrads sums the grads across ranks. A rank that computed no
+// micro-batch of the mini-batch contributes zeros (a zero backward defines
+// its grads first).
+func (t *Trainer) reduceGrads() (err error) {
+	d := t.cfg.Dist
+	if d == nil {
+		return nil
+	}
+	defer torch.Recover(&err)
+	s := torch.NewScope()
+	defer s.Close()
+	var grads []*torch.Tensor
+	for _, p := range t.params {
+		g := p.Grad()
+		if g == nil {
+			zero := torch.Scalar(0, torch.Float32, p.Device())
+			for _, q := range t.params {
+				zero = zero.Add(q.Sum().MulScalar(0).ToDType(torch.Float32))
+			}
+			zero.Backward()
+			return t.reduceGrads()
+		}
+		grads = append(grads, g)
+	}
+	if err := d.AllReduce(grads, torch.ReduceSum); err != nil {
+		return fmt.Errorf("data parallel: summing the grads of model %q: %w", t.Model(), err)
+	}
+	return nil
+}
+
+// reduceRows sums the rows' statistics across ranks.
+func (t *Trainer) reduceRows(rows []rowRecord) (err error) {
+	d := t.cfg.Dist
+	if d == nil || len(rows) == 0 {
+		return nil
+	}
+	defer torch.Recover(&err)
+	const w = numStats + 1
+	flat := make([]float64, len(rows)*w)
+	for i, r := range rows {
+		copy(flat[i*w:], r.stats[:])
+		flat[i*w+numStats] = r.entropySum
+	}
+	s := torch.NewScope()
+	defer s.Close()
+	x := torch.FromFloat64(flat)
+	if err := d.AllReduce([]*torch.Tensor{x}, torch.ReduceSum); err != nil {
+		return fmt.Errorf("data parallel: summing the row statistics of model %q: %w", t.Model(), err)
+	}
+	flat = x.Float64s()
+	for i := range rows {
+		copy(rows[i].stats[:], flat[i*w:i*w+numStats])
+		rows[i].entropySum = flat[i*w+numStats]
+	}
+	return nil
+}
