@@ -40,6 +40,7 @@ type team struct {
 	engineNames []string
 	engineLast  []model.EngineStats // counters at the last metrics record
 	tokDirs     map[string]string   // tokenizer files by trained model name, where not the configured ones
+	dist        *dataParallel       // nil: one process
 }
 
 func loadOptions(m config.Model) (model.Options, error) {
@@ -59,8 +60,8 @@ func loadOptions(m config.Model) (model.Options, error) {
 
 // buildTeam loads every model and wires the run. withTrainers=false builds
 // only what evaluation needs.
-func buildTeam(cfg *config.Config, withTrainers bool, from string) (t *team, err error) {
-	t = &team{cfg: cfg, trained: cfg.Trained(), models: map[string]*model.Model{},
+func buildTeam(cfg *config.Config, withTrainers bool, from string, dp *dataParallel) (t *team, err error) {
+	t = &team{cfg: cfg, dist: dp, trained: cfg.Trained(), models: map[string]*model.Model{},
 		refs: map[string]*model.Model{}, bases: map[string]*model.Model{}, tokenizers: map[string]*tokenizer.Tokenizer{}, tokDirs: map[string]string{}}
 	defer func() {
 		if err != nil {
@@ -227,7 +228,7 @@ func (t *team) buildTrainers() error {
 		temp := t.trainingTemperature(g.Agents)
 		tr, err := policy.NewTrainer(policy.TrainerConfig{
 			Group: g, Policy: t.models[g.Model], Reference: t.refs[g.Model],
-			Temperature: temp, Seed: rollout.DeriveSeed(t.cfg.Run.Seed, seedMiniBatches),
+			Temperature: temp, Seed: rollout.DeriveSeed(t.cfg.Run.Seed, seedMiniBatches), Dist: t.dist.group(),
 		})
 		if err != nil {
 			return err

@@ -161,7 +161,7 @@ func (c *evalCmd) run(cmd *cobra.Command, _ []string) (err error) {
 	if cp != nil {
 		from, step = cp.Dir, cp.Step
 	}
-	t, err := buildTeam(cfg, false, from)
+	t, err := buildTeam(cfg, false, from, nil)
 	if err != nil {
 		return err
 	}

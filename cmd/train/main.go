@@ -16,6 +16,10 @@ import (
 
 var version = "dev"
 
+// commandArgs is the command line being executed (train --nproc runs it
+// again in every rank).
+var commandArgs []string
+
 func init() { runtime.LockOSThread() }
 
 func main() { os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -32,6 +36,7 @@ func execute(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "train: "+err.Error())
 		return 1
 	}
+	commandArgs = args
 	root := newRoot()
 	root.SetArgs(args)
 	root.SetOut(stdout)

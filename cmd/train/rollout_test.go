@@ -29,7 +29,7 @@ func TestRealModelRolloutRowsDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	team, err := buildTeam(cfg, false, "")
+	team, err := buildTeam(cfg, false, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,7 +93,7 @@ func (c *sftCmd) run(cmd *cobra.Command, _ []string) (err error) {
 	if err := c.check(cfg); err != nil {
 		return err
 	}
-	t, err := buildTeam(cfg, false, "")
+	t, err := buildTeam(cfg, false, "", nil)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"troupe/ckpt"
 	"troupe/config"
@@ -37,6 +38,7 @@ type trainState struct {
 	Data     rollout.IteratorState          `json:"data"`
 	Trainers map[string]policy.TrainerState `json:"trainers"`
 	Version  string                         `json:"troupe_version"`
+	World    int                            `json:"world,omitempty"` // data-parallel ranks (0 in checkpoints from before it was recorded: 1)
 }
 
 // batchState is config.Batch in train_state.json. It reads the field names
@@ -93,7 +95,7 @@ func findCheckpoint(resume, outputDir string) (*ckpt.Checkpoint, error) {
 
 // save writes a checkpoint of the state after `step` completed steps and
 // prunes old ones.
-func save(t *team, iter *rollout.TaskIterator, step int) (dir string, err error) {
+func save(t *team, iter *rollout.TaskIterator, step int, dp *dataParallel) (dir string, err error) {
 	root := filepath.Join(t.cfg.Run.OutputDir, "checkpoints")
 	w, err := ckpt.Begin(root, step)
 	if err != nil {
@@ -104,7 +106,7 @@ func save(t *team, iter *rollout.TaskIterator, step int) (dir string, err error)
 			w.Abort()
 		}
 	}()
-	st := trainState{Step: step, Seed: t.cfg.Run.Seed, Batch: batchState(t.cfg.Batch), Data: iter.State(), Trainers: map[string]policy.TrainerState{}, Version: version}
+	st := trainState{Step: step, Seed: t.cfg.Run.Seed, Batch: batchState(t.cfg.Batch), Data: iter.State(), Trainers: map[string]policy.TrainerState{}, Version: version, World: dp.worldSize()}
 	for _, tr := range t.trainers {
 		name := tr.Model()
 		dir := w.Path(ckpt.ModelStateDir(name))
@@ -145,7 +147,7 @@ func save(t *team, iter *rollout.TaskIterator, step int) (dir string, err error)
 // position and the trainers' counters; it returns the next step, and a note
 // when the batch settings changed (the run then continues, but no longer as
 // the original would have).
-func restore(dir string, t *team, iter *rollout.TaskIterator) (int, string, error) {
+func restore(dir string, t *team, iter *rollout.TaskIterator, dp *dataParallel) (int, string, error) {
 	var st trainState
 	if err := ckpt.LoadJSON(filepath.Join(dir, stateFile), &st); err != nil {
 		return 0, "", fmt.Errorf("resume: %w", err)
@@ -177,6 +179,9 @@ func restore(dir string, t *team, iter *rollout.TaskIterator) (int, string, erro
 	note := ""
 	if config.Batch(st.Batch) != t.cfg.Batch {
 		note = fmt.Sprintf("batch settings differ from the checkpoint's (%+v, was %+v): rollout batches and seeds change from here on", t.cfg.Batch, st.Batch)
+	}
+	if was := max(st.World, 1); was != dp.worldSize() {
+		note = strings.TrimPrefix(note+fmt.Sprintf("; the checkpoint was written by %d data-parallel ranks, this run has %d: the data and seeds continue, but float sums group differently, so the run is not bit-identical to one that kept %d", was, dp.worldSize(), was), "; ")
 	}
 	return st.Step, note, nil
 }

@@ -40,6 +40,7 @@ type trainCmd struct {
 	resume string
 	quiet  bool
 	force  bool
+	nproc  int
 }
 
 func (c *trainCmd) flags(cmd *cobra.Command) {
@@ -50,14 +51,35 @@ func (c *trainCmd) flags(cmd *cobra.Command) {
 	f.Lookup("resume").NoOptDefVal = "latest"
 	f.BoolVarP(&c.quiet, "quiet", "q", false, "do not print the resolved config")
 	f.BoolVar(&c.force, "force", false, "resume from a checkpoint older than the run's newest, dropping the later steps' checkpoints and logs")
+	f.IntVar(&c.nproc, "nproc", 1, "data parallel: run this many ranks on this node, one per GPU (several nodes: start each rank with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT set, as torchrun does)")
 }
 
 func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 	defer torch.Recover(&err)
+	switch {
+	case c.nproc < 1:
+		return fmt.Errorf("--nproc: must be >= 1, got %d", c.nproc)
+	case c.nproc > 1 && os.Getenv("WORLD_SIZE") != "":
+		return fmt.Errorf("--nproc %d inside a rank (WORLD_SIZE=%s is set): start the ranks either with --nproc or with the environment variables, not both", c.nproc, os.Getenv("WORLD_SIZE"))
+	case c.nproc > 1:
+		return launch(c.nproc, withoutNproc(commandArgs), cmd.OutOrStdout(), cmd.ErrOrStderr())
+	}
 	out := &lockedWriter{w: cmd.OutOrStdout()} // the signal handler writes too
 	cp, cfg, err := c.loadConfig()
 	if err != nil {
 		return err
+	}
+	dp, err := joinFromEnv(usesCUDA(cfg))
+	if err != nil {
+		return err
+	}
+	defer dp.close()
+	if err := dp.check(cfg); err != nil {
+		return err
+	}
+	dp.placeOnLocalDevice(cfg)
+	if !dp.lead() {
+		out.w = io.Discard // rank 0 speaks for the run; errors still reach stderr
 	}
 	if !c.quiet {
 		resolved, _ := cfg.Marshal()
@@ -71,19 +93,24 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 		if note := resumeHere(cp, cfg); note != "" {
 			fmt.Fprintln(out, note)
 		}
-		if err := refuseRewind(cp, filepath.Join(cfg.Run.OutputDir, "checkpoints"), c.force); err != nil {
-			return err
+		if dp.lead() {
+			if err := refuseRewind(cp, filepath.Join(cfg.Run.OutputDir, "checkpoints"), c.force); err != nil {
+				return err
+			}
 		}
 	}
 	if err := os.MkdirAll(cfg.Run.OutputDir, 0o755); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "troupe %s, libtorch %s, %d threads\n", version, torch.VersionString(), torch.NumThreads())
+	if dp != nil {
+		fmt.Fprintf(out, "data parallel: %d ranks; this is rank %d; each rolls out %d of the %d tasks per step\n", dp.world, dp.rank, cfg.Batch.PromptsPerStep/dp.world, cfg.Batch.PromptsPerStep)
+	}
 	from := ""
 	if cp != nil {
 		from = cp.Dir
 	}
-	t, err := buildTeam(cfg, true, from)
+	t, err := buildTeam(cfg, true, from, dp)
 	if err != nil {
 		return err
 	}
@@ -103,7 +130,7 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 	start := 0
 	if cp != nil {
 		var note string
-		if start, note, err = restore(cp.Dir, t, iter); err != nil {
+		if start, note, err = restore(cp.Dir, t, iter, dp); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "resumed from %s at step %d\n", cp.Dir, start)
@@ -115,15 +142,24 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 	if cp != nil {
 		next = start + 1
 	}
-	log, report, err := metrics.OpenJSONL(filepath.Join(cfg.Run.OutputDir, "metrics.jsonl"), next)
-	if err != nil {
-		return err
+	// rank 0 alone writes the run's files
+	files := cfg
+	log := metrics.Discard()
+	var report metrics.ResumeReport
+	if dp.lead() {
+		if log, report, err = metrics.OpenJSONL(filepath.Join(cfg.Run.OutputDir, "metrics.jsonl"), next); err != nil {
+			return err
+		}
+	} else {
+		c := *cfg
+		c.Run.TensorBoard = false
+		files = &c
 	}
 	defer log.Close()
 	if report.Dropped > 0 {
 		fmt.Fprintf(out, "metrics: dropped %d lines of steps ≥ %d from an earlier run\n", report.Dropped, start)
 	}
-	tb, tbReport, err := openBoard(cfg, next)
+	tb, tbReport, err := openBoard(files, next)
 	if err != nil {
 		return err
 	}
@@ -131,9 +167,11 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 	if tbReport.Dropped > 0 {
 		fmt.Fprintf(out, "tensorboard: dropped %d events of steps ≥ %d from an earlier run\n", tbReport.Dropped, start)
 	}
-	samples, err := openSampleLog(cfg, next)
-	if err != nil {
-		return err
+	samples := &sampleLog{}
+	if dp.lead() {
+		if samples, err = openSampleLog(cfg, next); err != nil {
+			return err
+		}
 	}
 	defer samples.Close()
 	var monitorLog io.Writer = out
@@ -146,7 +184,7 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 	defer stopSignals()
 	progress := metrics.NewProgress(out, start, cfg.Run.Steps, time.Now)
 
-	if cfg.Eval.AtStart && start == 0 {
+	if cfg.Eval.AtStart && start == 0 && dp.lead() {
 		values, err := evalStep(out, t, 0)
 		if err != nil {
 			return err
@@ -165,10 +203,15 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 		resetPeaks(t)
 		// rollout: every agent of every episode, batched per model, scored
 		tasks := iter.Next(cfg.Batch.PromptsPerStep)
-		ro, err := t.sampler.Run(t.workflow, tasks, cfg.Batch.N, rollout.DeriveSeed(cfg.Run.Seed, seedRollout, uint64(step)))
+		lo, hi := dp.part(len(tasks)) // data parallel: this rank's slice
+		ro, err := t.sampler.RunPart(t.workflow, tasks[lo:hi], cfg.Batch.N, rollout.DeriveSeed(cfg.Run.Seed, seedRollout, uint64(step)), lo)
 		t.sampler.Progress = nil // evaluation uses the sampler too
 		if err != nil {
 			return fmt.Errorf("step %d: rollout: %w", step, err)
+		}
+		dp.maybeExit(step + 1)
+		if ro.Samples, err = dp.gatherSamples(ro.Samples); err != nil {
+			return fmt.Errorf("step %d: %w", step, err)
 		}
 		rolled := time.Now()
 		rolloutPeaks := readPeaks(t, "rollout")
@@ -208,11 +251,16 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 		values["time/rollout_s"] = rolled.Sub(began).Seconds()
 		values["time/update_s"] = now.Sub(rolled).Seconds()
 		values["time/step_s"] = now.Sub(began).Seconds()
-		values["throughput/tokens_per_s"] = float64(ro.Stats.ResponseTokens) / max(rolled.Sub(began).Seconds(), 1e-9)
+		values["throughput/tokens_per_s"] = float64(responseTokens(ro.Samples)) / max(rolled.Sub(began).Seconds(), 1e-9)
 		done := step + 1 // metrics, checkpoints and the console count completed steps
-		progress.Report(metrics.StepSummary{Step: done, Reward: values["reward/mean"], GradNorm: gradNorms, Tokens: ro.Stats.ResponseTokens})
+		progress.Report(metrics.StepSummary{Step: done, Reward: values["reward/mean"], GradNorm: gradNorms, Tokens: responseTokens(ro.Samples)})
+		if dp != nil && (done%weightCheckEvery == 0 || done == cfg.Run.Steps) {
+			if err := dp.checkSameWeights(t, done); err != nil {
+				return err
+			}
+		}
 		// eval on its cadence, into the same record
-		if every := cfg.Eval.Every; every > 0 && (done%every == 0 || done == cfg.Run.Steps) {
+		if every := cfg.Eval.Every; every > 0 && (done%every == 0 || done == cfg.Run.Steps) && dp.lead() {
 			ev, err := evalStep(out, t, done)
 			if err != nil {
 				return err
@@ -236,8 +284,12 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 			fmt.Fprintf(out, "received %v after step %d\n", sig, done)
 		default:
 		}
-		if (cfg.Checkpoint.Every > 0 && done%cfg.Checkpoint.Every == 0) || done == cfg.Run.Steps || (interrupted && cfg.Checkpoint.OnSignal) {
-			dir, err := save(t, iter, done)
+		if interrupted, err = dp.anyTrue(interrupted); err != nil { // every rank stops after the same step
+			return fmt.Errorf("step %d: %w", done, err)
+		}
+		saveNow := (cfg.Checkpoint.Every > 0 && done%cfg.Checkpoint.Every == 0) || done == cfg.Run.Steps || (interrupted && cfg.Checkpoint.OnSignal)
+		if saveNow && dp.lead() {
+			dir, err := save(t, iter, done, dp)
 			if err != nil {
 				return fmt.Errorf("step %d: checkpoint: %w", done, err)
 			}
@@ -247,10 +299,48 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 			return fmt.Errorf("interrupted after step %d; continue with --resume", done)
 		}
 	}
+	if !dp.lead() {
+		return nil
+	}
 	if err := finish(out, t); err != nil {
 		return err
 	}
 	return nil
+}
+
+// responseTokens counts the generated tokens of rows.
+func responseTokens(rows []rollout.Sample) int {
+	n := 0
+	for _, s := range rows {
+		n += len(s.ResponseTokens)
+	}
+	return n
+}
+
+// usesCUDA says whether any model of the run is on a GPU.
+func usesCUDA(cfg *config.Config) bool {
+	for _, tr := range cfg.Trained() {
+		if strings.HasPrefix(tr.Model.Device, "cuda") {
+			return true
+		}
+	}
+	return false
+}
+
+// withoutNproc is the command line without its --nproc flag: what each rank
+// runs.
+func withoutNproc(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--nproc" && i+1 < len(args):
+			i++
+		case strings.HasPrefix(a, "--nproc="):
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // loadConfig reads --config (or the resumed checkpoint's config) with the

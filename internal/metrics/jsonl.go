@@ -32,6 +32,7 @@ type JSONL struct {
 	path     string
 	f        *os.File
 	lastStep int // the highest step in the file; steps written must not be lower
+	discard  bool
 }
 
 // ResumeReport says what OpenJSONL did to an existing file.
@@ -60,12 +61,19 @@ func OpenJSONL(path string, nextStep int) (*JSONL, ResumeReport, error) {
 	return w, report, nil
 }
 
+// Discard is a JSONL that writes nothing (a data-parallel rank other than
+// rank 0).
+func Discard() *JSONL { return &JSONL{path: os.DevNull, discard: true} }
+
 // Path is the file being written.
 func (w *JSONL) Path() string { return w.path }
 
 // Write appends r as one line. Steps must not decrease, and must not be
 // below the nextStep the file was opened with.
 func (w *JSONL) Write(r Record) error {
+	if w.discard {
+		return nil
+	}
 	if r.Step < w.lastStep {
 		return fmt.Errorf("metrics: %s: step %d logged after step %d (or below the resume step); steps must not decrease",
 			w.path, r.Step, w.lastStep)

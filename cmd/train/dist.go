@@ -1,0 +1,415 @@
+package main
+
+// dist.go — data parallel: one process per device, a c10d process group
+// (torch/dist.go: Gloo for CPU tensors, NCCL for CUDA) over a TCPStore at
+// MASTER_ADDR:MASTER_PORT, as torchrun sets up.
+//
+// `train --nproc N …` launches N ranks of this program on this node; on
+// several nodes, start one `train` per device yourself with RANK,
+// WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT set (what torchrun
+// exports). Every rank loads the same config and checkpoint. Per step:
+//
+//  1. the task iterator (identical on every rank) draws the step's
+//     prompts_per_step tasks; rank r rolls out the r-th contiguous slice, with
+//     the prompt and trajectory ids — and so the seeds — the whole batch
+//     would give those tasks, so groups never straddle ranks;
+//  2. the rows are all-gathered (in rank order: the one-process order), and
+//     every rank computes the advantages over the whole batch;
+//  3. each trained model's update splits the rows as one process would and
+//     computes its share of the micro-batches; the grads are summed across
+//     ranks before clipping (policy/dist.go), so the weights stay identical
+//     on every rank — checked by a hash every weightCheckEvery steps;
+//  4. rank 0 alone writes metrics, samples, checkpoints, evaluations and
+//     exports; an interrupt on any rank stops every rank after the step.
+//
+// A rank that dies makes the others' next collective fail; they stop with an
+// error naming themselves, the launcher names the rank that died first, and
+// the newest checkpoint (written atomically) stays intact.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"troupe/config"
+	"troupe/rollout"
+	"troupe/torch"
+)
+
+// weightCheckEvery is how often (in steps) the ranks compare weight hashes.
+const weightCheckEvery = 10
+
+// rankExitEnv, when "STEP:RANK", makes that rank exit abruptly in the middle
+// of that step (after its rollout, before the update): the tests' way to
+// kill a rank at a known point.
+const rankExitEnv = "TROUPE_TEST_RANK_EXIT"
+
+// dataParallel is this process's place in the group; nil means one process.
+type dataParallel struct {
+	pg                *torch.ProcessGroup
+	rank, world, local int
+}
+
+// lead says whether this process writes the run's files.
+func (d *dataParallel) lead() bool { return d == nil || d.rank == 0 }
+
+// group is the process group, nil for one process.
+func (d *dataParallel) group() *torch.ProcessGroup {
+	if d == nil {
+		return nil
+	}
+	return d.pg
+}
+
+// worldSize is the number of ranks (1 for one process).
+func (d *dataParallel) worldSize() int {
+	if d == nil {
+		return 1
+	}
+	return d.world
+}
+
+func (d *dataParallel) close() {
+	if d != nil {
+		d.pg.Close()
+	}
+}
+
+// joinFromEnv joins the group torchrun's variables describe, or returns nil
+// when WORLD_SIZE is unset (or 1 without MASTER_PORT). A group of one
+// (WORLD_SIZE=1 with MASTER_PORT) runs every collective: the way to check
+// the NCCL path on a machine with one GPU.
+func joinFromEnv(cuda bool) (*dataParallel, error) {
+	ws := os.Getenv("WORLD_SIZE")
+	if ws == "" || (ws == "1" && os.Getenv("MASTER_PORT") == "") {
+		return nil, nil
+	}
+	num := func(key, def string) (int, error) {
+		v := os.Getenv(key)
+		if v == "" {
+			v = def
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("data parallel: %s=%q is not a non-negative integer", key, v)
+		}
+		return n, nil
+	}
+	world, err := num("WORLD_SIZE", "")
+	if err != nil {
+		return nil, err
+	}
+	rank, err := num("RANK", "")
+	if err != nil {
+		return nil, fmt.Errorf("%w (WORLD_SIZE is %d: set RANK too, 0 … %d)", err, world, world-1)
+	}
+	local, err := num("LOCAL_RANK", strconv.Itoa(rank))
+	if err != nil {
+		return nil, err
+	}
+	port, err := num("MASTER_PORT", "")
+	if err != nil || port == 0 {
+		return nil, fmt.Errorf("data parallel: WORLD_SIZE is %d but MASTER_PORT is not set; set MASTER_ADDR and MASTER_PORT to rank 0's address and a free port", world)
+	}
+	host := os.Getenv("MASTER_ADDR")
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	timeout := 10 * time.Minute
+	if s := os.Getenv("TROUPE_DIST_TIMEOUT"); s != "" {
+		if timeout, err = time.ParseDuration(s); err != nil {
+			return nil, fmt.Errorf("data parallel: TROUPE_DIST_TIMEOUT=%q: %v", s, err)
+		}
+	}
+	gloo, nccl := torch.DistBackends()
+	if !gloo {
+		return nil, fmt.Errorf("data parallel: this build of the shim has no Gloo backend; install libgloo-dev and rebuild it (make setup)")
+	}
+	if cuda && !nccl {
+		return nil, fmt.Errorf("data parallel: the models are on CUDA but this build of the shim has no NCCL; build it with scripts/gpu/build-shim.sh on a machine with NCCL")
+	}
+	pg, err := torch.NewProcessGroup(torch.DistConfig{Host: host, Port: port, Rank: rank, World: world, Timeout: timeout, Gloo: true, NCCL: cuda})
+	if err != nil {
+		return nil, fmt.Errorf("data parallel: joining %d ranks at %s:%d as rank %d: %w", world, host, port, rank, err)
+	}
+	return &dataParallel{pg: pg, rank: rank, world: world, local: local}, nil
+}
+
+// placeOnLocalDevice moves every model configured on "cuda" to this rank's
+// device, cuda:LOCAL_RANK (a model pinned to cuda:N stays there).
+func (d *dataParallel) placeOnLocalDevice(cfg *config.Config) {
+	if d == nil {
+		return
+	}
+	local := "cuda:" + strconv.Itoa(d.local)
+	if cfg.Run.Device == "cuda" {
+		cfg.Run.Device = local
+	}
+	for name, m := range cfg.Models {
+		if m.Device == "cuda" {
+			m.Device = local
+			cfg.Models[name] = m
+		}
+	}
+}
+
+// check refuses a config the ranks cannot split.
+func (d *dataParallel) check(cfg *config.Config) error {
+	if d == nil {
+		return nil
+	}
+	if p := cfg.Batch.PromptsPerStep; p%d.world != 0 {
+		return fmt.Errorf("batch.prompts_per_step is %d, which %d ranks cannot split evenly; make it a multiple of %d", p, d.world, d.world)
+	}
+	return nil
+}
+
+// part is this rank's slice [lo, hi) of n tasks.
+func (d *dataParallel) part(n int) (lo, hi int) {
+	if d == nil {
+		return 0, n
+	}
+	return d.rank * n / d.world, (d.rank + 1) * n / d.world
+}
+
+// gatherSamples returns every rank's rows, in rank order.
+func (d *dataParallel) gatherSamples(own []rollout.Sample) ([]rollout.Sample, error) {
+	if d == nil {
+		return own, nil
+	}
+	data, err := json.Marshal(own)
+	if err != nil {
+		return nil, err
+	}
+	parts, err := d.gatherBytes(data)
+	if err != nil {
+		return nil, fmt.Errorf("data parallel: gathering the rollout rows: %w", err)
+	}
+	var all []rollout.Sample
+	for r, p := range parts {
+		var rows []rollout.Sample
+		if err := json.Unmarshal(p, &rows); err != nil {
+			return nil, fmt.Errorf("data parallel: the rows of rank %d: %w", r, err)
+		}
+		all = append(all, rows...)
+	}
+	return all, nil
+}
+
+// gatherBytes all-gathers one byte string per rank (lengths first, then the
+// strings padded to the longest).
+func (d *dataParallel) gatherBytes(b []byte) (parts [][]byte, err error) {
+	defer torch.Recover(&err)
+	s := torch.NewScope()
+	defer s.Close()
+	lens, err := d.pg.AllGather(torch.FromInt64([]int64{int64(len(b))}))
+	if err != nil {
+		return nil, err
+	}
+	n := lens.Int64s()
+	longest := int64(1)
+	for _, l := range n {
+		longest = max(longest, l)
+	}
+	padded := make([]byte, longest)
+	copy(padded, b)
+	all, err := d.pg.AllGather(torch.FromBytes(padded, torch.Uint8, longest))
+	if err != nil {
+		return nil, err
+	}
+	flat := all.Bytes()
+	for r, l := range n {
+		parts = append(parts, flat[int64(r)*longest:int64(r)*longest+l])
+	}
+	return parts, nil
+}
+
+// anyTrue is true on every rank when it is true on one.
+func (d *dataParallel) anyTrue(v bool) (bool, error) {
+	if d == nil {
+		return v, nil
+	}
+	x := 0.0
+	if v {
+		x = 1
+	}
+	var out bool
+	err := func() (err error) {
+		defer torch.Recover(&err)
+		s := torch.NewScope()
+		defer s.Close()
+		t := torch.FromFloat64([]float64{x})
+		if err := d.pg.AllReduce([]*torch.Tensor{t}, torch.ReduceMax); err != nil {
+			return err
+		}
+		out = t.Item() > 0
+		return nil
+	}()
+	if err != nil {
+		return false, fmt.Errorf("data parallel: %w", err)
+	}
+	return out, nil
+}
+
+// checkSameWeights compares a hash of every trained model's weights across
+// ranks: the sum and the position-weighted sum of every tensor, in float64.
+func (d *dataParallel) checkSameWeights(t *team, step int) (err error) {
+	if d == nil {
+		return nil
+	}
+	defer torch.Recover(&err)
+	s := torch.NewScope()
+	defer s.Close()
+	var hash []float64
+	for _, tr := range t.trained {
+		for _, p := range t.models[tr.Name].Params() {
+			x := p.T.Detach().ToDType(torch.Float64).Reshape(-1)
+			w := torch.Arange(1, float64(x.Size(0)+1), 1, torch.Float64, x.Device())
+			hash = append(hash, x.Sum().Item(), x.Mul(w).Sum().Item())
+		}
+	}
+	all, err := d.pg.AllGather(torch.FromFloat64(hash))
+	if err != nil {
+		return fmt.Errorf("data parallel: comparing weights: %w", err)
+	}
+	flat := all.Float64s()
+	for r := 1; r < d.world; r++ {
+		for i := range hash {
+			if flat[r*len(hash)+i] != flat[i] {
+				return fmt.Errorf("data parallel: after step %d the weights of rank %d differ from rank 0's (tensor %d of the trained models); the ranks no longer train one model — report this with the run's config", step, r, i/2)
+			}
+		}
+	}
+	return nil
+}
+
+// maybeExit is the rankExitEnv hook.
+func (d *dataParallel) maybeExit(step int) {
+	if d == nil {
+		return
+	}
+	if v := os.Getenv(rankExitEnv); v == fmt.Sprintf("%d:%d", step, d.rank) {
+		fmt.Fprintf(os.Stderr, "rank %d: exiting in step %d (%s)\n", d.rank, step, rankExitEnv)
+		os.Exit(3)
+	}
+}
+
+// launch runs nproc ranks of this program with the given arguments on this
+// node and waits for them. Rank 0's output is this command's; the others'
+// stderr is passed through with a "[rank N]" prefix. When a rank fails the
+// others are stopped, and the error names the rank that failed first.
+func launch(nproc int, args []string, stdout, stderr io.Writer) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("--nproc: finding a free port for the rendezvous: %w", err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	threads := os.Getenv("TROUPE_THREADS")
+	if threads == "" {
+		threads = strconv.Itoa(max(1, runtime.NumCPU()/nproc))
+	}
+	cmds := make([]*exec.Cmd, nproc)
+	for r := range nproc {
+		cmd := exec.Command(exe, args...)
+		cmd.Env = append(os.Environ(), "WORLD_SIZE="+strconv.Itoa(nproc), "RANK="+strconv.Itoa(r), "LOCAL_RANK="+strconv.Itoa(r),
+			"MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(port), "TROUPE_THREADS="+threads, asTrainEnv+"=1")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // signals reach the ranks once, through this process
+		if r == 0 {
+			cmd.Stdout, cmd.Stderr = stdout, stderr
+		} else {
+			cmd.Stdout, cmd.Stderr = io.Discard, &prefixWriter{w: stderr, prefix: fmt.Sprintf("[rank %d] ", r)}
+		}
+		cmds[r] = cmd
+	}
+	for r, cmd := range cmds {
+		if err := cmd.Start(); err != nil {
+			for _, c := range cmds[:r] {
+				c.Process.Kill()
+			}
+			return fmt.Errorf("--nproc: starting rank %d: %w", r, err)
+		}
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		for sig := range sigs {
+			for _, c := range cmds {
+				c.Process.Signal(sig)
+			}
+		}
+	}()
+	type exit struct {
+		rank int
+		err  error
+	}
+	exits := make(chan exit, nproc)
+	for r, cmd := range cmds {
+		go func() { exits <- exit{r, cmd.Wait()} }()
+	}
+	var first *exit
+	for range nproc {
+		e := <-exits
+		if e.err != nil && first == nil {
+			first = &e
+			// the others fail at their next collective; stop any that hang
+			go func() {
+				time.Sleep(30 * time.Second)
+				for _, c := range cmds {
+					c.Process.Kill()
+				}
+			}()
+		}
+	}
+	if first != nil {
+		return fmt.Errorf("rank %d of %d failed first (%v); every rank has stopped, and the newest checkpoint is intact", first.rank, nproc, first.err)
+	}
+	return nil
+}
+
+// asTrainEnv tells a test binary started by launch to act as the train
+// command (see TestMain).
+const asTrainEnv = "TROUPE_AS_TRAIN"
+
+// prefixWriter prefixes every line.
+type prefixWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	prefix string
+	mid    bool
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out bytes.Buffer
+	for _, c := range b {
+		if !p.mid {
+			out.WriteString(p.prefix)
+			p.mid = true
+		}
+		out.WriteByte(c)
+		if c == '\n' {
+			p.mid = false
+		}
+	}
+	if _, err := p.w.Write(out.Bytes()); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
