@@ -56,7 +56,7 @@ const rankExitEnv = "TROUPE_TEST_RANK_EXIT"
 
 // dataParallel is this process's place in the group; nil means one process.
 type dataParallel struct {
-	pg                *torch.ProcessGroup
+	pg                 *torch.ProcessGroup
 	rank, world, local int
 }
 
