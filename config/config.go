@@ -65,6 +65,9 @@ type Model struct {
 	Tokenizer string `yaml:"tokenizer"` // directory or tokenizer.json; default: Path
 	DType     string `yaml:"dtype"`     // default: run.dtype
 	Device    string `yaml:"device"`    // default: run.device
+	// ReferenceDevice holds the frozen KL reference (kl_coef > 0); default:
+	// the model's device.
+	ReferenceDevice string `yaml:"reference_device"`
 }
 
 // Agent is one member of the team: rollout's agent settings plus per-agent

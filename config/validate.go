@@ -103,6 +103,14 @@ func (c *Config) validateModels() error {
 				return fmt.Errorf("%s.device: %v", key, err)
 			}
 		}
+		if m.ReferenceDevice != "" {
+			if _, err := kind.ParseDevice(m.ReferenceDevice); err != nil {
+				return fmt.Errorf("%s.reference_device: %v", key, err)
+			}
+			if c.Assignment == "lora" {
+				return fmt.Errorf("%s.reference_device: under assignment: lora the KL reference is the frozen base itself, on the model's device; remove reference_device", key)
+			}
+		}
 	}
 	if c.Assignment != "separate" && c.Assignment != "shared" && c.Assignment != "lora" {
 		return fmt.Errorf("assignment: must be separate (every agent trains its own copy of its model), shared (agents naming the same model train it together) or lora (every agent trains an adapter on one frozen copy of its model), got %q", c.Assignment)

@@ -96,9 +96,6 @@ func NewTrainer(cfg TrainerConfig) (t *Trainer, err error) {
 		if r.Config.VocabSize != cfg.Policy.Config.VocabSize {
 			return nil, fmt.Errorf("policy: model %q: reference vocabulary %d differs from the policy's %d; the reference must be the policy's initial checkpoint", g.Model, r.Config.VocabSize, cfg.Policy.Config.VocabSize)
 		}
-		if r.Device() != cfg.Policy.Device() {
-			return nil, fmt.Errorf("policy: model %q: reference on %v, policy on %v; load both on the same device", g.Model, r.Device(), cfg.Policy.Device())
-		}
 		r.SetRequiresGrad(false)
 	}
 	cfg.Policy.SetRequiresGrad(true)
@@ -240,8 +237,7 @@ func (t *Trainer) beforeUpdate(minis [][]*microBatch) (err error) {
 				}
 				mb.entropySum = ent.Mul(b.Mask.ToDType(torch.Float32)).SumDim(1, false).Float64s()
 				if t.cfg.Reference != nil {
-					mb.refLogp, _, err = t.cfg.Reference.TokenLogProbs(b.Input, b.Targets, b.Mask, t.logProbOptions(false))
-					if err != nil {
+					if mb.refLogp, err = t.referenceLogProbs(b); err != nil {
 						return
 					}
 				}
@@ -249,6 +245,24 @@ func (t *Trainer) beforeUpdate(minis [][]*microBatch) (err error) {
 		}
 	})
 	return err
+}
+
+// referenceLogProbs runs the frozen reference over a micro-batch, on the
+// reference's device (the batch goes there and the log-probs come back).
+func (t *Trainer) referenceLogProbs(b Batch) (*torch.Tensor, error) {
+	ref, dev := t.cfg.Reference, t.cfg.Policy.Device()
+	if ref.Device() == dev {
+		lp, _, err := ref.TokenLogProbs(b.Input, b.Targets, b.Mask, t.logProbOptions(false))
+		return lp, err
+	}
+	in := b.Input
+	on := func(x *torch.Tensor) *torch.Tensor { return x.ToDevice(ref.Device()) }
+	in.IDs, in.Positions, in.Valid = on(in.IDs), on(in.Positions), on(in.Valid)
+	lp, _, err := ref.TokenLogProbs(in, on(b.Targets), on(b.Mask), t.logProbOptions(false))
+	if err != nil {
+		return nil, err
+	}
+	return lp.ToDevice(dev), nil
 }
 
 // accumulate runs one micro-batch's forward and backward (its loss divided

@@ -101,7 +101,15 @@ func buildTeam(cfg *config.Config, withTrainers bool, from string, dp *dataParal
 		if withTrainers && cfg.Settings(tr).NeedsReference() {
 			// The KL reference is the base model: the one thing a
 			// checkpoint does not hold.
-			ref, err := model.Load(tr.Model.Path, opt)
+			refOpt := opt
+			if d := tr.Model.ReferenceDevice; d != "" {
+				ro, err := loadOptions(config.Model{DType: tr.Model.DType, Device: d})
+				if err != nil {
+					return nil, fmt.Errorf("models.%s.reference_device: %w", tr.Source, err)
+				}
+				refOpt.Device = ro.Device
+			}
+			ref, err := model.Load(tr.Model.Path, refOpt)
 			if err != nil {
 				return nil, fmt.Errorf("models.%s (the base weights, the KL reference): %w", tr.Source, err)
 			}
