@@ -42,35 +42,71 @@ func (m *Model) TokenLogProbs(in Input, targets, mask *torch.Tensor, opt LogProb
 	if s := mask.Shape(); len(s) != 2 || s[0] != B || s[1] != T {
 		return nil, nil, fmt.Errorf("model: mask shape %v, want [%d %d]", s, B, T)
 	}
+	s := torch.NewScope()
+	defer s.Close()
+	h := m.hidden(in.IDs, in.Positions, in.Valid, nil, m.routeRows(in.Adapters, B, 1)) // (B,T,D)
+	lp, ent := m.selectedLogProbs(h.Reshape(B*T, h.Size(2)), targets.Reshape(B*T), mask.Reshape(B*T), opt)
+	logp = s.Keep(lp.Reshape(B, T))
+	if opt.Entropy {
+		entropy = s.Keep(ent.Reshape(B, T))
+	}
+	return logp, entropy, nil
+}
+
+// PackedTokenLogProbs is TokenLogProbs for a packed batch (packed.go): the
+// log-probability of targets[i] given the tokens of position i's sequence up
+// to i, at every position where mask is true, as (N) float32 tensors that
+// are zero elsewhere. targets and mask are (N) on the model's device.
+func (m *Model) PackedTokenLogProbs(p Packed, targets, mask *torch.Tensor, opt LogProbOptions) (logp, entropy *torch.Tensor, err error) {
+	defer torch.Recover(&err)
+	N := p.Tokens()
+	for _, t := range []struct {
+		name string
+		x    *torch.Tensor
+	}{{"targets", targets}, {"mask", mask}} {
+		if s := t.x.Shape(); len(s) != 1 || s[0] != N {
+			return nil, nil, fmt.Errorf("model: packed %s shape %v, want [%d]", t.name, s, N)
+		}
+	}
+	s := torch.NewScope()
+	defer s.Close()
+	lp, ent := m.selectedLogProbs(m.packedHidden(p, nil), targets, mask, opt)
+	logp = s.Keep(lp)
+	if opt.Entropy {
+		entropy = s.Keep(ent)
+	}
+	return logp, entropy, nil
+}
+
+// selectedLogProbs projects the hidden states h (M, D) at the positions
+// where mask (M) is true onto the vocabulary, Chunk at a time, and returns
+// the log-probs of targets (M) there (and the entropies when asked) as (M)
+// float32 tensors, zero elsewhere.
+func (m *Model) selectedLogProbs(h, targets, mask *torch.Tensor, opt LogProbOptions) (logp, entropy *torch.Tensor) {
 	chunk := int64(opt.Chunk)
 	if chunk <= 0 {
 		chunk = 1024
 	}
-	s := torch.NewScope()
-	defer s.Close()
-	h := m.hidden(in.IDs, in.Positions, in.Valid, nil, m.routeRows(in.Adapters, B, 1)) // (B,T,D)
-	flatMask := mask.Reshape(B * T)                                                    // (B·T)
-	idx := torch.Arange(0, float64(B*T), 1, torch.Int64, m.device)                     // (B·T)
-	sel := idx.MaskedSelect(flatMask)                                                  // (N)
+	M := h.Size(0)
+	idx := torch.Arange(0, float64(M), 1, torch.Int64, m.device) // (M)
+	sel := idx.MaskedSelect(mask)                                // (N)
 	N := sel.Size(0)
-	hs := h.Reshape(B*T, h.Size(2)).IndexSelect(0, sel) // (N,D)
-	tg := targets.Reshape(B*T).IndexSelect(0, sel)      // (N)
 	var lp, ent *torch.Tensor
 	if N > 0 {
-		lp, ent = torch.LinearTokenLogProbs(hs, m.LMHead, tg, opt.Temperature, chunk, opt.Entropy) // (N)
+		lp, ent = torch.LinearTokenLogProbs(h.IndexSelect(0, sel), m.LMHead, targets.IndexSelect(0, sel), opt.Temperature, chunk, opt.Entropy) // (N)
 	}
 	scatter := func(vals *torch.Tensor) *torch.Tensor {
-		out := torch.Zeros([]int64{B * T}, torch.Float32, m.device)
+		out := torch.Zeros([]int64{M}, torch.Float32, m.device)
 		if N == 0 {
-			return out.Reshape(B, T)
+			return out
 		}
-		return out.IndexPut([]*torch.Tensor{sel}, vals.ToDType(torch.Float32), false).Reshape(B, T)
+		return out.IndexPut([]*torch.Tensor{sel}, vals.ToDType(torch.Float32), false)
 	}
-	logp = s.Keep(scatter(lp))
+	logp = scatter(lp)
 	if opt.Entropy {
-		entropy = s.Keep(scatter(ent))
+		entropy = scatter(ent)
 	}
-	return logp, entropy, nil
+	return logp, entropy
 }
 
 // ShiftTargets builds, for a padded batch, the next-token targets (B, T):

@@ -37,8 +37,9 @@ type Overrides struct {
 	KLCoef       *float64 `yaml:"kl_coef"`
 	KLEstimator  *string  `yaml:"kl_estimator"`
 
-	MicroBatchSize *int `yaml:"micro_batch_size"`
-	UpdatesPerStep *int `yaml:"updates_per_step"`
+	MicroBatchSize   *int `yaml:"micro_batch_size"`
+	MicroBatchTokens *int `yaml:"micro_batch_tokens"`
+	UpdatesPerStep   *int `yaml:"updates_per_step"`
 }
 
 // Apply returns base with every field set in o replaced. It does not

@@ -78,7 +78,10 @@ type Settings struct {
 
 	// Batching of one update.
 	MicroBatchSize int `yaml:"micro_batch_size"` // sequences per forward/backward
-	UpdatesPerStep int `yaml:"updates_per_step"` // mini-batches (optimizer steps) per train step, at most one per row
+	// MicroBatchTokens, when > 0, cuts micro-batches by tokens (prompt +
+	// response, packed without padding) instead of micro_batch_size rows.
+	MicroBatchTokens int `yaml:"micro_batch_tokens"`
+	UpdatesPerStep   int `yaml:"updates_per_step"` // mini-batches (optimizer steps) per train step, at most one per row
 }
 
 // DefaultSettings returns the Dr. MAS math column of algorithms.md §6: lr
@@ -166,6 +169,8 @@ func (s Settings) Validate() error {
 	switch {
 	case s.MicroBatchSize < 1:
 		return fmt.Errorf("micro_batch_size: must be >= 1 sequence, got %d", s.MicroBatchSize)
+	case s.MicroBatchTokens < 0:
+		return fmt.Errorf("micro_batch_tokens: must be >= 0 (0 = micro_batch_size rows per micro-batch), got %d", s.MicroBatchTokens)
 	case s.UpdatesPerStep < 1:
 		return fmt.Errorf("updates_per_step: must be >= 1 mini-batch, got %d", s.UpdatesPerStep)
 	}

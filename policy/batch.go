@@ -1,14 +1,25 @@
 package policy
 
-// batch.go — the update's input rows, their packing into padded tensors with
-// the response-token mask, and the deterministic split of a step's rows into
+// batch.go — the update's input rows, their layout as tensors with the
+// response-token mask, and the deterministic split of a step's rows into
 // mini-batches and micro-batches.
 //
-// For a row of P prompt tokens followed by R response tokens, packed
-// right-padded as prompt+response, response token j (0-based) is predicted at
-// position P+j−1, so the mask is true at positions P−1 … P+R−2 (minus the
-// tokens the row's own loss mask excludes) and the target there is the next
-// id (model.ShiftTargets).
+// Two layouts of one micro-batch, with the same loss:
+//
+//   - packed (Pack, what the update uses): the rows' prompt+response tokens
+//     laid end to end (model.Packed) — the forward runs over real tokens only,
+//     with variable-length attention, whatever the spread of row lengths;
+//   - padded (Pad, the reference): rows right-padded to the longest, (B, T).
+//
+// The loss always sees (B, T) tensors: the packed forward's log-probs are
+// scattered into the padded layout (cheap: one float per position), so every
+// aggregation mode computes exactly as before, and packing changes only
+// which positions the model's forward visits.
+//
+// For a row of P prompt tokens followed by R response tokens, response token
+// j (0-based) is predicted at position P+j−1 of the row, so the mask is true
+// at positions P−1 … P+R−2 (minus the tokens the row's own loss mask
+// excludes) and the target there is the next id.
 //
 // The split: the rows are permuted by a PCG stream seeded with (seed, step),
 // cut into updates_per_step contiguous mini-batches whose sizes differ by at
@@ -42,19 +53,130 @@ type Sequence struct {
 	Advantage float64
 }
 
-// Batch is a packed set of rows on one device. The caller frees it (Free),
-// or lets the enclosing torch.Scope do so.
+// Batch is a micro-batch of rows on one device, packed (Pack) or padded
+// (Pad). The caller frees it (Free), or lets the enclosing torch.Scope do so.
 type Batch struct {
-	Input      model.Input   // prompt+response, right-padded, (B, T)
-	Targets    *torch.Tensor // int64 (B, T): the next token at every position
+	Input      model.Input   // padded: prompt+response, right-padded, (B, T); zero when packed
+	Targets    *torch.Tensor // padded: int64 (B, T), the next token at every position; packed: (N)
 	Mask       *torch.Tensor // bool (B, T): true at positions that predict a response token
 	Advantages *torch.Tensor // float32 (B, 1)
 	Tokens     []int         // trained response tokens per row
+
+	packed     *model.Packed // packed: the rows end to end
+	packedMask *torch.Tensor // packed: bool (N), Mask in the packed layout
+	index      *torch.Tensor // packed: int64 (N), each packed position's index in the (B·T) layout
 }
 
-// Pack builds the padded batch of seqs on dev. Rows must have a non-empty
+// LogProbs is m's log-probabilities of the batch's targets, (B, T) float32,
+// zero off the mask (and the entropies when opt asks), through whichever
+// layout the batch has.
+func (b Batch) LogProbs(m *model.Model, opt model.LogProbOptions) (logp, entropy *torch.Tensor, err error) {
+	if b.packed == nil {
+		return m.TokenLogProbs(b.Input, b.Targets, b.Mask, opt)
+	}
+	lp, ent, err := m.PackedTokenLogProbs(*b.packed, b.Targets, b.packedMask, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer torch.Recover(&err)
+	s := torch.NewScope()
+	defer s.Close()
+	shape := b.Mask.Shape()
+	padded := func(x *torch.Tensor) *torch.Tensor { // (N) → (B, T)
+		out := torch.Zeros([]int64{shape[0] * shape[1]}, torch.Float32, x.Device())
+		return s.Keep(out.IndexPut([]*torch.Tensor{b.index}, x, false).Reshape(shape...))
+	}
+	logp = padded(lp)
+	if ent != nil {
+		entropy = padded(ent)
+	}
+	torch.FreeAll(lp, ent)
+	return logp, entropy, nil
+}
+
+// to is a copy of the batch on dev (in the current scope).
+func (b Batch) to(dev torch.Device) Batch {
+	on := func(x *torch.Tensor) *torch.Tensor {
+		if x == nil {
+			return nil
+		}
+		return x.ToDevice(dev)
+	}
+	c := b
+	c.Targets, c.Mask, c.Advantages, c.packedMask, c.index = on(b.Targets), on(b.Mask), on(b.Advantages), on(b.packedMask), on(b.index)
+	if b.packed != nil {
+		p := *b.packed
+		p.IDs, p.Positions, p.CuSeqLens = on(p.IDs), on(p.Positions), on(p.CuSeqLens)
+		c.packed = &p
+	} else {
+		c.Input.IDs, c.Input.Positions, c.Input.Valid = on(b.Input.IDs), on(b.Input.Positions), on(b.Input.Valid)
+	}
+	return c
+}
+
+// Pack builds the packed batch of seqs on dev. Rows must have a non-empty
 // prompt and response (CheckSequences reports the first that does not).
 func Pack(seqs []Sequence, dev torch.Device) (b Batch, err error) {
+	defer torch.Recover(&err)
+	if len(seqs) == 0 {
+		return Batch{}, fmt.Errorf("policy: no sequences to pack")
+	}
+	full := make([][]int, len(seqs))
+	T := 0
+	for i, s := range seqs {
+		if len(s.Prompt) == 0 || len(s.Response) == 0 {
+			return Batch{}, fmt.Errorf("policy: sequence %d (agent %q) has %d prompt and %d response tokens; both must be at least 1", i, s.Agent, len(s.Prompt), len(s.Response))
+		}
+		full[i] = append(append(make([]int, 0, len(s.Prompt)+len(s.Response)), s.Prompt...), s.Response...)
+		T = max(T, len(full[i]))
+	}
+	s := torch.NewScope()
+	defer s.Close()
+	p, err := model.PackSequences(full, dev)
+	if err != nil {
+		return Batch{}, err
+	}
+	s.Keep(p.IDs, p.Positions, p.CuSeqLens)
+	B := len(seqs)
+	N := int(p.Tokens())
+	targets := make([]int64, 0, N)
+	pmask := make([]bool, 0, N)
+	index := make([]int64, 0, N)
+	mask := make([]bool, B*T)
+	adv := make([]float32, B)
+	tokens := make([]int, B)
+	for i, sq := range seqs {
+		P, R := len(sq.Prompt), len(sq.Response)
+		for t := range full[i] {
+			next := int64(0)
+			if t+1 < len(full[i]) {
+				next = int64(full[i][t+1])
+			}
+			j := t - (P - 1) // the response token predicted here
+			on := j >= 0 && j < R && (sq.Mask == nil || sq.Mask[j])
+			targets, pmask, index = append(targets, next), append(pmask, on), append(index, int64(i*T+t))
+			if on {
+				mask[i*T+t] = true
+				tokens[i]++
+			}
+		}
+		adv[i] = float32(sq.Advantage)
+	}
+	b = Batch{
+		Targets:    s.Keep(torch.FromInt64(targets).ToDevice(dev)),
+		Mask:       s.Keep(torch.FromBool(mask, int64(B), int64(T)).ToDevice(dev)),
+		Advantages: s.Keep(torch.FromFloat32(adv, int64(B), 1).ToDevice(dev)),
+		Tokens:     tokens,
+		packed:     &p,
+		packedMask: s.Keep(torch.FromBool(pmask).ToDevice(dev)),
+		index:      s.Keep(torch.FromInt64(index).ToDevice(dev)),
+	}
+	return b, nil
+}
+
+// Pad builds the padded batch of seqs on dev (the reference layout). Rows
+// must have a non-empty prompt and response.
+func Pad(seqs []Sequence, dev torch.Device) (b Batch, err error) {
 	defer torch.Recover(&err)
 	if len(seqs) == 0 {
 		return Batch{}, fmt.Errorf("policy: no sequences to pack")
@@ -101,8 +223,12 @@ func Pack(seqs []Sequence, dev torch.Device) (b Batch, err error) {
 
 // Free releases the batch's tensors.
 func (b Batch) Free() {
-	b.Input.Free()
-	torch.FreeAll(b.Targets, b.Mask, b.Advantages)
+	if b.packed != nil {
+		b.packed.Free()
+	} else {
+		b.Input.Free()
+	}
+	torch.FreeAll(b.Targets, b.Mask, b.Advantages, b.packedMask, b.index)
 }
 
 // CheckSequences reports the first row that cannot be trained on: an agent
@@ -140,6 +266,32 @@ func CheckSequences(seqs []Sequence, agents []string, vocab int) error {
 		}
 	}
 	return nil
+}
+
+// SplitTokens is Split with micro-batches of at most budget tokens
+// (lengths[i] is row i's prompt + response length) instead of a fixed
+// number of rows: the same permutation and mini-batches, each cut greedily
+// in order; a row longer than the budget is a micro-batch of its own.
+func SplitTokens(lengths []int, updates, budget int, seed uint64, step int) [][][]int {
+	minis := Split(len(lengths), updates, len(lengths), seed, step)
+	for i, micros := range minis {
+		var cut [][]int
+		for _, rows := range micros {
+			var cur []int
+			tokens := 0
+			for _, r := range rows {
+				if len(cur) > 0 && tokens+lengths[r] > budget {
+					cut, cur, tokens = append(cut, cur), nil, 0
+				}
+				cur, tokens = append(cur, r), tokens+lengths[r]
+			}
+			if len(cur) > 0 {
+				cut = append(cut, cur)
+			}
+		}
+		minis[i] = cut
+	}
+	return minis
 }
 
 // Split returns the mini-batches of a step over n rows, each a list of

@@ -16,39 +16,59 @@ func TestPackMasksResponsePredecessors(t *testing.T) {
 		{Agent: "a", Prompt: []int{5, 6, 7}, Response: []int{8, 9}, Advantage: 1},    // P=3, R=2: mask at 2, 3
 		{Agent: "b", Prompt: []int{4}, Response: []int{1, 2, 3, 4}, Advantage: -0.5}, // P=1, R=4: mask at 0..3
 	}
-	b, err := Pack(seqs, torch.CPU)
-	if err != nil {
-		t.Fatal(err)
+	for _, layout := range layouts {
+		b, err := layout.build(seqs, torch.CPU)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Free()
+		wantMask := []bool{
+			false, false, true, true, false,
+			true, true, true, true, false,
+		}
+		if got := b.Mask.Bools(); !reflect.DeepEqual(got, wantMask) {
+			t.Fatalf("%s: mask %v, want %v", layout.name, got, wantMask)
+		}
+		// at every masked position the target is the response token
+		if got := maskedTargets(b); !reflect.DeepEqual(got, [][]int64{{8, 9}, {1, 2, 3, 4}}) {
+			t.Fatalf("%s: targets under the mask %v", layout.name, got)
+		}
+		if adv := b.Advantages.Float64s(); !reflect.DeepEqual(adv, []float64{1, -0.5}) || !slices.Equal(b.Advantages.Shape(), []int64{2, 1}) {
+			t.Fatalf("%s: advantages %v %v", layout.name, adv, b.Advantages.Shape())
+		}
+		if !reflect.DeepEqual(b.Tokens, []int{2, 4}) {
+			t.Fatalf("%s: tokens %v", layout.name, b.Tokens)
+		}
 	}
-	defer b.Free()
-	wantMask := []bool{
-		false, false, true, true, false,
-		true, true, true, true, false,
-	}
-	if got := b.Mask.Bools(); !reflect.DeepEqual(got, wantMask) {
-		t.Fatalf("mask %v, want %v", got, wantMask)
-	}
-	// at every masked position the target is the response token
-	targets, ids := b.Targets.Int64s(), b.Input.IDs.Int64s()
-	var got [][]int64
-	for r := 0; r < 2; r++ {
-		var resp []int64
-		for c := 0; c < 5; c++ {
-			if wantMask[r*5+c] {
-				resp = append(resp, targets[r*5+c])
+}
+
+var layouts = []struct {
+	name  string
+	build func([]Sequence, torch.Device) (Batch, error)
+}{{"packed", Pack}, {"padded", Pad}}
+
+// maskedTargets lists each row's targets at its masked positions.
+func maskedTargets(b Batch) [][]int64 {
+	shape := b.Mask.Shape()
+	B, T := int(shape[0]), int(shape[1])
+	out := make([][]int64, B)
+	targets := b.Targets.Int64s()
+	if b.packed == nil {
+		mask := b.Mask.Bools()
+		for i := range B * T {
+			if mask[i] {
+				out[i/T] = append(out[i/T], targets[i])
 			}
 		}
-		got = append(got, resp)
+		return out
 	}
-	if !reflect.DeepEqual(got, [][]int64{{8, 9}, {1, 2, 3, 4}}) {
-		t.Fatalf("targets under the mask %v (ids %v)", got, ids)
+	pm, idx := b.packedMask.Bools(), b.index.Int64s()
+	for k := range pm {
+		if pm[k] {
+			out[int(idx[k])/T] = append(out[int(idx[k])/T], targets[k])
+		}
 	}
-	if adv := b.Advantages.Float64s(); !reflect.DeepEqual(adv, []float64{1, -0.5}) || !slices.Equal(b.Advantages.Shape(), []int64{2, 1}) {
-		t.Fatalf("advantages %v %v", adv, b.Advantages.Shape())
-	}
-	if !reflect.DeepEqual(b.Tokens, []int{2, 4}) {
-		t.Fatalf("tokens %v", b.Tokens)
-	}
+	return out
 }
 
 // A row's loss mask removes its excluded response tokens from the batch mask
@@ -59,23 +79,25 @@ func TestPackHonoursLossMask(t *testing.T) {
 		{Agent: "a", Prompt: []int{5, 6}, Response: []int{7, 8, 9, 1}, Mask: []bool{true, false, false, true}},
 		{Agent: "a", Prompt: []int{2}, Response: []int{3}},
 	}
-	b, err := Pack(seqs, torch.CPU)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Free()
-	want := []bool{
-		false, true, false, false, true, false,
-		true, false, false, false, false, false,
-	}
-	if got := b.Mask.Bools(); !reflect.DeepEqual(got, want) {
-		t.Fatalf("mask %v, want %v", got, want)
-	}
-	if !reflect.DeepEqual(b.Tokens, []int{2, 1}) {
-		t.Fatalf("trained tokens %v, want [2 1]", b.Tokens)
-	}
-	if got := b.Targets.Int64s(); got[1] != 7 || got[4] != 1 {
-		t.Fatalf("targets %v: the masked-in positions must predict 7 and 1", got)
+	for _, layout := range layouts {
+		b, err := layout.build(seqs, torch.CPU)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Free()
+		want := []bool{
+			false, true, false, false, true, false,
+			true, false, false, false, false, false,
+		}
+		if got := b.Mask.Bools(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: mask %v, want %v", layout.name, got, want)
+		}
+		if !reflect.DeepEqual(b.Tokens, []int{2, 1}) {
+			t.Fatalf("%s: trained tokens %v, want [2 1]", layout.name, b.Tokens)
+		}
+		if got := maskedTargets(b); !reflect.DeepEqual(got, [][]int64{{7, 1}, {3}}) {
+			t.Fatalf("%s: targets under the mask %v: the masked-in positions must predict 7 and 1, then 3", layout.name, got)
+		}
 	}
 }
 

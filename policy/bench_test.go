@@ -68,6 +68,12 @@ func benchRows() []Sequence {
 // (bf16 on the CPU goes through libtorch 1.13's slow bf16 kernels and says
 // nothing about the GPU).
 func BenchmarkUpdate(b *testing.B) {
+	for _, layout := range []string{"packed", "padded"} {
+		b.Run(layout, func(b *testing.B) { benchUpdate(b, layout == "padded") })
+	}
+}
+
+func benchUpdate(b *testing.B, pad bool) {
 	m, err := model.New(benchConfig(), 1, model.Options{DType: torch.Float32, Device: torch.CPU})
 	if err != nil {
 		b.Fatal(err)
@@ -80,6 +86,7 @@ func BenchmarkUpdate(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer tr.Free()
+	tr.pad = pad
 	rows := benchRows()
 	tokens := 0
 	for _, r := range rows {

@@ -58,6 +58,10 @@ type Trainer struct {
 	skipped        int64
 	optimizerSteps int64
 
+	// pad, when set (benchmarks), lays micro-batches out padded (Pad)
+	// instead of packed, to measure what packing saves.
+	pad bool
+
 	// onMicroBatch, when set (tests), sees every training forward's
 	// log-probs, the old log-probs and the mask before the backward.
 	onMicroBatch func(mini, micro int, logp, oldLogp, mask *torch.Tensor)
@@ -170,6 +174,13 @@ func (t *Trainer) Update(seqs []Sequence, step int) (metrics Metrics, err error)
 	t.opt.SetLR(0, report.lr)
 
 	split := Split(len(seqs), set.UpdatesPerStep, set.MicroBatchSize, t.cfg.Seed, step)
+	if set.MicroBatchTokens > 0 {
+		lengths := make([]int, len(seqs))
+		for i, s := range seqs {
+			lengths[i] = len(s.Prompt) + len(s.Response)
+		}
+		split = SplitTokens(lengths, set.UpdatesPerStep, set.MicroBatchTokens, t.cfg.Seed, step)
+	}
 	minis := make([][]*microBatch, len(split))
 	for i, micros := range split {
 		for j, rows := range micros {
@@ -180,7 +191,11 @@ func (t *Trainer) Update(seqs []Sequence, step int) (metrics Metrics, err error)
 			for j, r := range rows {
 				part[j] = seqs[r]
 			}
-			b, err := Pack(part, t.cfg.Policy.Device())
+			layout := Pack
+			if t.pad {
+				layout = Pad
+			}
+			b, err := layout(part, t.cfg.Policy.Device())
 			if err != nil {
 				return nil, err
 			}
@@ -231,7 +246,7 @@ func (t *Trainer) beforeUpdate(minis [][]*microBatch) (err error) {
 			for _, mb := range micros {
 				b := mb.batch
 				var ent *torch.Tensor
-				mb.oldLogp, ent, err = t.cfg.Policy.TokenLogProbs(b.Input, b.Targets, b.Mask, t.logProbOptions(true))
+				mb.oldLogp, ent, err = b.LogProbs(t.cfg.Policy, t.logProbOptions(true))
 				if err != nil {
 					return
 				}
@@ -252,13 +267,10 @@ func (t *Trainer) beforeUpdate(minis [][]*microBatch) (err error) {
 func (t *Trainer) referenceLogProbs(b Batch) (*torch.Tensor, error) {
 	ref, dev := t.cfg.Reference, t.cfg.Policy.Device()
 	if ref.Device() == dev {
-		lp, _, err := ref.TokenLogProbs(b.Input, b.Targets, b.Mask, t.logProbOptions(false))
+		lp, _, err := b.LogProbs(ref, t.logProbOptions(false))
 		return lp, err
 	}
-	in := b.Input
-	on := func(x *torch.Tensor) *torch.Tensor { return x.ToDevice(ref.Device()) }
-	in.IDs, in.Positions, in.Valid = on(in.IDs), on(in.Positions), on(in.Valid)
-	lp, _, err := ref.TokenLogProbs(in, on(b.Targets), on(b.Mask), t.logProbOptions(false))
+	lp, _, err := b.to(ref.Device()).LogProbs(ref, t.logProbOptions(false))
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +285,7 @@ func (t *Trainer) accumulate(mb *microBatch, mini, micro, micros int, rows []row
 	s := torch.NewScope()
 	defer s.Close()
 	b := mb.batch
-	logp, ent, err := t.cfg.Policy.TokenLogProbs(b.Input, b.Targets, b.Mask, t.logProbOptions(set.EntropyCoef > 0))
+	logp, ent, err := b.LogProbs(t.cfg.Policy, t.logProbOptions(set.EntropyCoef > 0))
 	if err != nil {
 		return err
 	}

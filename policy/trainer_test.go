@@ -72,7 +72,7 @@ func responseLogProb(t *testing.T, m *model.Model, seqs []Sequence) []float64 {
 		t.Fatal(err)
 	}
 	var lp *torch.Tensor
-	torch.NoGrad(func() { lp, _, err = m.TokenLogProbs(b.Input, b.Targets, b.Mask, model.LogProbOptions{}) })
+	torch.NoGrad(func() { lp, _, err = b.LogProbs(m, model.LogProbOptions{}) })
 	if err != nil {
 		t.Fatal(err)
 	}
