@@ -100,16 +100,7 @@ func (m *Model) packedHidden(p Packed, sink KVSink) *torch.Tensor {
 	x := torch.Embedding(m.Embed, p.IDs) // (N,D)
 	cos, sin := m.rope.table(p.Positions, m.dtype)
 	cos, sin = cos.Unsqueeze(1), sin.Unsqueeze(1) // (N,1,Dh)
-	rt := m.ownRoute()
-	if p.Adapters != nil {
-		perToken := make([]*Adapter, 0, p.Tokens())
-		for b, n := range p.Lens {
-			for range n {
-				perToken = append(perToken, p.Adapters[b])
-			}
-		}
-		rt = m.routeRows(perToken, int64(len(perToken)))
-	}
+	rt := m.packedRoute(p)
 	for i, blk := range m.Layers {
 		x = blk.forwardPacked(x, cos, sin, p, sink, i, rt)
 	}
@@ -132,4 +123,18 @@ func (m *Model) PackedLogits(p Packed) (logits *torch.Tensor, err error) {
 	s := torch.NewScope()
 	defer s.Close()
 	return s.Keep(torch.Linear(m.packedHidden(p, nil), m.LMHead, nil)), nil
+}
+
+// packedRoute routes each packed token through its sequence's adapter.
+func (m *Model) packedRoute(p Packed) route {
+	if p.Adapters == nil {
+		return m.ownRoute()
+	}
+	perToken := make([]*Adapter, 0, p.Tokens())
+	for b, n := range p.Lens {
+		for range n {
+			perToken = append(perToken, p.Adapters[b])
+		}
+	}
+	return m.routeRows(perToken, int64(len(perToken)))
 }

@@ -39,7 +39,9 @@ type Overrides struct {
 
 	MicroBatchSize   *int `yaml:"micro_batch_size"`
 	MicroBatchTokens *int `yaml:"micro_batch_tokens"`
-	UpdatesPerStep   *int `yaml:"updates_per_step"`
+	// activation checkpointing
+	ActivationCheckpointing *bool `yaml:"activation_checkpointing"`
+	UpdatesPerStep          *int  `yaml:"updates_per_step"`
 }
 
 // Apply returns base with every field set in o replaced. It does not

@@ -81,7 +81,11 @@ type Settings struct {
 	// MicroBatchTokens, when > 0, cuts micro-batches by tokens (prompt +
 	// response, packed without padding) instead of micro_batch_size rows.
 	MicroBatchTokens int `yaml:"micro_batch_tokens"`
-	UpdatesPerStep   int `yaml:"updates_per_step"` // mini-batches (optimizer steps) per train step, at most one per row
+	// ActivationCheckpointing keeps only each block's input during the
+	// training forward and recomputes the block in the backward pass: one
+	// more forward of the blocks for activations of one block at a time.
+	ActivationCheckpointing bool `yaml:"activation_checkpointing"`
+	UpdatesPerStep          int  `yaml:"updates_per_step"` // mini-batches (optimizer steps) per train step, at most one per row
 }
 
 // DefaultSettings returns the Dr. MAS math column of algorithms.md §6: lr

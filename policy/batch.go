@@ -81,17 +81,38 @@ func (b Batch) LogProbs(m *model.Model, opt model.LogProbOptions) (logp, entropy
 	defer torch.Recover(&err)
 	s := torch.NewScope()
 	defer s.Close()
-	shape := b.Mask.Shape()
-	padded := func(x *torch.Tensor) *torch.Tensor { // (N) → (B, T)
-		out := torch.Zeros([]int64{shape[0] * shape[1]}, torch.Float32, x.Device())
-		return s.Keep(out.IndexPut([]*torch.Tensor{b.index}, x, false).Reshape(shape...))
-	}
-	logp = padded(lp)
+	logp = s.Keep(b.toPadded(lp))
 	if ent != nil {
-		entropy = padded(ent)
+		entropy = s.Keep(b.toPadded(ent))
 	}
 	torch.FreeAll(lp, ent)
 	return logp, entropy, nil
+}
+
+// CheckpointedLogProbs is LogProbs through an activation-checkpointed
+// forward (model.Checkpointed): after the loss's backward, call finish to
+// back-propagate through the blocks. Packed batches only.
+func (b Batch) CheckpointedLogProbs(m *model.Model, opt model.LogProbOptions) (logp, entropy *torch.Tensor, finish func() error, err error) {
+	if b.packed == nil {
+		return nil, nil, nil, fmt.Errorf("policy: activation checkpointing runs on packed micro-batches (Pack), not padded ones")
+	}
+	lp, ent, c, err := m.CheckpointedPackedLogProbs(*b.packed, b.Targets, b.packedMask, opt)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer torch.Recover(&err)
+	logp, entropy = b.toPadded(lp), b.toPadded(ent)
+	return logp, entropy, c.Backward, nil
+}
+
+// toPadded scatters packed (N) values into the (B, T) layout (nil stays nil).
+func (b Batch) toPadded(x *torch.Tensor) *torch.Tensor {
+	if x == nil {
+		return nil
+	}
+	shape := b.Mask.Shape()
+	out := torch.Zeros([]int64{shape[0] * shape[1]}, torch.Float32, x.Device())
+	return out.IndexPut([]*torch.Tensor{b.index}, x, false).Reshape(shape...)
 }
 
 // to is a copy of the batch on dev (in the current scope).

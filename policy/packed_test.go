@@ -130,3 +130,43 @@ func TestSplitTokens(t *testing.T) {
 		}
 	}
 }
+
+// An update with activation checkpointing moves the weights as one without
+// (float32, 1e-6 relative), entropy bonus on.
+func TestCheckpointedUpdateEqualsPlain(t *testing.T) {
+	checkLeaks(t)
+	weights := func(checkpoint bool) [][]float32 {
+		m := tinyModel(t, 23, torch.Float32)
+		set := trainSettings()
+		set.MicroBatchSize, set.UpdatesPerStep, set.EntropyCoef, set.ActivationCheckpointing = 2, 2, 0.01, checkpoint
+		tr := newTrainer(t, TrainerConfig{Group: group("m", set, "a"), Policy: m, Temperature: 1})
+		if _, err := tr.Update(packRows(), 0); err != nil {
+			t.Fatal(err)
+		}
+		var out [][]float32
+		for _, p := range m.Parameters() {
+			out = append(out, p.Float32s())
+		}
+		return out
+	}
+	plain, ckpt := weights(false), weights(true)
+	base := tinyModel(t, 23, torch.Float32).Parameters()
+	moved := false
+	for i := range plain {
+		var num, den float64
+		for j := range plain[i] {
+			d := float64(plain[i][j] - ckpt[i][j])
+			num, den = num+d*d, den+float64(plain[i][j])*float64(plain[i][j])
+		}
+		if math.Sqrt(num/den) > 1e-6 {
+			t.Fatalf("parameter %d: checkpointed update differs by %g relative", i, math.Sqrt(num/den))
+		}
+		b := base[i].Float32s()
+		for j := range b {
+			moved = moved || b[j] != plain[i][j]
+		}
+	}
+	if !moved {
+		t.Fatal("the update moved nothing")
+	}
+}

@@ -285,7 +285,14 @@ func (t *Trainer) accumulate(mb *microBatch, mini, micro, micros int, rows []row
 	s := torch.NewScope()
 	defer s.Close()
 	b := mb.batch
-	logp, ent, err := b.LogProbs(t.cfg.Policy, t.logProbOptions(set.EntropyCoef > 0))
+	var logp, ent *torch.Tensor
+	var finish func() error
+	var err error
+	if set.ActivationCheckpointing && !t.pad {
+		logp, ent, finish, err = b.CheckpointedLogProbs(t.cfg.Policy, t.logProbOptions(set.EntropyCoef > 0))
+	} else {
+		logp, ent, err = b.LogProbs(t.cfg.Policy, t.logProbOptions(set.EntropyCoef > 0))
+	}
 	if err != nil {
 		return err
 	}
@@ -297,6 +304,11 @@ func (t *Trainer) accumulate(mb *microBatch, mini, micro, micros int, rows []row
 		Advantages: b.Advantages, Mask: b.Mask,
 	}, set)
 	out.Loss.DivScalar(float64(micros)).Backward()
+	if finish != nil {
+		if err := finish(); err != nil {
+			return err
+		}
+	}
 	stats := rowStats(out, logp, mb.oldLogp, b.Mask).Float64s() // (B, numStats)
 	for j, r := range mb.rows {
 		copy(rows[r].stats[:], stats[j*numStats:(j+1)*numStats])
