@@ -7,6 +7,8 @@ package policy
 //	go test -run '^$' -bench . -benchtime 2s ./policy/
 
 import (
+	"fmt"
+	"os"
 	"testing"
 	"troupe/optim"
 
@@ -142,5 +144,87 @@ func BenchmarkOldLogProbs(b *testing.B) {
 			b.Fatal(err)
 		}
 		is.Close()
+	}
+}
+
+// BenchmarkUpdateCUDA is one update (old log-probs + one optimizer step) of
+// a random Qwen2.5-shaped bf16 model on cuda:0 (TROUPE_CUDA=1) over 8 rows
+// of 1024 tokens (256 prompt, 768 response): the figure to set beside
+// transformers' train step on the same shape (hf_reference.py time-train;
+// scripts/gpu/bench-update.sh runs both). TROUPE_BENCH_SHAPE=1.5b for the
+// 1.5B shape; sub-benchmarks by micro-batch rows, packed or padded, with
+// activation checkpointing or without. Reports tokens/s, the model FLOP
+// rate counting the old-log-prob pass (8·N·tokens), peak memory above the
+// weights, and the optimizer's bytes per parameter after the step.
+func BenchmarkUpdateCUDA(b *testing.B) {
+	if os.Getenv("TROUPE_CUDA") != "1" || !torch.CUDAAvailable() {
+		b.Skip("set TROUPE_CUDA=1 on a GPU machine")
+	}
+	dev := torch.CUDA(0)
+	cfg := model.Config{Family: model.Qwen2, VocabSize: 151936, HiddenSize: 896, IntermediateSize: 4864, NumLayers: 24,
+		NumHeads: 14, NumKVHeads: 2, HeadDim: 64, RopeTheta: 1e6, RMSNormEps: 1e-6, MaxPositions: 32768,
+		InitializerRange: 0.02, TieEmbeddings: true, AttentionBias: true}
+	if os.Getenv("TROUPE_BENCH_SHAPE") == "1.5b" {
+		cfg.HiddenSize, cfg.IntermediateSize, cfg.NumLayers, cfg.NumHeads, cfg.HeadDim = 1536, 8960, 28, 12, 128
+	}
+	var rows []Sequence
+	for i := range 8 {
+		prompt, resp := make([]int, 256), make([]int, 768)
+		for j := range prompt {
+			prompt[j] = (i*31 + j*7) % cfg.VocabSize
+		}
+		for j := range resp {
+			resp[j] = (i*17 + j*13 + 5) % cfg.VocabSize
+		}
+		rows = append(rows, Sequence{Agent: "a", Prompt: prompt, Response: resp, Advantage: float64(i%3) - 1})
+	}
+	for _, c := range []struct {
+		micro     int
+		pad, ckpt bool
+	}{{8, false, false}, {2, false, false}, {2, true, false}, {8, false, true}} {
+		name := fmt.Sprintf("micro=%d/packed", c.micro)
+		if c.pad {
+			name = fmt.Sprintf("micro=%d/padded", c.micro)
+		}
+		if c.ckpt {
+			name += "/checkpointed"
+		}
+		b.Run(name, func(b *testing.B) {
+			m, err := model.New(cfg, 1, model.Options{DType: torch.BFloat16, Device: dev})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.Free()
+			n := float64(m.NumParams())
+			torch.Synchronize(dev)
+			weights := torch.Memory(dev).Allocated
+			s := optim.DefaultSettings()
+			s.MicroBatchSize, s.ActivationCheckpointing = c.micro, c.ckpt
+			tr, err := NewTrainer(TrainerConfig{Group: group("m", s, "a"), Policy: m, Temperature: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer tr.Free()
+			tr.pad = c.pad
+			if _, err := tr.Update(rows, 0); err != nil { // warm-up: kernels, allocator, optimizer state
+				b.Fatal(err)
+			}
+			torch.Synchronize(dev)
+			torch.ResetPeakMemory(dev)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := tr.Update(rows, i+1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			torch.Synchronize(dev)
+			sec := b.Elapsed().Seconds()
+			mem := torch.Memory(dev)
+			tokens := float64(8 * 1024 * b.N)
+			b.ReportMetric(tokens/sec, "tokens/s")
+			b.ReportMetric(8*n*tokens/sec/1e12, "TFLOP/s")
+			b.ReportMetric(float64(mem.PeakAllocated-weights)/(1<<30), "peak_GiB_above_weights")
+			b.ReportMetric(float64(mem.Allocated-weights)/n, "state_B/param")
+		})
 	}
 }

@@ -339,6 +339,7 @@ def main():
     t.add_argument("--cache", default="", help="cache_implementation, e.g. static (default: dynamic)")
     t.add_argument("--json", default="", help="also write the results here")
     r = sub.add_parser("time-train", help="forward/backward/AdamW step, Qwen2.5-0.5B shape")
+    r.add_argument("--shape", default="0.5b", choices=["0.5b", "1.5b"], help="Qwen2.5 shape")
     r.add_argument("--batch", type=int, default=8)
     r.add_argument("--seq", type=int, default=1024)
     r.add_argument("--reps", type=int, default=5)
