@@ -7,6 +7,7 @@ package torch
 // clipping on device, seeded CUDA generators, and the allocator figures.
 
 import (
+	"fmt"
 	"os"
 	"testing"
 )
@@ -87,6 +88,7 @@ func TestCUDAAdamWClipAndGenerators(t *testing.T) {
 		})
 		return out
 	}
+	t.Logf("fused AdamW kernel on CUDA: %v", FusedAdamW())
 	closeTo(t, "adamw f32 on cuda", run(dev, Float32), run(CPU, Float32), 1e-5)
 	closeTo(t, "adamw bf16+master on cuda", run(dev, BFloat16), run(CPU, BFloat16), 1e-2)
 	draw := func(seed uint64) []int64 {
@@ -118,5 +120,45 @@ func TestCUDAAdamWClipAndGenerators(t *testing.T) {
 	EmptyCache()
 	if after := Memory(dev); after.Allocated > alive.Allocated-(4<<20) {
 		t.Fatalf("freeing a 4 MiB tensor left allocated at %d (was %d)", after.Allocated, alive.Allocated)
+	}
+}
+
+// A CUDA optimizer (the fused kernel where the build has it) resumed from
+// another's state — step counts, moments and bf16 master copies — continues
+// exactly as the original.
+func TestCUDAAdamWStateRoundTrip(t *testing.T) {
+	dev := cudaOrSkip(t)
+	noLeaks(t)
+	for _, dt := range []DType{Float32, BFloat16} {
+		mk := func() *Tensor {
+			return FromFloat32([]float32{1, -2, 3, 0.5}).To(dev, dt).Untrack().SetRequiresGrad(true)
+		}
+		step := func(p *Tensor, o *AdamW, g []float32) {
+			scoped(func() {
+				p.Mul(FromFloat32(g).To(dev, dt)).Sum().Backward()
+				o.Step()
+				o.ZeroGrad()
+			})
+		}
+		groups := func(p *Tensor) []AdamWGroup {
+			return []AdamWGroup{{Params: []*Tensor{p}, LR: 0.1, Beta1: 0.9, Beta2: 0.99, Eps: 1e-8, WeightDecay: 0.01}}
+		}
+		a := mk()
+		oa := NewAdamW(groups(a), dt != Float32)
+		step(a, oa, []float32{1, 1, -1, 2})
+		step(a, oa, []float32{-1, 2, 1, 0.5})
+		b := mk()
+		NoGrad(func() { b.CopyFrom(a) })
+		ob := NewAdamW(groups(b), dt != Float32)
+		scoped(func() { ob.LoadState(0, oa.State(0)) })
+		step(a, oa, []float32{0.5, -1, 3, 1})
+		step(b, ob, []float32{0.5, -1, 3, 1})
+		scoped(func() {
+			closeTo(t, fmt.Sprintf("resumed %v optimizer on cuda", dt), f32to64(b.ToDType(Float32).Float32s()), f32to64(a.ToDType(Float32).Float32s()), 0)
+		})
+		oa.Free()
+		ob.Free()
+		a.Free()
+		b.Free()
 	}
 }

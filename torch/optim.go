@@ -118,3 +118,11 @@ func (o *AdamW) Free() {
 	o.h = nil
 	check("adamw_free", C.ts_adamw_free(h))
 }
+
+// FusedAdamW reports whether this build steps CUDA parameters with ATen's
+// fused AdamW kernel (GPU builds where it compiles; never on CPU builds).
+func FusedAdamW() bool {
+	var out C.int
+	check("adamw_fused", C.ts_adamw_fused(&out))
+	return out != 0
+}

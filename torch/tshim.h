@@ -181,6 +181,7 @@ ts_err ts_adamw_free(ts_adamw o);
 ts_err ts_adamw_set_lr(ts_adamw o, int group, double lr);
 ts_err ts_adamw_step(ts_adamw o); /* params without a grad are skipped, like torch.optim */
 ts_err ts_adamw_zero_grad(ts_adamw o);
+ts_err ts_adamw_fused(int* out); /* 1 when CUDA parameters step through ATen's fused kernel */
 ts_err ts_adamw_step_count(ts_adamw o, int i, int64_t* out);
 /* handles share storage with the live state; exp_avg/exp_avg_sq are undefined (NULL) before the
  * first step of that parameter; master is NULL when the parameter has none. */

@@ -97,6 +97,12 @@ if ((cuda)) && [ -f "$inc/torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp" ]; t
   done
 fi
 
+# AdamW (optim.cc): ATen's fused kernel for CUDA parameters in a CUDA build;
+# like the collectives, the file is compiled without it if it does not
+# compile with it.
+fused_flags=()
+if ((cuda)) && [ -f "$inc/ATen/ops/_fused_adamw.h" ]; then fused_flags+=(-DTSHIM_FUSED_ADAMW); fi
+
 obj="$out/obj"
 rm -rf "$obj"
 mkdir -p "$obj"
@@ -105,6 +111,7 @@ echo "build-shim: torch $torch_version (CUDA ${torch_cuda}, C++11 ABI $abi) at $
 if ((cuda)); then kind="CUDA (-DTSHIM_CUDA, $cuda_inc)"; else kind="CPU only"; fi
 echo "build-shim: $kind build of ${#srcs[@]} files, $jobs at a time, into $out"
 echo "build-shim: collectives: ${dist_flags[*]:-none (no gloo/ headers in the wheel, no nccl.h)}"
+echo "build-shim: AdamW: ${fused_flags[*]:-unfused (a CPU build, or no ATen/ops/_fused_adamw.h)}"
 
 start=$SECONDS
 running=0
@@ -113,9 +120,10 @@ for src in "${srcs[@]}"; do
   (
     extra=()
     [ "$name" = dist ] && extra=("${dist_flags[@]}")
+    [ "$name" = optim ] && extra=("${fused_flags[@]}")
     if ! "$cxx" "${flags[@]}" "${extra[@]}" -c "$src" -o "$obj/$name.o" >"$obj/$name.log" 2>&1; then
-      if [ "$name" = dist ] && ((${#extra[@]})) && "$cxx" "${flags[@]}" -c "$src" -o "$obj/$name.o" >>"$obj/$name.log" 2>&1; then
-        echo "build-shim: dist.cc did not compile with ${extra[*]}; built without collectives (log: $obj/$name.log)" >&2
+      if ((${#extra[@]})) && "$cxx" "${flags[@]}" -c "$src" -o "$obj/$name.o" >>"$obj/$name.log" 2>&1; then
+        echo "build-shim: $name.cc did not compile with ${extra[*]}; built without (log: $obj/$name.log)" >&2
       else
         touch "$obj/$name.failed"
       fi

@@ -6,10 +6,23 @@
 // non-f32 parameter gets a float32 master copy that the update runs on; the
 // parameter is then overwritten with the rounded master. One shim call steps
 // every parameter: no cgo crossing per tensor.
+//
+// CUDA builds compiled with TSHIM_FUSED_ADAMW (scripts/gpu/build-shim.sh sets
+// it where this file compiles with it) step the CUDA parameters with ATen's
+// fused kernel, one launch per (group, device) instead of ~8 per tensor, on
+// the same float32 masters and moments; the step counts then also live on
+// the device as float32 scalars, as torch.optim's fused path keeps them.
 #include "common.h"
 
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/zeros_like.h>
+#if defined(TSHIM_FUSED_ADAMW)
+#include <ATen/ops/_foreach_add.h>
+#include <ATen/ops/_fused_adamw.h>
+#include <ATen/ops/full.h>
+
+#include <map>
+#endif
 
 #include <cmath>
 #include <memory>
@@ -25,6 +38,7 @@ struct Param {
   at::Tensor exp_avg, exp_avg_sq;
   int64_t step = 0;
   int group = 0;
+  at::Tensor step_t;  // fused path: step as a float32 scalar on the device (undefined until used)
 };
 struct Group {
   double lr, beta1, beta2, eps, weight_decay;
@@ -54,7 +68,69 @@ void check_same_shape(const char* what, const at::Tensor& a, const at::Tensor& p
 }
 }  // namespace
 
+#if defined(TSHIM_FUSED_ADAMW)
+namespace {
+// fused_step steps every CUDA parameter that has a grad and updates a
+// float32 tensor (its master, or itself) with one fused kernel per (group,
+// device), and marks the ones it did.
+std::vector<bool> fused_step(ts_adamw o) {
+  std::vector<bool> done(o->params.size(), false);
+  std::map<std::pair<int, int>, std::vector<size_t>> buckets;
+  for (size_t i = 0; i < o->params.size(); i++) {
+    const Param& p = o->params[i];
+    if (!p.param.is_cuda() || !p.param.grad().defined()) continue;
+    const at::Tensor& w = p.master.defined() ? p.master : p.param;
+    if (w.scalar_type() != at::kFloat) continue;
+    buckets[{p.group, static_cast<int>(p.param.device().index())}].push_back(i);
+  }
+  for (auto& [key, idx] : buckets) {
+    const Group& h = o->groups[key.first];
+    std::vector<at::Tensor> ws, gs, ms, vs, steps, counted;
+    for (auto i : idx) {
+      Param& p = o->params[i];
+      at::Tensor w = p.master.defined() ? p.master : p.param;
+      if (!p.exp_avg.defined()) {
+        p.exp_avg = at::zeros_like(w);
+        p.exp_avg_sq = at::zeros_like(w);
+      }
+      p.step++;
+      if (p.step_t.defined()) {
+        counted.push_back(p.step_t);
+      } else {
+        p.step_t = at::full({}, static_cast<double>(p.step), w.options());
+      }
+      ws.push_back(w);
+      gs.push_back(p.param.grad().to(at::kFloat));
+      ms.push_back(p.exp_avg);
+      vs.push_back(p.exp_avg_sq);
+      steps.push_back(p.step_t);
+      done[i] = true;
+    }
+    if (!counted.empty()) at::_foreach_add_(counted, 1.0);
+    std::vector<at::Tensor> no_max;  // amsgrad off
+    at::_fused_adamw_(ws, gs, ms, vs, no_max, steps, h.lr, h.beta1, h.beta2, h.weight_decay, h.eps, false, false,
+                      std::nullopt, std::nullopt);
+    for (auto i : idx) {
+      Param& p = o->params[i];
+      if (p.master.defined()) p.param.detach().copy_(p.master);
+    }
+  }
+  return done;
+}
+}  // namespace
+#endif
+
 extern "C" {
+
+ts_err ts_adamw_fused(int* out) {
+  TS_TRY
+#if defined(TSHIM_FUSED_ADAMW)
+  *out = 1;
+#else
+  *out = 0;
+#endif
+  TS_CATCH
+}
 
 ts_err ts_adamw_new(const ts_tensor* params, int n, const int* group, int ngroups, const double* lr,
                     const double* beta1, const double* beta2, const double* eps, const double* weight_decay,
@@ -96,7 +172,14 @@ ts_err ts_adamw_step(ts_adamw o) {
   TS_TRY
   if (o == nullptr) throw std::invalid_argument("optimizer handle is NULL");
   at::NoGradGuard no_grad;
-  for (auto& p : o->params) {
+#if defined(TSHIM_FUSED_ADAMW)
+  const std::vector<bool> fused = fused_step(o);
+#endif
+  for (size_t i = 0; i < o->params.size(); i++) {
+    auto& p = o->params[i];
+#if defined(TSHIM_FUSED_ADAMW)
+    if (fused[i]) continue;
+#endif
     const auto& raw = p.param.grad();
     if (!raw.defined()) continue;
     const Group& h = o->groups[p.group];
@@ -164,6 +247,7 @@ ts_err ts_adamw_load_state(ts_adamw o, int i, int64_t step, ts_tensor exp_avg, t
     p.master.copy_(T(master));
   }
   p.step = step;
+  p.step_t = at::Tensor();  // rebuilt from step at the next fused step
   TS_CATCH
 }
 
