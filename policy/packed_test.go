@@ -170,3 +170,23 @@ func TestCheckpointedUpdateEqualsPlain(t *testing.T) {
 		t.Fatal("the update moved nothing")
 	}
 }
+
+// The update reports what the trained parameters hold between steps: f32
+// weights and two f32 moments are 12 bytes per parameter; bf16 weights with
+// f32 masters and moments 14 (the grads' 2 more exist only during a step).
+func TestBytesPerParamMetric(t *testing.T) {
+	for _, c := range []struct {
+		dt   torch.DType
+		want float64
+	}{{torch.Float32, 12}, {torch.BFloat16, 14}} {
+		m := tinyModel(t, 24, c.dt)
+		tr := newTrainer(t, TrainerConfig{Group: group("m", trainSettings(), "a"), Policy: m, Temperature: 1})
+		met, err := tr.Update(packRows(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := met["memory/m/bytes_per_param"]; got != c.want {
+			t.Fatalf("%v: %g bytes per parameter, want %g", c.dt, got, c.want)
+		}
+	}
+}

@@ -230,7 +230,33 @@ func (t *Trainer) Update(seqs []Sequence, step int) (metrics Metrics, err error)
 		return nil, err
 	}
 	report.skipped = t.skipped
-	return report.metrics(t.cfg.Group.Agents), nil
+	metrics = report.metrics(t.cfg.Group.Agents)
+	metrics["memory/"+t.Model()+"/bytes_per_param"] = t.bytesPerParam()
+	return metrics, nil
+}
+
+// bytesPerParam is what the trained parameters hold between steps, per
+// parameter: the weights and the optimizer's state (masters and moments;
+// grads are freed after each step). 16 with bf16 weights is 2 + 4 + 4 + 4
+// plus the 2 of the grads during the step; a frozen base under adapters is
+// not counted.
+func (t *Trainer) bytesPerParam() float64 {
+	var bytes, n int64
+	for i, p := range t.params {
+		bytes += p.Numel() * int64(p.DType().Size())
+		n += p.Numel()
+		st := t.opt.State(i)
+		for _, x := range []*torch.Tensor{st.ExpAvg, st.ExpAvgSq, st.Master} {
+			if x != nil {
+				bytes += x.Numel() * int64(x.DType().Size())
+				x.Free()
+			}
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(bytes) / float64(n)
 }
 
 // logProbOptions are the options of every log-prob forward of the update.
