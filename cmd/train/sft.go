@@ -374,7 +374,7 @@ func sftStep(m *model.Model, opt *torch.AdamW, batch []policy.Sequence, lr float
 	if err != nil {
 		return 0, err
 	}
-	logp, _, err := m.TokenLogProbs(b.Input, b.Targets, b.Mask, model.LogProbOptions{})
+	logp, _, err := b.LogProbs(m, model.LogProbOptions{})
 	if err != nil {
 		return 0, err
 	}
