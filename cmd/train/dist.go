@@ -19,8 +19,10 @@ package main
 //     computes its share of the micro-batches; the grads are summed across
 //     ranks before clipping (policy/dist.go), so the weights stay identical
 //     on every rank — checked by a hash every weightCheckEvery steps;
-//  4. rank 0 alone writes metrics, samples, checkpoints, evaluations and
-//     exports; an interrupt on any rank stops every rank after the step.
+//  4. rank 0 alone writes metrics, samples, checkpoints and exports; every
+//     rank runs the evaluations (the same tasks and seeds, so the others
+//     never wait a whole evaluation in a collective), rank 0 reports them;
+//     an interrupt on any rank stops every rank after the step.
 //
 // A rank that dies makes the others' next collective fail; they stop with an
 // error naming themselves, the launcher names the rank that died first, and
@@ -125,7 +127,7 @@ func joinFromEnv(cuda bool) (*dataParallel, error) {
 	if host == "" {
 		host = "127.0.0.1"
 	}
-	timeout := 10 * time.Minute
+	timeout := 30 * time.Minute // a checkpoint of a large model is written by rank 0 while the others wait
 	if s := os.Getenv("TROUPE_DIST_TIMEOUT"); s != "" {
 		if timeout, err = time.ParseDuration(s); err != nil {
 			return nil, fmt.Errorf("data parallel: TROUPE_DIST_TIMEOUT=%q: %v", s, err)

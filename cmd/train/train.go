@@ -184,7 +184,7 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 	defer stopSignals()
 	progress := metrics.NewProgress(out, start, cfg.Run.Steps, time.Now)
 
-	if cfg.Eval.AtStart && start == 0 && dp.lead() {
+	if cfg.Eval.AtStart && start == 0 {
 		values, err := evalStep(out, t, 0)
 		if err != nil {
 			return err
@@ -260,7 +260,7 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 			}
 		}
 		// eval on its cadence, into the same record
-		if every := cfg.Eval.Every; every > 0 && (done%every == 0 || done == cfg.Run.Steps) && dp.lead() {
+		if every := cfg.Eval.Every; every > 0 && (done%every == 0 || done == cfg.Run.Steps) {
 			ev, err := evalStep(out, t, done)
 			if err != nil {
 				return err
