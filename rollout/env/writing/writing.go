@@ -5,7 +5,8 @@
 // The joint reward is level-gated, as CoMLRL's is, with troupe's own terms
 // (each reported as a metric, reward/<term>):
 //
-//	structure     1.0  both texts have 8–256 words                (else the rest is 0)
+//	structure     1.0  both texts have 8–256 words, and neither repeats one
+//	                   word more than max(2, n/5) times in its n  (else the rest is 0)
 //	length_ratio  1.0  words(expansion) / words(summary) in [1.6, 3.2]
 //	unique_words  0.5  the expansion has at least twice the summary's distinct words
 //	coherence     0.5  at least half of the summary's content words (4+ letters)
@@ -13,6 +14,13 @@
 //
 // so the maximum is 3.0, and the pair succeeds when it reaches it. The
 // feedback for the next turn names every check that failed.
+//
+// Departure from CoMLRL's terms: the repetition gate. Without it a small
+// policy learns to pass every check with word salad — a summary of three
+// distinct words repeated ("matter because matter matter …") makes the
+// expansion's distinct-word and overlap checks trivial; a LoRA run of the
+// demo reached 92 % "success" that way. Natural text's most frequent word is
+// a few percent of it.
 //
 // Tasks: JSONL files with a configurable prompt field (e.g. TLDR-style
 // posts to summarise and expand), or a procedural set of topics with
@@ -73,6 +81,20 @@ func words(s string) []string {
 	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' })
 }
 
+// mostFrequent is the most frequent word and its count (the first in
+// order on ties).
+func mostFrequent(ws []string) (string, int) {
+	count := map[string]int{}
+	best, n := "", 0
+	for _, w := range ws {
+		count[w]++
+		if count[w] > n {
+			best, n = w, count[w]
+		}
+	}
+	return best, n
+}
+
 // Reward scores a (summary, expansion) pair and returns its terms and the
 // checks that failed.
 func Reward(summary, expansion string) (terms map[string]float64, failed []string) {
@@ -80,10 +102,15 @@ func Reward(summary, expansion string) (terms map[string]float64, failed []strin
 	sw, ew := words(summary), words(expansion)
 	for _, c := range []struct {
 		who string
-		n   int
-	}{{"summary", len(sw)}, {"expansion", len(ew)}} {
-		if c.n < 8 || c.n > 256 {
-			failed = append(failed, fmt.Sprintf("the %s has %d words; write 8 to 256", c.who, c.n))
+		ws  []string
+	}{{"summary", sw}, {"expansion", ew}} {
+		n := len(c.ws)
+		if n < 8 || n > 256 {
+			failed = append(failed, fmt.Sprintf("the %s has %d words; write 8 to 256", c.who, n))
+			continue
+		}
+		if w, k := mostFrequent(c.ws); k > max(2, n/5) {
+			failed = append(failed, fmt.Sprintf("the %s repeats %q %d times in %d words; vary the wording", c.who, w, k, n))
 		}
 	}
 	if len(failed) > 0 {

@@ -31,6 +31,16 @@ func TestRewardTerms(t *testing.T) {
 	if terms["structure"] != 1 || terms["length_ratio"] != 0 || terms["unique_words"] != 0 || terms["coherence"] != 0.5 || len(failed) != 2 {
 		t.Errorf("repeated summary: %v %v", terms, failed)
 	}
+	// word salad: a summary of three words repeated fails the repetition gate
+	salad := "matter because matter matter because are matter because matter matter"
+	if terms, failed = Reward(salad, expansion); terms["structure"] != 0 || len(failed) != 1 || !strings.Contains(failed[0], `repeats "matter" 6 times in 10 words`) {
+		t.Errorf("word salad: %v %v", terms, failed)
+	}
+	// but a short text may use a word twice
+	twice := "The trains and the buses carry people between towns at night."
+	if terms, failed = Reward(twice, expansion); terms["structure"] != 1 {
+		t.Errorf("a word used twice in 11: %v %v", terms, failed)
+	}
 	// an expansion about something else: not coherent
 	other := "Bees collect nectar from meadow flowers, returning to hives where workers turn it into honey for winter months ahead, " +
 		"guarding entrances, fanning wings and cleaning cells."
