@@ -5,8 +5,10 @@
 // The joint reward is level-gated, as CoMLRL's is, with troupe's own terms
 // (each reported as a metric, reward/<term>):
 //
-//	structure     1.0  both texts have 8–256 words, and neither repeats one
-//	                   word more than max(2, n/5) times in its n  (else the rest is 0)
+//	structure     1.0  both texts have 8–256 words, neither repeats one word
+//	                   more than max(2, n/5) times in its n, and in neither
+//	                   are more than a quarter of the three-word sequences
+//	                   repeats of earlier ones                (else the rest is 0)
 //	length_ratio  1.0  words(expansion) / words(summary) in [1.6, 3.2]
 //	unique_words  0.5  the expansion has at least twice the summary's distinct words
 //	coherence     0.5  at least half of the summary's content words (4+ letters)
@@ -19,8 +21,10 @@
 // policy learns to pass every check with word salad — a summary of three
 // distinct words repeated ("matter because matter matter …") makes the
 // expansion's distinct-word and overlap checks trivial; a LoRA run of the
-// demo reached 92 % "success" that way. Natural text's most frequent word is
-// a few percent of it.
+// demo reached 92 % "success" that way, and with the word gate alone it
+// learned to loop one phrase ("matter because they shape how people live
+// matter because they …") to 96 %. Natural text's most frequent word is a
+// few percent of it, and it seldom repeats a three-word sequence.
 //
 // Tasks: JSONL files with a configurable prompt field (e.g. TLDR-style
 // posts to summarise and expand), or a procedural set of topics with
@@ -95,6 +99,21 @@ func mostFrequent(ws []string) (string, int) {
 	return best, n
 }
 
+// repeatedTrigrams counts the three-word sequences of ws that repeat an
+// earlier one, out of all of them.
+func repeatedTrigrams(ws []string) (repeats, all int) {
+	seen := map[[3]string]bool{}
+	for i := 0; i+2 < len(ws); i++ {
+		k := [3]string{ws[i], ws[i+1], ws[i+2]}
+		if seen[k] {
+			repeats++
+		}
+		seen[k] = true
+		all++
+	}
+	return repeats, all
+}
+
 // Reward scores a (summary, expansion) pair and returns its terms and the
 // checks that failed.
 func Reward(summary, expansion string) (terms map[string]float64, failed []string) {
@@ -111,6 +130,8 @@ func Reward(summary, expansion string) (terms map[string]float64, failed []strin
 		}
 		if w, k := mostFrequent(c.ws); k > max(2, n/5) {
 			failed = append(failed, fmt.Sprintf("the %s repeats %q %d times in %d words; vary the wording", c.who, w, k, n))
+		} else if r, all := repeatedTrigrams(c.ws); 4*r > all {
+			failed = append(failed, fmt.Sprintf("the %s repeats its phrases (%d of its %d three-word sequences are repeats); say each thing once", c.who, r, all))
 		}
 	}
 	if len(failed) > 0 {

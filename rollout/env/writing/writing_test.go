@@ -36,6 +36,11 @@ func TestRewardTerms(t *testing.T) {
 	if terms, failed = Reward(salad, expansion); terms["structure"] != 0 || len(failed) != 1 || !strings.Contains(failed[0], `repeats "matter" 6 times in 10 words`) {
 		t.Errorf("word salad: %v %v", terms, failed)
 	}
+	// a looped phrase fails too, though no single word dominates
+	loop := "trains matter because they shape how people live trains matter because they shape how people live trains matter because they shape how people live"
+	if terms, failed = Reward(loop, expansion); terms["structure"] != 0 || len(failed) != 1 || !strings.Contains(failed[0], "repeats its phrases (14 of its 22") {
+		t.Errorf("looped phrase: %v %v", terms, failed)
+	}
 	// but a short text may use a word twice
 	twice := "The trains and the buses carry people between towns at night."
 	if terms, failed = Reward(twice, expansion); terms["structure"] != 1 {
