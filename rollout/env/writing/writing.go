@@ -8,7 +8,9 @@
 //	structure     1.0  both texts have 8–256 words, neither repeats one word
 //	                   more than max(2, n/5) times in its n, and in neither
 //	                   are more than a quarter of the three-word sequences
-//	                   repeats of earlier ones                (else the rest is 0)
+//	                   repeats of earlier ones, and at most 1 in 20 of its
+//	                   whitespace-separated tokens holds a character other than
+//	                   letters, digits and ordinary punctuation   (else the rest is 0)
 //	length_ratio  1.0  words(expansion) / words(summary) in [1.6, 3.2]
 //	unique_words  0.5  the expansion has at least twice the summary's distinct words
 //	coherence     0.5  at least half of the summary's content words (4+ letters)
@@ -24,7 +26,9 @@
 // demo reached 92 % "success" that way, and with the word gate alone it
 // learned to loop one phrase ("matter because they shape how people live
 // matter because they …") to 96 %. Natural text's most frequent word is a
-// few percent of it, and it seldom repeats a three-word sequence.
+// few percent of it, and it seldom repeats a three-word sequence. Past both
+// gates the policy emitted byte soup ("ehouslicain\x02 times\ufffd{U"), whose
+// fragments pass the distinct-word check: hence the malformed-token gate.
 //
 // Tasks: JSONL files with a configurable prompt field (e.g. TLDR-style
 // posts to summarise and expand), or a procedural set of topics with
@@ -99,6 +103,21 @@ func mostFrequent(ws []string) (string, int) {
 	return best, n
 }
 
+// malformedTokens counts the whitespace-separated tokens of text holding a
+// character other than a letter, a digit or ordinary punctuation, out of all.
+func malformedTokens(text string) (bad, all int) {
+	for _, tok := range strings.Fields(text) {
+		all++
+		for _, r := range tok {
+			if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune(".,;:!?'\"()-–—/%&", r) {
+				bad++
+				break
+			}
+		}
+	}
+	return bad, all
+}
+
 // repeatedTrigrams counts the three-word sequences of ws that repeat an
 // earlier one, out of all of them.
 func repeatedTrigrams(ws []string) (repeats, all int) {
@@ -120,9 +139,10 @@ func Reward(summary, expansion string) (terms map[string]float64, failed []strin
 	terms = map[string]float64{"structure": 0, "length_ratio": 0, "unique_words": 0, "coherence": 0}
 	sw, ew := words(summary), words(expansion)
 	for _, c := range []struct {
-		who string
-		ws  []string
-	}{{"summary", sw}, {"expansion", ew}} {
+		who  string
+		text string
+		ws   []string
+	}{{"summary", summary, sw}, {"expansion", expansion, ew}} {
 		n := len(c.ws)
 		if n < 8 || n > 256 {
 			failed = append(failed, fmt.Sprintf("the %s has %d words; write 8 to 256", c.who, n))
@@ -132,6 +152,8 @@ func Reward(summary, expansion string) (terms map[string]float64, failed []strin
 			failed = append(failed, fmt.Sprintf("the %s repeats %q %d times in %d words; vary the wording", c.who, w, k, n))
 		} else if r, all := repeatedTrigrams(c.ws); 4*r > all {
 			failed = append(failed, fmt.Sprintf("the %s repeats its phrases (%d of its %d three-word sequences are repeats); say each thing once", c.who, r, all))
+		} else if bad, all := malformedTokens(c.text); 20*bad > all {
+			failed = append(failed, fmt.Sprintf("the %s has %d malformed tokens of %d (stray symbols or control characters); write plain words", c.who, bad, all))
 		}
 	}
 	if len(failed) > 0 {

@@ -41,6 +41,11 @@ func TestRewardTerms(t *testing.T) {
 	if terms, failed = Reward(loop, expansion); terms["structure"] != 0 || len(failed) != 1 || !strings.Contains(failed[0], "repeats its phrases (14 of its 22") {
 		t.Errorf("looped phrase: %v %v", terms, failed)
 	}
+	// byte soup fails the malformed-token gate
+	soup := "Kite festivals matter because they shape how people live,dechoolil Ereet far cl\x1c expan Vis\ufffd reefri\ufffd ban de det wit\t Comm\ufffd"
+	if terms, failed = Reward(summary, soup); terms["structure"] != 0 || len(failed) != 1 || !strings.Contains(failed[0], "malformed tokens") {
+		t.Errorf("byte soup: %v %v", terms, failed)
+	}
 	// but a short text may use a word twice
 	twice := "The trains and the buses carry people between towns at night."
 	if terms, failed = Reward(twice, expansion); terms["structure"] != 1 {
