@@ -35,23 +35,34 @@ func (t *Trainer) reduceGrads() (err error) {
 	defer torch.Recover(&err)
 	s := torch.NewScope()
 	defer s.Close()
-	var grads []*torch.Tensor
-	for _, p := range t.params {
-		g := p.Grad()
-		if g == nil {
-			zero := torch.Scalar(0, torch.Float32, p.Device())
-			for _, q := range t.params {
-				zero = zero.Add(q.Sum().MulScalar(0).ToDType(torch.Float32))
-			}
-			zero.Backward()
-			return t.reduceGrads()
+	grads, missing := t.grads()
+	if missing {
+		zero := torch.Scalar(0, torch.Float32, t.params[0].Device())
+		for _, q := range t.params {
+			zero = zero.Add(q.Sum().MulScalar(0).ToDType(torch.Float32))
 		}
-		grads = append(grads, g)
+		zero.Backward()
+		if grads, missing = t.grads(); missing {
+			return fmt.Errorf("data parallel: model %q: a parameter has no grad even after a zero backward", t.Model())
+		}
 	}
 	if err := d.AllReduce(grads, torch.ReduceSum); err != nil {
 		return fmt.Errorf("data parallel: summing the grads of model %q: %w", t.Model(), err)
 	}
 	return nil
+}
+
+// grads returns the parameters' grads, and whether any is undefined.
+func (t *Trainer) grads() ([]*torch.Tensor, bool) {
+	var out []*torch.Tensor
+	for _, p := range t.params {
+		g := p.Grad()
+		if g == nil {
+			return nil, true
+		}
+		out = append(out, g)
+	}
+	return out, false
 }
 
 // reduceRows sums the rows' statistics across ranks.

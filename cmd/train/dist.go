@@ -39,6 +39,7 @@ import (
 	"os/signal"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -414,4 +415,30 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 		return 0, err
 	}
 	return len(b), nil
+}
+
+// usesCUDA says whether any model of the run is on a GPU.
+func usesCUDA(cfg *config.Config) bool {
+	for _, tr := range cfg.Trained() {
+		if strings.HasPrefix(tr.Model.Device, "cuda") {
+			return true
+		}
+	}
+	return false
+}
+
+// withoutNproc is the command line without its --nproc flag: what each rank
+// runs.
+func withoutNproc(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--nproc" && i+1 < len(args):
+			i++
+		case strings.HasPrefix(a, "--nproc="):
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -317,32 +317,6 @@ func responseTokens(rows []rollout.Sample) int {
 	return n
 }
 
-// usesCUDA says whether any model of the run is on a GPU.
-func usesCUDA(cfg *config.Config) bool {
-	for _, tr := range cfg.Trained() {
-		if strings.HasPrefix(tr.Model.Device, "cuda") {
-			return true
-		}
-	}
-	return false
-}
-
-// withoutNproc is the command line without its --nproc flag: what each rank
-// runs.
-func withoutNproc(args []string) []string {
-	var out []string
-	for i := 0; i < len(args); i++ {
-		switch a := args[i]; {
-		case a == "--nproc" && i+1 < len(args):
-			i++
-		case strings.HasPrefix(a, "--nproc="):
-		default:
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
 // loadConfig reads --config (or the resumed checkpoint's config) with the
 // --set overrides, and finds the checkpoint to resume from.
 func (c *trainCmd) loadConfig() (*checkpointRef, *config.Config, error) {

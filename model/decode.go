@@ -1,0 +1,169 @@
+package model
+
+// decode.go — the engine's decode batch: the per-row device state of the
+// rows being decoded (limits, stop ids, slot offsets, attention offsets,
+// sampling parameters and adapter routes), rebuilt when rows join or leave,
+// and the decode step that feeds every row's last token through the model
+// and samples the next, on the device. engine.go decides which rows run;
+// this file runs them.
+
+import (
+	"slices"
+
+	"troupe/torch"
+)
+
+// decodeState is the per-row device state of the decode batch, in active
+// order. Rebuilt whenever rows join or leave (at most once per Step).
+type decodeState struct {
+	tok, pos, n, maxNew *torch.Tensor // (B) int64
+	done                *torch.Tensor // (B) bool
+	stops               *torch.Tensor // (B, S) int64, −1 padded
+	base                *torch.Tensor // (B) int64: slot·slotLen
+	cuQ, cuK            *torch.Tensor // (B+1) int32
+	params              rowParams
+	route               route // each row's adapter
+}
+
+func (d *decodeState) free() {
+	if d.maxNew == nil {
+		return
+	}
+	torch.FreeAll(d.tok, d.pos, d.n, d.maxNew, d.done, d.stops, d.base, d.cuQ, d.cuK, d.route.onehot)
+	d.params.free()
+	*d = decodeState{}
+}
+
+// batchState builds the host-known parts of a batch's state (limits, stop
+// ids, slot offsets, attention offsets, adapter routes) and the sampling
+// parameters. owned: untracked, for the engine to free; otherwise the
+// tensors belong to the current scope, except the sampling parameters (free
+// them).
+func (e *Engine) batchState(rows []*engineRow, owned bool) decodeState {
+	m, slotLen := e.m, e.slotLen
+	B := len(rows)
+	maxStops := 1
+	for _, r := range rows {
+		maxStops = max(maxStops, len(r.req.Stop))
+	}
+	maxNew, base := make([]int64, B), make([]int64, B)
+	stops := slices.Repeat([]int64{-1}, B*maxStops)
+	cuQ, cuK := make([]int32, B+1), make([]int32, B+1)
+	for i, r := range rows {
+		maxNew[i] = int64(r.req.MaxNewTokens)
+		base[i] = int64(r.slot) * slotLen
+		for j, s := range r.req.Stop {
+			stops[i*maxStops+j] = int64(s)
+		}
+		cuQ[i+1] = int32(i + 1)
+		cuK[i] = int32(base[i])
+	}
+	if B > 0 {
+		cuK[B] = int32(base[B-1] + slotLen)
+	}
+	up := func(t *torch.Tensor) *torch.Tensor {
+		t = t.ToDevice(m.device)
+		if owned {
+			t.Untrack()
+		}
+		return t
+	}
+	return decodeState{
+		maxNew: up(torch.FromInt64(maxNew)), base: up(torch.FromInt64(base)),
+		stops: up(torch.FromInt64(stops, int64(B), int64(maxStops))),
+		cuQ:   up(torch.FromInt32(cuQ)), cuK: up(torch.FromInt32(cuK)),
+		params: m.rowParamsOf(rows),
+		route:  e.routeOf(rows, owned),
+	}
+}
+
+// routeOf routes each row through its request's adapter.
+func (e *Engine) routeOf(rows []*engineRow, owned bool) route {
+	ads := make([]*Adapter, len(rows))
+	for i, r := range rows {
+		ads[i] = e.adapterOf(r)
+	}
+	rt := e.m.routeRows(ads, int64(len(rows)))
+	if owned && rt.onehot != nil {
+		rt.onehot.Untrack()
+	}
+	return rt
+}
+
+// rowParamsOf builds the sampling parameters of rows (caller frees).
+func (m *Model) rowParamsOf(rows []*engineRow) rowParams {
+	ss := make([]Sampling, len(rows))
+	for i, r := range rows {
+		ss[i] = r.req.Sampling
+	}
+	return m.ownedRowParams(ss)
+}
+
+// hitsStop reports, per row, whether tok (B) is one of the row's stop ids.
+func hitsStop(tok, stops *torch.Tensor) *torch.Tensor {
+	return tok.Unsqueeze(1).Eq(stops).ToDType(torch.Int64).SumDim(1, false).GtScalar(0)
+}
+
+// decode runs the batch for as many steps as the longest row can still use,
+// at most SyncEvery, without reading anything back.
+func (e *Engine) decode() {
+	if len(e.active) == 0 {
+		return
+	}
+	steps := 0
+	for _, r := range e.active {
+		steps = max(steps, r.req.MaxNewTokens-r.n)
+	}
+	steps = min(steps, e.syncEvery)
+	st := &e.state
+	for range steps {
+		s := torch.NewScope()
+		tok, pos, n, done := e.decodeStep()
+		torch.FreeAll(st.tok, st.pos, st.n, st.done)
+		st.tok, st.pos, st.n, st.done = s.Keep(tok).Untrack(), s.Keep(pos).Untrack(), s.Keep(n).Untrack(), s.Keep(done).Untrack()
+		s.Close()
+		e.stats.DecodeSteps++
+	}
+}
+
+// decodeStep feeds every row's last token, samples the next and returns the
+// new state (in the current scope).
+func (e *Engine) decodeStep() (tok, pos, n, done *torch.Tensor) {
+	m, st := e.m, &e.state
+	B := int64(len(e.active))
+	flat := st.base.Add(st.pos) // arena row of the fed token
+	x := torch.Embedding(m.Embed, st.tok)
+	cos, sin := m.rope.table(st.pos, m.dtype)
+	cos, sin = cos.Unsqueeze(1), sin.Unsqueeze(1) // (B,1,Dh)
+	used := st.pos.AddScalar(1).ToDType(torch.Int32)
+	va := torch.Varlen{CuQ: st.cuQ, CuK: st.cuK, MaxQ: 1, MaxK: e.slotLen, SeqUsedK: used}
+	for i, blk := range m.Layers {
+		a := &blk.Attn
+		h := blk.InputNorm.Forward(x)
+		q := a.Q.forward(h, st.route).View(B, a.heads, a.headDim)
+		k := a.K.forward(h, st.route).View(B, a.kvHeads, a.headDim)
+		v := a.V.forward(h, st.route).View(B, a.kvHeads, a.headDim)
+		if a.QNorm != nil {
+			q, k = a.QNorm.Forward(q), a.KNorm.Forward(k)
+		}
+		q, k = torch.RoPE(q, cos, sin), torch.RoPE(k, cos, sin)
+		e.k[i].IndexCopyInPlace(0, flat, k)
+		e.v[i].IndexCopyInPlace(0, flat, v)
+		att := torch.VarlenAttention(q, e.k[i], e.v[i], va)
+		x = x.Add(a.O.forward(att.Reshape(B, a.heads*a.headDim), st.route))
+		x = x.Add(blk.MLP.forward(blk.PostNorm.Forward(x), st.route))
+	}
+	logits := torch.Linear(m.Norm.Forward(x), m.LMHead, nil).ToDType(torch.Float32)
+	at := st.base.Add(st.n) // index of the token being sampled
+	u := e.uniform.IndexSelect(0, at)
+	next, lp := sampleUniform(logits, st.params, u)
+	e.outTok.IndexCopyInPlace(0, at, next)
+	e.outLP.IndexCopyInPlace(0, at, lp)
+	live := st.done.LogicalNot()
+	step := live.ToDType(torch.Int64)
+	n = st.n.Add(step)
+	pos = st.pos.Add(step)
+	tok = torch.Where(live, next, st.tok)
+	done = st.done.LogicalOr(live.LogicalAnd(hitsStop(next, st.stops).LogicalOr(n.Ge(st.maxNew))))
+	return tok, pos, n, done
+}
