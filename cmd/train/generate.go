@@ -1,6 +1,7 @@
 package main
 
-// generate.go — `train generate`: chat with or sample from a model directory.
+// generate.go — `train generate`: chat with or sample from a model directory,
+// or from a base model through a PEFT LoRA adapter (--adapter).
 
 import (
 	"errors"
@@ -20,6 +21,7 @@ import (
 
 type generateCmd struct {
 	model       string
+	adapter     string
 	tokenizer   string
 	system      string
 	raw         bool
@@ -43,7 +45,8 @@ func newGenerate() *cobra.Command {
 		RunE:  c.run,
 	}
 	f := cmd.Flags()
-	f.StringVar(&c.model, "model", "", "Hugging Face model directory (required)")
+	f.StringVar(&c.model, "model", "", "Hugging Face model directory (required); with --adapter, the base model")
+	f.StringVar(&c.adapter, "adapter", "", "a PEFT LoRA adapter directory (adapter_config.json, adapter_model.safetensors) to sample through")
 	f.StringVar(&c.tokenizer, "tokenizer", "", "tokenizer directory (default: the model directory)")
 	f.StringVar(&c.system, "system", "", "system message")
 	f.BoolVar(&c.raw, "raw", false, "continue the prompt text as is, without the chat template")
@@ -93,6 +96,13 @@ func (c *generateCmd) run(cmd *cobra.Command, args []string) (err error) {
 		return fmt.Errorf("generate: %w", err)
 	}
 	defer m.Free()
+	if c.adapter != "" {
+		a, err := m.LoadAdapter(c.adapter)
+		if err != nil {
+			return fmt.Errorf("generate: --adapter: %w", err)
+		}
+		m = a.Model() // freed with the base
+	}
 	if tok.VocabSize() > m.Config.VocabSize {
 		return fmt.Errorf("generate: the tokenizer has %d tokens but the model's vocabulary is %d; is --tokenizer the model's own?", tok.VocabSize(), m.Config.VocabSize)
 	}

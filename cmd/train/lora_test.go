@@ -122,6 +122,24 @@ func TestEndToEndLoRA(t *testing.T) {
 		}
 	}
 
+	// train generate through the exported adapter samples what the merged
+	// model does (greedy); an adapter for another base is refused
+	gen := func(args ...string) string {
+		return cli(t, append([]string{"generate", "--temperature", "0", "--max-new-tokens", "12", "--raw"}, append(args, "1 2 3")...)...)
+	}
+	viaAdapter := gen("--model", sft, "--adapter", filepath.Join(runA, "export", "solver"))
+	if merged := gen("--model", filepath.Join(runA, "export", "solver-merged")); viaAdapter != merged {
+		t.Fatalf("generate through the adapter %q, through the merged model %q", viaAdapter, merged)
+	}
+	if base := gen("--model", sft); base == viaAdapter {
+		t.Logf("note: the adapter's greedy continuation equals the base's here (%q)", base)
+	}
+	other := filepath.Join(dir, "other-base")
+	cli(t, "init", other, "--seed", "9", "--hidden", "48")
+	if msg := failCode(t, "generate", "--model", other, "--adapter", filepath.Join(runA, "export", "solver"), "hi"); !strings.Contains(msg, "--adapter") || !strings.Contains(msg, "shape") {
+		t.Fatalf("an adapter on another base: %q", msg)
+	}
+
 	// train export from a checkpoint writes the same adapter, and refuses to
 	// replace it without --force
 	exp := filepath.Join(dir, "exp")
