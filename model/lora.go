@@ -113,6 +113,27 @@ type loraPair struct {
 type loraSite struct {
 	pairs  []*loraPair
 	scales []float64
+
+	// colMap caches the mixed route's (Σr, slots) column map for one
+	// (slots, dtype, device): constant while the same adapters are
+	// attached, so a mixed decode step copies nothing from the host. Freed
+	// when an adapter attaches or detaches.
+	colMap *torch.Tensor
+	colKey colKey
+}
+
+type colKey struct {
+	slots  int64
+	dtype  torch.DType
+	device torch.Device
+}
+
+// invalidate drops the cached column map.
+func (s *loraSite) invalidate() {
+	if s != nil && s.colMap != nil {
+		s.colMap.Free()
+		s.colMap = nil
+	}
 }
 
 // route says which adapter the rows of a forward go through. The zero route
@@ -220,6 +241,7 @@ func (m *Model) attach(cfg LoRAConfig, build func(key string, shape []int64, isA
 			p.lin.lora = &loraSite{}
 		}
 		site := p.lin.lora
+		site.invalidate()
 		for len(site.pairs) < a.slot {
 			site.pairs, site.scales = append(site.pairs, nil), append(site.scales, 0)
 		}
@@ -260,6 +282,7 @@ func (a *Adapter) Free() {
 	for _, p := range a.base.projections() {
 		if s := p.lin.lora; s != nil && a.slot < len(s.pairs) {
 			s.pairs[a.slot] = nil
+			s.invalidate()
 		}
 	}
 	a.base.adapters[a.slot] = nil
@@ -333,29 +356,44 @@ func (s *loraSite) delta(x *torch.Tensor, rt route) *torch.Tensor {
 		p := s.pairs[i]
 		return torch.Linear(torch.Linear(x, p.a, nil), p.b, nil).MulScalar(s.scales[i]) // (…,out)
 	}
-	slots := rt.onehot.Size(-1)
 	var as, bs []*torch.Tensor
-	var cols []float32 // (Σr, slots): s at the adapter's rows
-	for i, p := range s.pairs {
-		if p == nil {
-			continue
-		}
-		r := p.a.Size(0)
-		as, bs = append(as, p.a), append(bs, p.b)
-		for range r {
-			row := make([]float32, slots)
-			row[i] = float32(s.scales[i])
-			cols = append(cols, row...)
+	for _, p := range s.pairs {
+		if p != nil {
+			as, bs = append(as, p.a), append(bs, p.b)
 		}
 	}
 	if len(as) == 0 {
 		return nil
 	}
-	R := int64(len(cols)) / slots
-	colMap := torch.FromFloat32(cols, R, slots).To(rt.onehot.Device(), rt.onehot.DType())
-	gate := torch.Linear(rt.onehot, colMap, nil)           // (rows…,Σr)
-	xa := torch.Linear(x, torch.Cat(as, 0), nil).Mul(gate) // (…,Σr)
-	return torch.Linear(xa, torch.Cat(bs, 1), nil)         // (…,out)
+	gate := torch.Linear(rt.onehot, s.columns(rt.onehot), nil) // (rows…,Σr)
+	xa := torch.Linear(x, torch.Cat(as, 0), nil).Mul(gate)     // (…,Σr)
+	return torch.Linear(xa, torch.Cat(bs, 1), nil)             // (…,out)
+}
+
+// columns is the (Σr, slots) map from a row's one-hot slot to its gate:
+// the adapter's scale at its r columns, 0 elsewhere; cached per site.
+func (s *loraSite) columns(onehot *torch.Tensor) *torch.Tensor {
+	key := colKey{onehot.Size(-1), onehot.DType(), onehot.Device()}
+	if s.colMap != nil && s.colKey == key {
+		return s.colMap
+	}
+	s.invalidate()
+	var cols []float32
+	for i, p := range s.pairs {
+		if p == nil {
+			continue
+		}
+		for range p.a.Size(0) {
+			row := make([]float32, key.slots)
+			row[i] = float32(s.scales[i])
+			cols = append(cols, row...)
+		}
+	}
+	sc := torch.NewScope()
+	defer sc.Close()
+	m := torch.FromFloat32(cols, int64(len(cols))/key.slots, key.slots).To(key.device, key.dtype)
+	s.colMap, s.colKey = sc.Keep(m).Untrack(), key
+	return s.colMap
 }
 
 // Merged returns a new model whose weights are the base's with the
