@@ -274,11 +274,21 @@ func (d *dataParallel) checkSameWeights(t *team, step int) (err error) {
 	s := torch.NewScope()
 	defer s.Close()
 	var hash []float64
+	const chunk = 1 << 22 // elements hashed at once: a few tens of MB in float64, whatever the tensor
 	for _, tr := range t.trained {
 		for _, p := range t.models[tr.Name].Params() {
-			x := p.T.Detach().ToDType(torch.Float64).Reshape(-1)
-			w := torch.Arange(1, float64(x.Size(0)+1), 1, torch.Float64, x.Device())
-			hash = append(hash, x.Sum().Item(), x.Mul(w).Sum().Item())
+			flat := p.T.Detach().Reshape(-1)
+			sum, weighted := 0.0, 0.0
+			for off := int64(0); off < flat.Size(0); off += chunk {
+				cs := torch.NewScope()
+				n := min(chunk, flat.Size(0)-off)
+				x := flat.Narrow(0, off, n).ToDType(torch.Float64)
+				w := torch.Arange(float64(off+1), float64(off+n+1), 1, torch.Float64, x.Device())
+				sum += x.Sum().Item()
+				weighted += x.Mul(w).Sum().Item()
+				cs.Close()
+			}
+			hash = append(hash, sum, weighted)
 		}
 	}
 	all, err := d.pg.AllGather(torch.FromFloat64(hash))
