@@ -51,7 +51,10 @@ func (m *Model) CheckpointedPackedLogProbs(p Packed, targets, mask *torch.Tensor
 		c.cos, c.sin = cos.Unsqueeze(1), sin.Unsqueeze(1) // (N,1,Dh)
 		for i, blk := range m.Layers {
 			c.inputs = append(c.inputs, x)
-			x = blk.forwardPacked(x, c.cos, c.sin, p, nil, i, c.rt)
+			// the block's intermediates go with its scope: only its output stays
+			s := torch.NewScope()
+			x = s.Keep(blk.forwardPacked(x, c.cos, c.sin, p, nil, i, c.rt))
+			s.Close()
 		}
 		c.last = x.Detach().SetRequiresGrad(true)
 	})
