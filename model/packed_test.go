@@ -79,3 +79,36 @@ func TestPackSequencesRefusesEmpty(t *testing.T) {
 		t.Error("empty sequence accepted")
 	}
 }
+
+// A no-grad packed forward (the engine's prefill) frees each block's
+// intermediates before the next block runs: the live tensors seen from the
+// key/value sink grow by about one per block (its output), not by every
+// intermediate of every block so far — so prefill memory does not grow with
+// depth.
+func TestPrefillDoesNotAccumulateIntermediates(t *testing.T) {
+	cfg := tinyConfig(Qwen2)
+	cfg.NumLayers = 8
+	m, err := New(cfg, 53, cpu32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Free()
+	p, err := PackSequences([][]int{{1, 2, 3, 4, 5}, {6, 7}}, torch.CPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Free()
+	var live []int64
+	torch.NoGrad(func() {
+		h, err := m.PackedHidden(p, func(layer int, k, v *torch.Tensor) { live = append(live, torch.LiveTensors()) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Free()
+	})
+	growth := live[len(live)-1] - live[0]
+	t.Logf("live tensors at each block's sink: %v", live)
+	if growth > int64(2*(cfg.NumLayers-1)) {
+		t.Fatalf("live tensors grew by %d over %d blocks: the blocks' intermediates are kept", growth, cfg.NumLayers)
+	}
+}

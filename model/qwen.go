@@ -173,7 +173,9 @@ func (m *Model) hidden(ids, positions, keyValid *torch.Tensor, cache *KVCache, r
 		if cache != nil {
 			layer = &cache.layers[i]
 		}
-		x = blk.forward(x, cos, sin, mask, layer, rt)
+		s := torch.NewScope() // the block's intermediates go with it (autograd keeps what it needs)
+		x = s.Keep(blk.forward(x, cos, sin, mask, layer, rt))
+		s.Close()
 	}
 	if cache != nil {
 		cache.advance(T)
