@@ -138,6 +138,7 @@ func (e *Engine) decodeStep() (tok, pos, n, done *torch.Tensor) {
 	used := st.pos.AddScalar(1).ToDType(torch.Int32)
 	va := torch.Varlen{CuQ: st.cuQ, CuK: st.cuK, MaxQ: 1, MaxK: e.slotLen, SeqUsedK: used}
 	for i, blk := range m.Layers {
+		ls := torch.NewScope() // this layer's intermediates go with it
 		a := &blk.Attn
 		h := blk.InputNorm.Forward(x)
 		q := a.Q.forward(h, st.route).View(B, a.heads, a.headDim)
@@ -151,7 +152,8 @@ func (e *Engine) decodeStep() (tok, pos, n, done *torch.Tensor) {
 		e.v[i].IndexCopyInPlace(0, flat, v)
 		att := torch.VarlenAttention(q, e.k[i], e.v[i], va)
 		x = x.Add(a.O.forward(att.Reshape(B, a.heads*a.headDim), st.route))
-		x = x.Add(blk.MLP.forward(blk.PostNorm.Forward(x), st.route))
+		x = ls.Keep(x.Add(blk.MLP.forward(blk.PostNorm.Forward(x), st.route)))
+		ls.Close()
 	}
 	logits := torch.Linear(m.Norm.Forward(x), m.LMHead, nil).ToDType(torch.Float32)
 	at := st.base.Add(st.n) // index of the token being sampled
