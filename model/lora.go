@@ -427,7 +427,7 @@ func (s mergedSource) tensor(key string, shape []int64) (t *torch.Tensor, err er
 	}
 	sc := torch.NewScope()
 	defer sc.Close()
-	out := w.Detach().Clone()
+	var out *torch.Tensor
 	if proj, found := strings.CutSuffix(key, ".weight"); found {
 		var A, B *torch.Tensor
 		for _, p := range s.a.params {
@@ -442,6 +442,9 @@ func (s mergedSource) tensor(key string, shape []int64) (t *torch.Tensor, err er
 			upd := B.Detach().ToDType(torch.Float32).Matmul(A.Detach().ToDType(torch.Float32)).MulScalar(s.a.Config.Scale())
 			out = w.Detach().ToDType(torch.Float32).Add(upd).ToDType(w.DType())
 		}
+	}
+	if out == nil { // not adapted: a plain copy
+		out = w.Detach().Clone()
 	}
 	return sc.Keep(out).Untrack(), nil
 }

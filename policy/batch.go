@@ -135,21 +135,30 @@ func (b Batch) to(dev torch.Device) Batch {
 	return c
 }
 
+// joinRows lays each row out as prompt+response and returns the longest
+// length; an empty batch, prompt or response is refused.
+func joinRows(seqs []Sequence) (full [][]int, T int, err error) {
+	if len(seqs) == 0 {
+		return nil, 0, fmt.Errorf("policy: no sequences to pack")
+	}
+	full = make([][]int, len(seqs))
+	for i, s := range seqs {
+		if len(s.Prompt) == 0 || len(s.Response) == 0 {
+			return nil, 0, fmt.Errorf("policy: sequence %d (agent %q) has %d prompt and %d response tokens; both must be at least 1", i, s.Agent, len(s.Prompt), len(s.Response))
+		}
+		full[i] = append(append(make([]int, 0, len(s.Prompt)+len(s.Response)), s.Prompt...), s.Response...)
+		T = max(T, len(full[i]))
+	}
+	return full, T, nil
+}
+
 // Pack builds the packed batch of seqs on dev. Rows must have a non-empty
 // prompt and response (CheckSequences reports the first that does not).
 func Pack(seqs []Sequence, dev torch.Device) (b Batch, err error) {
 	defer torch.Recover(&err)
-	if len(seqs) == 0 {
-		return Batch{}, fmt.Errorf("policy: no sequences to pack")
-	}
-	full := make([][]int, len(seqs))
-	T := 0
-	for i, s := range seqs {
-		if len(s.Prompt) == 0 || len(s.Response) == 0 {
-			return Batch{}, fmt.Errorf("policy: sequence %d (agent %q) has %d prompt and %d response tokens; both must be at least 1", i, s.Agent, len(s.Prompt), len(s.Response))
-		}
-		full[i] = append(append(make([]int, 0, len(s.Prompt)+len(s.Response)), s.Prompt...), s.Response...)
-		T = max(T, len(full[i]))
+	full, T, err := joinRows(seqs)
+	if err != nil {
+		return Batch{}, err
 	}
 	s := torch.NewScope()
 	defer s.Close()
@@ -199,17 +208,9 @@ func Pack(seqs []Sequence, dev torch.Device) (b Batch, err error) {
 // must have a non-empty prompt and response.
 func Pad(seqs []Sequence, dev torch.Device) (b Batch, err error) {
 	defer torch.Recover(&err)
-	if len(seqs) == 0 {
-		return Batch{}, fmt.Errorf("policy: no sequences to pack")
-	}
-	full := make([][]int, len(seqs))
-	T := 0
-	for i, s := range seqs {
-		if len(s.Prompt) == 0 || len(s.Response) == 0 {
-			return Batch{}, fmt.Errorf("policy: sequence %d (agent %q) has %d prompt and %d response tokens; both must be at least 1", i, s.Agent, len(s.Prompt), len(s.Response))
-		}
-		full[i] = append(append(make([]int, 0, len(s.Prompt)+len(s.Response)), s.Prompt...), s.Response...)
-		T = max(T, len(full[i]))
+	full, T, err := joinRows(seqs)
+	if err != nil {
+		return Batch{}, err
 	}
 	s := torch.NewScope()
 	defer s.Close()
