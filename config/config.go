@@ -129,6 +129,7 @@ type Engine struct {
 	MaxSlots    int     `yaml:"max_slots"`     // most rows decoded at once per model
 	SyncEvery   int     `yaml:"sync_every"`    // decode steps between host reads
 	Release     bool    `yaml:"release"`       // free the arena after each rollout, so the update has the memory
+	PrefixCache bool    `yaml:"prefix_cache"`  // reuse keys and values already in the arena for shared prompt prefixes
 }
 
 // Default returns the defaults every file starts from: a Dr. MAS math run
@@ -151,7 +152,7 @@ func Default() Config {
 		Workflow:     defaultWorkflow(),
 		Env:          defaultEnv(),
 		Batch:        Batch{PromptsPerStep: 8, N: 4, MaxBatchRows: 256, Shuffle: true},
-		Engine:       Engine{Enabled: true, KVFraction: 0.3, MaxSlots: 256, SyncEvery: 16, Release: true},
+		Engine:       Engine{Enabled: true, KVFraction: 0.3, MaxSlots: 256, SyncEvery: 16, Release: true, PrefixCache: true},
 		Sampling:     rollout.DefaultSampling,
 		MaxNewTokens: 512,
 		Advantage:    Advantage{Estimator: "drmas", Options: advantage.DefaultOptions()},

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"os"
+	"slices"
 	"testing"
 
 	"troupe/torch"
@@ -173,7 +174,8 @@ func BenchmarkEngine(b *testing.B) {
 			for _, p := range prompts(batch, 32) {
 				reqs = append(reqs, EngineRequest{GenRequest: GenRequest{Prompt: p, MaxNewTokens: 64}})
 			}
-			e, err := m.NewEngine(EngineConfig{SlotLen: 96, MaxSlots: batch})
+			// no prefix cache: every iteration prefills, as the first does
+			e, err := m.NewEngine(EngineConfig{SlotLen: 96, MaxSlots: batch, NoPrefixCache: true})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -206,7 +208,7 @@ func BenchmarkEngine(b *testing.B) {
 		b.ReportMetric(float64(len(reqs)*64*b.N)/b.Elapsed().Seconds(), "tok/s")
 	})
 	b.Run("group-8x8/engine", func(b *testing.B) {
-		e, err := m.NewEngine(EngineConfig{SlotLen: 192, MaxSlots: 64})
+		e, err := m.NewEngine(EngineConfig{SlotLen: 192, MaxSlots: 64, NoPrefixCache: true})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -219,6 +221,40 @@ func BenchmarkEngine(b *testing.B) {
 		}
 		b.ReportMetric(float64(len(reqs)*64*b.N)/b.Elapsed().Seconds(), "tok/s")
 	})
+	// two turns of 16 conversations: the second turn's prompt is the first
+	// turn's prompt and response and 16 more tokens; with the prefix cache
+	// it computes only those 16 (and the response's last token)
+	for _, cached := range []bool{false, true} {
+		b.Run(fmt.Sprintf("multiturn-16/prefix_cache=%v", cached), func(b *testing.B) {
+			e, err := m.NewEngine(EngineConfig{SlotLen: 256, MaxSlots: 16, NoPrefixCache: !cached})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer e.Free()
+			ps := prompts(16, 128)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				m.MarkUpdated() // each iteration starts from an empty cache
+				turn1 := make([]EngineRequest, len(ps))
+				for j, p := range ps {
+					turn1[j] = EngineRequest{GenRequest: GenRequest{Prompt: p, MaxNewTokens: 32, Sampling: Sampling{Temperature: 1}}, Seed: uint64(j)}
+				}
+				out, err := e.Generate(turn1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				turn2 := make([]EngineRequest, len(ps))
+				for j, p := range ps {
+					next := slices.Concat(p, out[j].Tokens, prompts(1, 16)[0])
+					turn2[j] = EngineRequest{GenRequest: GenRequest{Prompt: next, MaxNewTokens: 32, Sampling: Sampling{Temperature: 1}}, Seed: uint64(100 + j)}
+				}
+				if _, err := e.Generate(turn2); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(2*16*32*b.N)/b.Elapsed().Seconds(), "tok/s")
+		})
+	}
 }
 
 // BenchmarkEngineCUDA reports the engine's decode tokens/s on a
@@ -245,7 +281,7 @@ func BenchmarkEngineCUDA(b *testing.B) {
 			for _, p := range prompts(batch, 128) {
 				reqs = append(reqs, EngineRequest{GenRequest: GenRequest{Prompt: p, MaxNewTokens: 128}})
 			}
-			e, err := m.NewEngine(EngineConfig{SlotLen: 256, MaxSlots: batch})
+			e, err := m.NewEngine(EngineConfig{SlotLen: 256, MaxSlots: batch, NoPrefixCache: true}) // decode speed: every iteration prefills
 			if err != nil {
 				b.Fatal(err)
 			}

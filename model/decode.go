@@ -126,36 +126,68 @@ func (e *Engine) decode() {
 	}
 }
 
-// decodeStep feeds every row's last token, samples the next and returns the
-// new state (in the current scope).
-func (e *Engine) decodeStep() (tok, pos, n, done *torch.Tensor) {
-	m, st := e.m, &e.state
-	B := int64(len(e.active))
-	flat := st.base.Add(st.pos) // arena row of the fed token
-	x := torch.Embedding(m.Embed, st.tok)
-	cos, sin := m.rope.table(st.pos, m.dtype)
-	cos, sin = cos.Unsqueeze(1), sin.Unsqueeze(1) // (B,1,Dh)
-	used := st.pos.AddScalar(1).ToDType(torch.Int32)
-	va := torch.Varlen{CuQ: st.cuQ, CuK: st.cuK, MaxQ: 1, MaxK: e.slotLen, SeqUsedK: used}
+// arenaCopies are device index lists of arena rows copied in every layer,
+// before and after the layer writes its new keys and values (prefix.go).
+type arenaCopies struct {
+	preSrc, preDst, postSrc, postDst *torch.Tensor
+}
+
+func (c *arenaCopies) run(arena *torch.Tensor, src, dst *torch.Tensor) {
+	if src != nil {
+		arena.IndexCopyInPlace(0, dst, arena.IndexSelect(0, src))
+	}
+}
+
+// arenaHidden runs N tokens through the model against the key/value arena:
+// token i, at position pos[i], writes its keys and values to arena row
+// flat[i] and attends over its sequence's rows of the arena as va says
+// (causal, bottom-right aligned, for several tokens of one sequence). It
+// returns the final normalised hidden states (N, D). copies (may be nil)
+// run in every layer around the writes.
+func (e *Engine) arenaHidden(ids, pos, flat *torch.Tensor, va torch.Varlen, rt route, copies *arenaCopies) *torch.Tensor {
+	m := e.m
+	N := ids.Size(0)
+	x := torch.Embedding(m.Embed, ids)
+	cos, sin := m.rope.table(pos, m.dtype)
+	cos, sin = cos.Unsqueeze(1), sin.Unsqueeze(1) // (N,1,Dh)
 	for i, blk := range m.Layers {
 		ls := torch.NewScope() // this layer's intermediates go with it
 		a := &blk.Attn
 		h := blk.InputNorm.Forward(x)
-		q := a.Q.forward(h, st.route).View(B, a.heads, a.headDim)
-		k := a.K.forward(h, st.route).View(B, a.kvHeads, a.headDim)
-		v := a.V.forward(h, st.route).View(B, a.kvHeads, a.headDim)
+		q := a.Q.forward(h, rt).View(N, a.heads, a.headDim)
+		k := a.K.forward(h, rt).View(N, a.kvHeads, a.headDim)
+		v := a.V.forward(h, rt).View(N, a.kvHeads, a.headDim)
 		if a.QNorm != nil {
 			q, k = a.QNorm.Forward(q), a.KNorm.Forward(k)
 		}
 		q, k = torch.RoPE(q, cos, sin), torch.RoPE(k, cos, sin)
+		if copies != nil {
+			copies.run(e.k[i], copies.preSrc, copies.preDst)
+			copies.run(e.v[i], copies.preSrc, copies.preDst)
+		}
 		e.k[i].IndexCopyInPlace(0, flat, k)
 		e.v[i].IndexCopyInPlace(0, flat, v)
+		if copies != nil {
+			copies.run(e.k[i], copies.postSrc, copies.postDst)
+			copies.run(e.v[i], copies.postSrc, copies.postDst)
+		}
 		att := torch.VarlenAttention(q, e.k[i], e.v[i], va)
-		x = x.Add(a.O.forward(att.Reshape(B, a.heads*a.headDim), st.route))
-		x = ls.Keep(x.Add(blk.MLP.forward(blk.PostNorm.Forward(x), st.route)))
+		x = x.Add(a.O.forward(att.Reshape(N, a.heads*a.headDim), rt))
+		x = ls.Keep(x.Add(blk.MLP.forward(blk.PostNorm.Forward(x), rt)))
 		ls.Close()
 	}
-	logits := torch.Linear(m.Norm.Forward(x), m.LMHead, nil).ToDType(torch.Float32)
+	return m.Norm.Forward(x)
+}
+
+// decodeStep feeds every row's last token, samples the next and returns the
+// new state (in the current scope).
+func (e *Engine) decodeStep() (tok, pos, n, done *torch.Tensor) {
+	st := &e.state
+	flat := st.base.Add(st.pos) // arena row of the fed token
+	used := st.pos.AddScalar(1).ToDType(torch.Int32)
+	va := torch.Varlen{CuQ: st.cuQ, CuK: st.cuK, MaxQ: 1, MaxK: e.slotLen, SeqUsedK: used}
+	h := e.arenaHidden(st.tok, st.pos, flat, va, st.route, nil)
+	logits := torch.Linear(h, e.m.LMHead, nil).ToDType(torch.Float32)
 	at := st.base.Add(st.n) // index of the token being sampled
 	u := e.uniform.IndexSelect(0, at)
 	next, lp := sampleUniform(logits, st.params, u)

@@ -51,6 +51,10 @@ type EngineConfig struct {
 	MaxSlots int
 	// SyncEvery is the number of decode steps between host reads (0 = 16).
 	SyncEvery int
+	// NoPrefixCache turns off reusing keys and values already in the arena
+	// (prefix.go); requests with the same prompt admitted together still
+	// share one prefill.
+	NoPrefixCache bool
 }
 
 // EngineRequest is a generation request with its own random stream.
@@ -85,6 +89,7 @@ type EngineStats struct {
 	Prefills       int // packed prefill forwards
 	PrefillTokens  int // tokens through prefill
 	SharedPrompts  int // requests whose prompt prefill was shared with an earlier one
+	ReusedTokens   int // prompt tokens whose keys and values were reused, not computed
 	Admitted       int
 	MaxBatch       int // most rows decoded at once
 	GeneratedTotal int // generated tokens
@@ -112,6 +117,10 @@ type Engine struct {
 	done   []Completion // finished without a slot (max_new_tokens 0)
 	nextID int
 	stats  EngineStats
+
+	content []slotContent // what each slot's arena rows hold (prefix.go)
+	version uint64        // the model weights' version the content is valid for
+	clock   uint64        // admissions and retirements, for LRU
 }
 
 type engineRow struct {
@@ -154,7 +163,7 @@ func (m *Model) NewEngine(cfg EngineConfig) (*Engine, error) {
 			formatBytes(cfg.BudgetBytes), cfg.SlotLen, formatBytes(perSlot))
 	}
 	return &Engine{m: m, cfg: cfg, slots: int(slots), slotLen: int64(cfg.SlotLen), syncEvery: cfg.SyncEvery,
-		bySlot: make([]*engineRow, slots)}, nil
+		bySlot: make([]*engineRow, slots), content: make([]slotContent, slots), version: m.root().version}, nil
 }
 
 // Slots is the number of rows the engine decodes at once.
@@ -257,6 +266,7 @@ func (e *Engine) abandon() {
 // next Step allocates it again. Pending requests are dropped.
 func (e *Engine) Release() {
 	e.abandon()
+	e.dropCache()
 	torch.FreeAll(e.k...)
 	torch.FreeAll(e.v...)
 	torch.FreeAll(e.outTok, e.outLP, e.uniform)
@@ -281,84 +291,73 @@ func (e *Engine) acquire() {
 	e.uniform = torch.Full([]int64{rows}, 0.5, torch.Float32, dev).Untrack()
 }
 
-// admit moves waiting requests into free slots and prefills them.
+// admit moves waiting requests into free slots and prefills them: the
+// prompt tokens not reused from the arena (prefix.go) go through one packed
+// forward against the arena.
 func (e *Engine) admit() {
-	var rows []*engineRow
-	for slot := range e.bySlot {
-		if len(e.queue) == 0 {
-			break
-		}
-		if e.bySlot[slot] != nil {
-			continue
-		}
-		r := e.queue[0]
-		e.queue = e.queue[1:]
-		r.slot, r.n = slot, 1
-		e.bySlot[slot] = r
-		rows = append(rows, r)
-	}
-	if len(rows) == 0 {
+	e.syncWeights()
+	adm, cp := e.place()
+	if len(adm) == 0 {
 		return
 	}
 	s := torch.NewScope()
 	defer s.Close()
-	dev := e.m.device
+	dev, slotLen := e.m.device, e.slotLen
 
-	// distinct (prompt, adapter) pairs, in order of first appearance
-	var distinct [][]int
-	var adapters []*Adapter
-	ofRow := make([]int64, len(rows))
-	seen := map[string]int{}
-	for i, r := range rows {
-		a := e.adapterOf(r)
-		key := promptKey(r.req.Prompt)
-		if a != nil {
-			key += "@" + strconv.Itoa(a.slot)
-		}
-		d, ok := seen[key]
-		if !ok {
-			d = len(distinct)
-			seen[key] = d
-			distinct = append(distinct, r.req.Prompt)
-			adapters = append(adapters, a)
-		} else {
-			e.stats.SharedPrompts++
-		}
-		ofRow[i] = int64(d)
-	}
-	p, err := PackSequences(distinct, dev)
-	if err != nil {
-		panic(&torch.Error{Op: "engine prefill", Msg: err.Error()})
-	}
-	p.Adapters = adapters
-	defer p.Free()
-	starts := make([]int64, len(distinct))
-	for d := 1; d < len(distinct); d++ {
-		starts[d] = starts[d-1] + int64(p.Lens[d-1])
-	}
-	var src, dst []int64 // packed row → arena row
-	for i, r := range rows {
-		d := ofRow[i]
-		for t := range p.Lens[d] {
-			src = append(src, starts[d]+int64(t))
-			dst = append(dst, int64(r.slot)*e.slotLen+int64(t))
+	// the computed rows, by slot (varlen offsets must not decrease)
+	var computed []int
+	for i, a := range adm {
+		if a.leader < 0 {
+			computed = append(computed, i)
 		}
 	}
-	srcT, dstT := torch.FromInt64(src).ToDevice(dev), torch.FromInt64(dst).ToDevice(dev)
-	sink := func(layer int, k, v *torch.Tensor) {
-		e.k[layer].IndexCopyInPlace(0, dstT, k.IndexSelect(0, srcT))
-		e.v[layer].IndexCopyInPlace(0, dstT, v.IndexSelect(0, srcT))
+	slices.SortFunc(computed, func(i, j int) int { return adm[i].r.slot - adm[j].r.slot })
+	var ids, pos, flat []int64
+	var perToken []*Adapter
+	Q := len(computed)
+	cuQ, cuK, used := make([]int32, Q+1), make([]int32, Q+1), make([]int32, Q)
+	last := make([]int64, Q)
+	maxQ := 0
+	for qi, i := range computed {
+		a := &adm[i]
+		a.query = qi
+		p, base := a.r.req.Prompt, int64(a.r.slot)*slotLen
+		for t := a.start; t < len(p); t++ {
+			ids, pos, flat = append(ids, int64(p[t])), append(pos, int64(t)), append(flat, base+int64(t))
+			perToken = append(perToken, e.adapterOf(a.r))
+		}
+		cuQ[qi+1] = int32(len(ids))
+		cuK[qi] = int32(base)
+		used[qi] = int32(len(p))
+		last[qi] = int64(len(ids) - 1)
+		maxQ = max(maxQ, len(p)-a.start)
 	}
-	h := e.m.packedHidden(p, sink) // (N,D)
-	last := make([]int64, len(distinct))
-	for d := range distinct {
-		last[d] = starts[d] + int64(p.Lens[d]) - 1
+	cuK[Q] = cuK[Q-1] + int32(slotLen)
+	up64 := func(v []int64) *torch.Tensor { return torch.FromInt64(v).ToDevice(dev) }
+	up32 := func(v []int32) *torch.Tensor { return torch.FromInt32(v).ToDevice(dev) }
+	va := torch.Varlen{CuQ: up32(cuQ), CuK: up32(cuK), MaxQ: int64(maxQ), MaxK: slotLen, SeqUsedK: up32(used), Causal: true}
+	var copies arenaCopies
+	if len(cp.preSrc) > 0 {
+		copies.preSrc, copies.preDst = up64(cp.preSrc), up64(cp.preDst)
 	}
-	hl := h.IndexSelect(0, torch.FromInt64(last).ToDevice(dev))          // (P,D)
-	logits := torch.Linear(hl, e.m.LMHead, nil).ToDType(torch.Float32)   // (P,V)
-	logits = logits.IndexSelect(0, torch.FromInt64(ofRow).ToDevice(dev)) // (R,V)
+	if len(cp.postSrc) > 0 {
+		copies.postSrc, copies.postDst = up64(cp.postSrc), up64(cp.postDst)
+	}
+	h := e.arenaHidden(up64(ids), up64(pos), up64(flat), va, e.m.routeRows(perToken, int64(len(perToken))), &copies)
+	hl := h.IndexSelect(0, up64(last))                                 // (Q,D)
+	logits := torch.Linear(hl, e.m.LMHead, nil).ToDType(torch.Float32) // (Q,V)
+	ofRow := make([]int64, len(adm))
+	rows := make([]*engineRow, len(adm))
+	for i, a := range adm {
+		rows[i] = a.r
+		if a.leader >= 0 {
+			a = adm[a.leader]
+		}
+		ofRow[i] = int64(a.query)
+	}
+	logits = logits.IndexSelect(0, up64(ofRow)) // (R,V)
 	e.stats.Prefills++
-	e.stats.PrefillTokens += int(p.Tokens())
+	e.stats.PrefillTokens += len(ids)
 	e.stats.Admitted += len(rows)
 
 	// every row's uniforms into its slot
@@ -460,6 +459,7 @@ func (e *Engine) retire() []Completion {
 		}
 		off += r.n
 		e.stats.GeneratedTotal += r.n
+		e.remember(r, c.Tokens)
 		e.bySlot[r.slot] = nil
 		out = append(out, c)
 	}

@@ -143,7 +143,15 @@ type Model struct {
 	adapters []*Adapter // attached to this base, by slot (nil: freed)
 	adapter  *Adapter   // an adapter's view: the adapter every forward routes through
 	base     *Model     // an adapter's view: the base model
+
+	version uint64 // bumped by MarkUpdated (base models only)
 }
+
+// MarkUpdated tells the model that its weights (or, for an adapter's view,
+// the adapter's) were changed in place, so keys and values computed before
+// (the engines' prefix caches) are stale. Whoever changes weights calls it:
+// the optimizer steps of the trainer and of SFT do.
+func (m *Model) MarkUpdated() { m.root().version++ }
 
 // Adapter is the adapter a view routes through; nil for a base model.
 func (m *Model) Adapter() *Adapter {

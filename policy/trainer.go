@@ -221,6 +221,7 @@ func (t *Trainer) Update(seqs []Sequence, step int) (metrics Metrics, err error)
 			t.skipped++
 		} else {
 			t.opt.Step()
+			t.cfg.Policy.MarkUpdated()
 			t.optimizerSteps++
 			report.updates++
 		}

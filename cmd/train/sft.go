@@ -383,6 +383,7 @@ func sftStep(m *model.Model, opt *torch.AdamW, batch []policy.Sequence, lr float
 	torch.ClipGradNorm(m.Parameters(), 1)
 	opt.SetLR(0, lr)
 	opt.Step()
+	m.MarkUpdated()
 	opt.ZeroGrad()
 	return l.Item(), nil
 }

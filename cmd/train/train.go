@@ -542,6 +542,7 @@ func addEngineStats(v map[string]float64, t *team) {
 		v[p+"max_batch"] = float64(st.MaxBatch)
 		v[p+"shared_prompts"] = float64(st.SharedPrompts - last.SharedPrompts)
 		v[p+"prefill_tokens"] = float64(st.PrefillTokens - last.PrefillTokens)
+		v[p+"reused_tokens"] = float64(st.ReusedTokens - last.ReusedTokens)
 		v[p+"decode_steps"] = float64(st.DecodeSteps - last.DecodeSteps)
 		v[p+"host_reads"] = float64(st.HostReads - last.HostReads)
 	}
