@@ -130,12 +130,14 @@ func TestEndToEndDrMAS(t *testing.T) {
 			if r.Values["grad_norm/"+a] > 0 {
 				nonzero = true
 			}
-			// the rollout ran through the engine; the solvers of a group share their prompt
+			// the rollout ran through the engine; the solvers of a group share
+			// their prompt, and every agent's later calls reuse keys and values
+			// of earlier ones (the prefix cache)
 			e := "engine/" + a + "/"
 			if r.Values[e+"slots"] < 1 || r.Values[e+"decode_steps"] < 1 || (a == "solver" && r.Values[e+"shared_prompts"] < 1) ||
-				r.Values[e+"host_reads"] > r.Values[e+"decode_steps"] {
-				t.Fatalf("step %d: engine of %s: slots %v, decode steps %v, shared prompts %v, host reads %v", r.Step, a,
-					r.Values[e+"slots"], r.Values[e+"decode_steps"], r.Values[e+"shared_prompts"], r.Values[e+"host_reads"])
+				r.Values[e+"host_reads"] > r.Values[e+"decode_steps"] || r.Values[e+"reused_tokens"] < 1 {
+				t.Fatalf("step %d: engine of %s: slots %v, decode steps %v, shared prompts %v, host reads %v, reused tokens %v", r.Step, a,
+					r.Values[e+"slots"], r.Values[e+"decode_steps"], r.Values[e+"shared_prompts"], r.Values[e+"host_reads"], r.Values[e+"reused_tokens"])
 			}
 		}
 	}
