@@ -130,6 +130,7 @@ type Engine struct {
 	SyncEvery   int     `yaml:"sync_every"`    // decode steps between host reads
 	Release     bool    `yaml:"release"`       // free the arena after each rollout, so the update has the memory
 	PrefixCache bool    `yaml:"prefix_cache"`  // reuse keys and values already in the arena for shared prompt prefixes
+	CUDAGraphs  bool    `yaml:"cuda_graphs"`   // on CUDA: decode in fixed-size batches captured as CUDA graphs
 }
 
 // Default returns the defaults every file starts from: a Dr. MAS math run

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -260,7 +261,8 @@ func BenchmarkEngine(b *testing.B) {
 // BenchmarkEngineCUDA reports the engine's decode tokens/s on a
 // Qwen2.5-0.5B-shaped random model in bf16 on cuda:0 (TROUPE_CUDA=1) at the
 // batch sizes of the rollout-engine targets: 128-token prompts, 128 new
-// tokens, greedy; TROUPE_BENCH_SHAPE=1.5b for the 1.5B shape.
+// tokens, greedy; TROUPE_BENCH_SHAPE=1.5b for the 1.5B shape. Each batch
+// size runs eagerly and with the decode step replayed from CUDA graphs.
 func BenchmarkEngineCUDA(b *testing.B) {
 	if os.Getenv("TROUPE_CUDA") != "1" || !torch.CUDAAvailable() {
 		b.Skip("set TROUPE_CUDA=1 on a GPU machine")
@@ -275,29 +277,39 @@ func BenchmarkEngineCUDA(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer m.Free()
+	runtime.LockOSThread() // graph captures need one OS thread
+	defer runtime.UnlockOSThread()
 	for _, batch := range []int{1, 32, 64, 256} {
-		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
-			var reqs []EngineRequest
-			for _, p := range prompts(batch, 128) {
-				reqs = append(reqs, EngineRequest{GenRequest: GenRequest{Prompt: p, MaxNewTokens: 128}})
-			}
-			e, err := m.NewEngine(EngineConfig{SlotLen: 256, MaxSlots: batch, NoPrefixCache: true}) // decode speed: every iteration prefills
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer e.Free()
-			if _, err := e.Generate(reqs); err != nil { // warm-up: kernels, allocator
-				b.Fatal(err)
-			}
-			torch.Synchronize(dev)
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if _, err := e.Generate(reqs); err != nil {
+		for _, graphs := range []bool{false, true} {
+			b.Run(fmt.Sprintf("batch=%d/graphs=%v", batch, graphs), func(b *testing.B) {
+				var reqs []EngineRequest
+				for _, p := range prompts(batch, 128) {
+					reqs = append(reqs, EngineRequest{GenRequest: GenRequest{Prompt: p, MaxNewTokens: 128}})
+				}
+				// no prefix cache: every iteration prefills, as the first does
+				e, err := m.NewEngine(EngineConfig{SlotLen: 256, MaxSlots: batch, NoPrefixCache: true, CUDAGraphs: graphs})
+				if err != nil {
 					b.Fatal(err)
 				}
-			}
-			torch.Synchronize(dev)
-			b.ReportMetric(float64(batch*128*b.N)/b.Elapsed().Seconds(), "tok/s")
-		})
+				defer e.Free()
+				if _, err := e.Generate(reqs); err != nil { // warm-up: kernels, allocator, graph capture
+					b.Fatal(err)
+				}
+				if err := e.GraphError(); err != nil {
+					b.Fatal(err)
+				}
+				torch.Synchronize(dev)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if _, err := e.Generate(reqs); err != nil {
+						b.Fatal(err)
+					}
+				}
+				torch.Synchronize(dev)
+				b.ReportMetric(float64(batch*128*b.N)/b.Elapsed().Seconds(), "tok/s")
+				st := e.Stats()
+				b.ReportMetric(float64(st.GraphReplays)/float64(max(1, st.DecodeSteps)), "replayed/step")
+			})
+		}
 	}
 }

@@ -115,10 +115,14 @@ func (e *Engine) decode() {
 		steps = max(steps, r.req.MaxNewTokens-r.n)
 	}
 	steps = min(steps, e.syncEvery)
+	if e.cfg.StaticBatches {
+		e.decodeStatic(steps)
+		return
+	}
 	st := &e.state
 	for range steps {
 		s := torch.NewScope()
-		tok, pos, n, done := e.decodeStep()
+		tok, pos, n, done := e.decodeStepOn(st)
 		torch.FreeAll(st.tok, st.pos, st.n, st.done)
 		st.tok, st.pos, st.n, st.done = s.Keep(tok).Untrack(), s.Keep(pos).Untrack(), s.Keep(n).Untrack(), s.Keep(done).Untrack()
 		s.Close()
@@ -179,10 +183,9 @@ func (e *Engine) arenaHidden(ids, pos, flat *torch.Tensor, va torch.Varlen, rt r
 	return m.Norm.Forward(x)
 }
 
-// decodeStep feeds every row's last token, samples the next and returns the
-// new state (in the current scope).
-func (e *Engine) decodeStep() (tok, pos, n, done *torch.Tensor) {
-	st := &e.state
+// decodeStepOn feeds every row of st its last token, samples the next and
+// returns the new state (in the current scope).
+func (e *Engine) decodeStepOn(st *decodeState) (tok, pos, n, done *torch.Tensor) {
 	flat := st.base.Add(st.pos) // arena row of the fed token
 	used := st.pos.AddScalar(1).ToDType(torch.Int32)
 	va := torch.Varlen{CuQ: st.cuQ, CuK: st.cuK, MaxQ: 1, MaxK: e.slotLen, SeqUsedK: used}

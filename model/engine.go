@@ -55,6 +55,14 @@ type EngineConfig struct {
 	// (prefix.go); requests with the same prompt admitted together still
 	// share one prefill.
 	NoPrefixCache bool
+	// StaticBatches decodes in batches of fixed bucket sizes whose state
+	// tensors never move (graphs.go): what CUDA graphs need. Off, each step
+	// runs on exactly the live rows.
+	StaticBatches bool
+	// CUDAGraphs captures the decode step of each static batch as a CUDA
+	// graph and replays it, on CUDA with a shim built with graphs; it
+	// implies StaticBatches.
+	CUDAGraphs bool
 }
 
 // EngineRequest is a generation request with its own random stream.
@@ -90,6 +98,8 @@ type EngineStats struct {
 	PrefillTokens  int // tokens through prefill
 	SharedPrompts  int // requests whose prompt prefill was shared with an earlier one
 	ReusedTokens   int // prompt tokens whose keys and values were reused, not computed
+	Graphs         int // decode steps captured as CUDA graphs
+	GraphReplays   int // decode steps run by replaying a graph
 	Admitted       int
 	MaxBatch       int // most rows decoded at once
 	GeneratedTotal int // generated tokens
@@ -121,6 +131,11 @@ type Engine struct {
 	content []slotContent // what each slot's arena rows hold (prefix.go)
 	version uint64        // the model weights' version the content is valid for
 	clock   uint64        // admissions and retirements, for LRU
+
+	static   map[staticKey]*staticBatch // graphs.go
+	pool     torch.GraphPool            // shared by the engine's graphs
+	poolMade bool
+	graphErr error // why graphs were turned off
 }
 
 type engineRow struct {
@@ -153,7 +168,13 @@ func (m *Model) NewEngine(cfg EngineConfig) (*Engine, error) {
 	if cfg.SyncEvery == 0 {
 		cfg.SyncEvery = 16
 	}
+	if cfg.CUDAGraphs {
+		cfg.StaticBatches = true
+	}
 	perSlot := int64(cfg.SlotLen) * m.KVBytesPerToken()
+	if cfg.StaticBatches { // a scratch row per slot for idle rows
+		perSlot += m.KVBytesPerToken()
+	}
 	slots := int64(cfg.MaxSlots)
 	if cfg.BudgetBytes > 0 {
 		slots = min(slots, cfg.BudgetBytes/perSlot)
@@ -174,7 +195,7 @@ func (e *Engine) SlotLen() int { return int(e.slotLen) }
 
 // Bytes is the device memory the engine holds while allocated.
 func (e *Engine) Bytes() int64 {
-	return int64(e.slots)*e.slotLen*e.m.KVBytesPerToken() + int64(e.slots)*e.slotLen*(8+4+4)
+	return e.arenaRows() * (e.m.KVBytesPerToken() + 8 + 4 + 4)
 }
 
 // Stats returns the work counters.
@@ -267,6 +288,7 @@ func (e *Engine) abandon() {
 func (e *Engine) Release() {
 	e.abandon()
 	e.dropCache()
+	e.dropGraphs() // before the arena their graphs read
 	torch.FreeAll(e.k...)
 	torch.FreeAll(e.v...)
 	torch.FreeAll(e.outTok, e.outLP, e.uniform)
@@ -281,7 +303,7 @@ func (e *Engine) acquire() {
 		return
 	}
 	c, dev := e.m.Config, e.m.device
-	rows := int64(e.slots) * e.slotLen
+	rows := e.arenaRows()
 	for range e.m.Layers {
 		e.k = append(e.k, torch.Zeros([]int64{rows, int64(c.NumKVHeads), int64(c.HeadDim)}, e.m.dtype, dev).Untrack())
 		e.v = append(e.v, torch.Zeros([]int64{rows, int64(c.NumKVHeads), int64(c.HeadDim)}, e.m.dtype, dev).Untrack())

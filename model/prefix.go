@@ -96,6 +96,7 @@ func (e *Engine) dropCache() {
 func (e *Engine) syncWeights() {
 	if v := e.m.root().version; v != e.version {
 		e.dropCache()
+		e.dropGraphs() // they may read tensors the change replaced
 		e.version = v
 	}
 }

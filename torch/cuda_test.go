@@ -9,6 +9,7 @@ package torch
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"testing"
 )
 
@@ -160,5 +161,60 @@ func TestCUDAAdamWStateRoundTrip(t *testing.T) {
 		ob.Free()
 		a.Free()
 		b.Free()
+	}
+}
+
+// A captured graph replays its kernels on the tensors it captured: inputs
+// updated in place give new outputs, and nothing runs during the capture. An
+// op that reads back to the host cannot be captured: it panics, the graph is
+// freed, and eager work goes on.
+func TestCUDAGraphReplay(t *testing.T) {
+	dev := cudaOrSkip(t)
+	if !GraphsSupported() {
+		t.Fatal("this shim was built without CUDA graphs (scripts/gpu/build-shim.sh says why)")
+	}
+	noLeaks(t)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	x := FromFloat32([]float32{1, 2, 3}).ToDevice(dev).Untrack()
+	y := Zeros([]int64{3}, Float32, dev).Untrack()
+	defer FreeAll(x, y)
+	step := func() { scoped(func() { y.CopyFrom(x.MulScalar(2).AddScalar(1).Add(y)) }) }
+	g := NewGraph(dev)
+	defer g.Free()
+	g.Enter()
+	step() // warm-up: y = 2x+1 = 3 5 7
+	g.Begin(NewGraphPool())
+	step() // recorded only
+	g.End()
+	g.Exit()
+	var got []float32
+	scoped(func() { got = y.ToDevice(CPU).Float32s() })
+	if fmt.Sprint(got) != "[3 5 7]" {
+		t.Fatalf("after warm-up and capture y = %v, want [3 5 7] (the capture must not run)", got)
+	}
+	scoped(func() { x.CopyFrom(FromFloat32([]float32{10, 20, 30}).ToDevice(dev)) })
+	g.Replay() // y = 2x+1+y
+	g.Replay()
+	scoped(func() { got = y.ToDevice(CPU).Float32s() })
+	if fmt.Sprint(got) != "[45 87 129]" {
+		t.Fatalf("after two replays y = %v, want [45 87 129]", got)
+	}
+
+	bad := NewGraph(dev)
+	bad.Enter()
+	bad.Begin(GraphPool{})
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("reading a value back during a capture did not fail")
+			}
+		}()
+		scoped(func() { _ = x.Sum().Item() })
+	}()
+	bad.Free()
+	scoped(func() { got = x.MulScalar(3).ToDevice(CPU).Float32s() })
+	if fmt.Sprint(got) != "[30 60 90]" {
+		t.Fatalf("eager work after a failed capture: %v", got)
 	}
 }

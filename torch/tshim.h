@@ -28,6 +28,7 @@ typedef struct ts_tensor_s* ts_tensor; /* owns one at::Tensor reference */
 typedef struct ts_gen_s* ts_gen;       /* owns one at::Generator */
 typedef struct ts_adamw_s* ts_adamw;   /* AdamW state over a parameter list */
 typedef struct ts_pg_s* ts_pg;         /* a c10d process group (dist.cc) */
+typedef struct ts_graph_s* ts_graph;   /* a CUDA graph being captured or captured (graph.cc) */
 typedef char* ts_err;                  /* NULL = success */
 
 /* dtypes (ints on the wire) */
@@ -202,6 +203,17 @@ ts_err ts_dist_all_reduce(ts_pg pg, const ts_tensor* ts, int n, int op);
 ts_err ts_dist_all_gather(ts_pg pg, ts_tensor t, ts_tensor* out); /* (world, *t.shape) */
 ts_err ts_dist_broadcast(ts_pg pg, const ts_tensor* ts, int n, int root);
 ts_err ts_dist_barrier(ts_pg pg);
+
+/* ---- graph.cc: CUDA graphs; all but ts_graph_supported fail in builds without them ---- */
+ts_err ts_graph_supported(int* out);
+ts_err ts_graph_pool(uint64_t* a, uint64_t* b); /* a new memory pool id graphs may share */
+ts_err ts_graph_new(int device, ts_graph* out);
+ts_err ts_graph_enter(ts_graph g); /* its side stream becomes current (eager warm-up, then capture) */
+ts_err ts_graph_exit(ts_graph g);  /* the previous stream again, after the side stream's work */
+ts_err ts_graph_begin(ts_graph g, uint64_t pool_a, uint64_t pool_b);
+ts_err ts_graph_end(ts_graph g);
+ts_err ts_graph_replay(ts_graph g);
+ts_err ts_graph_free(ts_graph g); /* also ends an unfinished capture */
 
 /* ---- runtime.cc ---- */
 ts_err ts_version(int* major, int* minor, int* patch);

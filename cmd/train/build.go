@@ -39,6 +39,7 @@ type team struct {
 	engines     []*model.Engine // one per model when engine.enabled, in name order
 	engineNames []string
 	engineLast  []model.EngineStats // counters at the last metrics record
+	graphWarned map[int]bool        // engines whose CUDA-graph failure was reported
 	tokDirs     map[string]string   // tokenizer files by trained model name, where not the configured ones
 	dist        *dataParallel       // nil: one process
 }

@@ -543,6 +543,17 @@ func addEngineStats(v map[string]float64, t *team) {
 		v[p+"shared_prompts"] = float64(st.SharedPrompts - last.SharedPrompts)
 		v[p+"prefill_tokens"] = float64(st.PrefillTokens - last.PrefillTokens)
 		v[p+"reused_tokens"] = float64(st.ReusedTokens - last.ReusedTokens)
+		if t.cfg.Engine.CUDAGraphs {
+			v[p+"graphs"] = float64(st.Graphs - last.Graphs)
+			v[p+"graph_replays"] = float64(st.GraphReplays - last.GraphReplays)
+			if err := e.GraphError(); err != nil && !t.graphWarned[i] {
+				fmt.Fprintf(os.Stderr, "warning: engine of %s: %v\n", t.engineNames[i], err)
+				if t.graphWarned == nil {
+					t.graphWarned = map[int]bool{}
+				}
+				t.graphWarned[i] = true
+			}
+		}
 		v[p+"decode_steps"] = float64(st.DecodeSteps - last.DecodeSteps)
 		v[p+"host_reads"] = float64(st.HostReads - last.HostReads)
 	}

@@ -49,4 +49,17 @@ smi=$!
 kill $smi 2>/dev/null
 mkdir -p "$logs/train-step" && cp "$work/run/metrics.jsonl" "$logs/train-step/" 2>/dev/null
 say "metrics: $(tail -1 "$logs/train-step/metrics.jsonl" 2>/dev/null | tr ',' '\n' | grep -E 'time/|tokens_per_s|peak_gib|engine/|gpu' | tr '\n' ' ')"
+
 say "gpu busy (mean % over the run): $(awk -F, '{gsub(/ %/,"",$1); s+=$1; n++} END {if (n) printf "%.0f", s/n}' "$logs/nvidia-smi.csv")"
+
+say "== bin/train: the same step with engine.cuda_graphs"
+rm -rf "$work/run"
+nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader -lms 500 >"$logs/nvidia-smi-graphs.csv" 2>/dev/null &
+smi=$!
+./.gpu/bin/train -c configs/drmas-math-tiny.yaml --set models.tiny.path="$work/model" --set run.device=cuda \
+  --set run.dtype=bfloat16 --set run.output_dir="$work/run" --set run.steps=1 --set batch.prompts_per_step=32 \
+  --set batch.n=8 --set max_new_tokens=256 --set engine.cuda_graphs=true 2>&1 | tail -20 | tee -a "$report"
+kill $smi 2>/dev/null
+mkdir -p "$logs/train-step-graphs" && cp "$work/run/metrics.jsonl" "$logs/train-step-graphs/" 2>/dev/null
+say "metrics: $(tail -1 "$logs/train-step-graphs/metrics.jsonl" 2>/dev/null | tr ',' '\n' | grep -E 'time/|tokens_per_s|peak_gib|engine/|gpu' | tr '\n' ' ')"
+say "gpu busy with graphs (mean %): $(awk -F, '{gsub(/ %/,"",$1); s+=$1; n++} END {if (n) printf "%.0f", s/n}' "$logs/nvidia-smi-graphs.csv")"
