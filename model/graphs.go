@@ -259,9 +259,14 @@ func (e *Engine) decodeStatic(steps int) {
 	b.store(&e.state, B)
 }
 
-// graphsOn reports whether decode steps are captured as CUDA graphs.
+// graphsOn reports whether decode steps are captured as CUDA graphs: on
+// CUDA, in a shim with graphs, for bf16/f16 models (whose attention takes
+// the fused varlen kernel; the float32 path reads offsets on the host, which
+// a capture cannot).
 func (e *Engine) graphsOn() bool {
-	return e.cfg.CUDAGraphs && e.graphErr == nil && e.m.device.IsCUDA() && torch.GraphsSupported()
+	half := e.m.dtype == torch.BFloat16 || e.m.dtype == torch.Float16
+	return e.cfg.CUDAGraphs && e.graphErr == nil && e.m.device.IsCUDA() && half &&
+		torch.GraphsSupported() && torch.VarlenFused()
 }
 
 // capture runs one step of b eagerly on a new graph's stream (stepped
