@@ -40,8 +40,9 @@ type Overrides struct {
 	MicroBatchSize   *int `yaml:"micro_batch_size"`
 	MicroBatchTokens *int `yaml:"micro_batch_tokens"`
 	// activation checkpointing
-	ActivationCheckpointing *bool `yaml:"activation_checkpointing"`
-	UpdatesPerStep          *int  `yaml:"updates_per_step"`
+	ActivationCheckpointing *bool   `yaml:"activation_checkpointing"`
+	UpdatesPerStep          *int    `yaml:"updates_per_step"`
+	GradAccumDType          *string `yaml:"grad_accum_dtype"`
 }
 
 // Apply returns base with every field set in o replaced. It does not

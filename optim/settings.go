@@ -86,7 +86,24 @@ type Settings struct {
 	// more forward of the blocks for activations of one block at a time.
 	ActivationCheckpointing bool `yaml:"activation_checkpointing"`
 	UpdatesPerStep          int  `yaml:"updates_per_step"` // mini-batches (optimizer steps) per train step, at most one per row
+	// GradAccumDType is where a bf16/f16 model's micro-batch grads are summed:
+	// "param" (in the grads themselves, the model's dtype: no extra memory),
+	// "float32" (a float32 sum per parameter, 4 more bytes per parameter
+	// during the update, rounded into the grads once), or "auto" (float32
+	// when a mini-batch has more than AutoFloat32MicroBatches micro-batches;
+	// see policy/accum.go for the measurement behind it).
+	GradAccumDType string `yaml:"grad_accum_dtype"`
 }
+
+// Where micro-batch grads are summed (Settings.GradAccumDType).
+const (
+	AccumAuto    = "auto"
+	AccumParam   = "param"
+	AccumFloat32 = "float32"
+	// AutoFloat32MicroBatches is the most micro-batches per mini-batch that
+	// "auto" still sums in the model's dtype.
+	AutoFloat32MicroBatches = 16
+)
 
 // DefaultSettings returns the Dr. MAS math column of algorithms.md §6: lr
 // 1e-6 constant, clip 0.2/0.2, dual clip 3, one update per step, no entropy
@@ -111,6 +128,7 @@ func DefaultSettings() Settings {
 		KLEstimator:    KLK3,
 		MicroBatchSize: 2,
 		UpdatesPerStep: 1,
+		GradAccumDType: AccumAuto,
 	}
 }
 
@@ -178,7 +196,7 @@ func (s Settings) Validate() error {
 	case s.UpdatesPerStep < 1:
 		return fmt.Errorf("updates_per_step: must be >= 1 mini-batch, got %d", s.UpdatesPerStep)
 	}
-	return nil
+	return oneOf("grad_accum_dtype", s.GradAccumDType, AccumAuto, AccumParam, AccumFloat32)
 }
 
 // NeedsReference reports whether the KL term is on, and so whether a frozen

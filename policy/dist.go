@@ -37,17 +37,29 @@ func (t *Trainer) reduceGrads() (err error) {
 	defer s.Close()
 	grads, missing := t.grads()
 	if missing {
-		zero := torch.Scalar(0, torch.Float32, t.params[0].Device())
-		for _, q := range t.params {
-			zero = zero.Add(q.Sum().MulScalar(0).ToDType(torch.Float32))
+		if err := t.defineGrads(); err != nil {
+			return err
 		}
-		zero.Backward()
-		if grads, missing = t.grads(); missing {
-			return fmt.Errorf("data parallel: model %q: a parameter has no grad even after a zero backward", t.Model())
-		}
+		grads, _ = t.grads()
 	}
 	if err := d.AllReduce(grads, torch.ReduceSum); err != nil {
 		return fmt.Errorf("data parallel: summing the grads of model %q: %w", t.Model(), err)
+	}
+	return nil
+}
+
+// defineGrads gives every parameter a grad (adding zeros to those that
+// have one) by a zero backward.
+func (t *Trainer) defineGrads() error {
+	s := torch.NewScope()
+	defer s.Close()
+	zero := torch.Scalar(0, torch.Float32, t.params[0].Device())
+	for _, q := range t.params {
+		zero = zero.Add(q.Sum().MulScalar(0).ToDType(torch.Float32))
+	}
+	zero.Backward()
+	if _, missing := t.grads(); missing {
+		return fmt.Errorf("model %q: a parameter has no grad even after a zero backward", t.Model())
 	}
 	return nil
 }

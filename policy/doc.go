@@ -53,13 +53,12 @@
 // sharing one model does.
 //
 // Mixed precision is the model's dtype plus the optimizer's float32 master
-// copy: forward and backward run in bf16, grads are bf16 and accumulate over
-// micro-batches in bf16, the norm is computed in float32, and AdamW updates
-// the float32 master with float32 moments before rounding it into the bf16
-// weight. Accumulating grads in bf16 instead of float32 adds one rounding
-// (relative 2⁻⁹) per micro-batch to each grad element; with the reference's
-// few micro-batches per mini-batch that is far below the noise of a
-// policy-gradient estimate and is scale-free under Adam's normalisation,
-// and it saves 2 bytes per parameter against float32 grads. bf16 keeps
-// float32's exponent range, so no loss scaling is needed.
+// copy: forward and backward run in bf16, grads are bf16, the norm is
+// computed in float32, and AdamW updates the float32 master with float32
+// moments before rounding it into the bf16 weight. Micro-batch grads are
+// summed in the bf16 grads themselves up to 16 micro-batches per mini-batch
+// and in float32 beyond (optim.grad_accum_dtype; accum.go has the
+// measurement: the bf16 sum's error grows like √k and passes half the bf16
+// backward's own error at 16). bf16 keeps float32's exponent range, so no
+// loss scaling is needed.
 package policy

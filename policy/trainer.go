@@ -207,12 +207,26 @@ func (t *Trainer) Update(seqs []Sequence, step int) (metrics Metrics, err error)
 	}
 
 	for i, micros := range minis {
+		var sums float32Sums // float32 sums of this mini-batch's grads (accum.go), or nil
+		if t.sumsInFloat32(len(split[i])) {
+			sums = newFloat32Sums(t.params)
+		}
 		for j, mb := range micros {
 			if err := t.accumulate(mb, i, j, len(split[i]), report.rows); err != nil {
+				sums.free()
 				return nil, err
 			}
+			if sums != nil {
+				sums.add(t.params)
+			}
 		}
-		if err := t.reduceGrads(); err != nil {
+		if sums != nil {
+			err := t.storeSums(sums)
+			sums.free()
+			if err != nil {
+				return nil, err
+			}
+		} else if err := t.reduceGrads(); err != nil {
 			return nil, err
 		}
 		norm := torch.ClipGradNorm(t.params, set.GradClip)
