@@ -228,8 +228,14 @@ func (e *Engine) Submit(r EngineRequest) (int, error) {
 }
 
 // Step admits, decodes and retires (see the file comment) and returns the
-// requests that finished, by id.
+// requests that finished, by id. A Step that fails drops every pending
+// request (their slots are free again) and the prefix cache.
 func (e *Engine) Step() (out []Completion, err error) {
+	defer func() {
+		if err != nil {
+			e.abandon()
+		}
+	}()
 	defer torch.Recover(&err)
 	out, e.done = e.done, nil
 	if len(e.queue) == 0 && len(e.active) == 0 {
@@ -276,11 +282,12 @@ func (e *Engine) Generate(reqs []EngineRequest) ([]GenResult, error) {
 // abandon drops every pending request (after an error).
 func (e *Engine) abandon() {
 	e.queue, e.done = nil, nil
-	for _, r := range e.active {
-		e.bySlot[r.slot] = nil
+	for s := range e.bySlot { // running rows and rows admitted by a Step that failed
+		e.bySlot[s] = nil
 	}
 	e.active = nil
 	e.state.free()
+	e.dropCache() // a failed prefill may have left a slot's keys half written
 }
 
 // Release frees the engine's device memory (between rollout and update); the

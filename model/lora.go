@@ -248,6 +248,7 @@ func (m *Model) attach(cfg LoRAConfig, build func(key string, shape []int64, isA
 		site.pairs, site.scales = append(site.pairs, pairs[i]), append(site.scales, cfg.Scale())
 	}
 	m.adapters = append(m.adapters, a)
+	m.version++ // routes change shape: engines capture their graphs again
 	view := *m
 	view.adapter, view.base, view.adapters = a, m, nil
 	a.view = &view
@@ -286,6 +287,7 @@ func (a *Adapter) Free() {
 		}
 	}
 	a.base.adapters[a.slot] = nil
+	a.base.version++ // engines drop graphs that read the freed tensors
 	a.freeTensors()
 	a.base = nil
 }

@@ -240,3 +240,33 @@ func TestEnginePrefixCacheInvalidation(t *testing.T) {
 		}
 	}
 }
+
+// A Step that fails (here: an adapter freed while its requests wait) drops
+// every pending request and frees their slots; the engine then serves new
+// requests as before, without reusing what the failed prefill half wrote.
+func TestEngineFailedStepFreesEverything(t *testing.T) {
+	noLeaks(t)
+	m := newTiny(t, Qwen2, 68, cpu32)
+	a, err := m.NewAdapter(loraCfg(23))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEngine(t, m, EngineConfig{SlotLen: 32, MaxSlots: 2, SyncEvery: 2})
+	p := []int{3, 4, 5, 6, 7, 8}
+	for range 3 {
+		if _, err := e.Submit(EngineRequest{GenRequest: greedy(p, 4), Adapter: a}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Free()
+	if _, err := e.Step(); err == nil {
+		t.Fatal("a Step over freed adapter weights did not fail")
+	}
+	if e.Pending() != 0 || slices.ContainsFunc(e.bySlot, func(r *engineRow) bool { return r != nil }) {
+		t.Fatalf("after the failed Step: %d pending, slots %v", e.Pending(), e.bySlot)
+	}
+	_, reused := runAgainstPlain(t, m, e, "after a failed step", []EngineRequest{{GenRequest: greedy(p, 4)}, {GenRequest: greedy(cat(p, []int{9}), 3)}})
+	if reused != len(p) { // the second copies the first's prompt, nothing from before the failure
+		t.Fatalf("%d tokens reused, want %d", reused, len(p))
+	}
+}
