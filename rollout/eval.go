@@ -49,11 +49,57 @@ func PassAtK(n, c, k int) float64 {
 	return 1 - p
 }
 
+// EpisodeRecord is what evaluation reads of an episode: plain data, so
+// that the ranks of a data-parallel run can exchange it (as JSON).
+type EpisodeRecord struct {
+	Task    string             `json:"task"` // Task.ID, or "prompt #<prompt group>" when empty
+	Traj    int                `json:"traj"`
+	Done    bool               `json:"done"`
+	Success bool               `json:"success"`
+	Reward  float64            `json:"reward"`
+	Metrics map[string]float64 `json:"metrics,omitempty"`
+	Calls   []CallRecord       `json:"calls"`
+}
+
+// CallRecord is what evaluation reads of one agent call.
+type CallRecord struct {
+	Agent          string `json:"agent"`
+	PromptTokens   int    `json:"prompt_tokens"`
+	ResponseTokens int    `json:"response_tokens"`
+	Valid          bool   `json:"valid"`
+	Truncated      bool   `json:"truncated"`
+}
+
+// Records extracts the evaluation records of episodes.
+func Records(episodes []*Episode) []EpisodeRecord {
+	out := make([]EpisodeRecord, len(episodes))
+	for i, ep := range episodes {
+		key := ep.Task.ID
+		if key == "" {
+			key = fmt.Sprintf("prompt #%d", ep.Prompt)
+		}
+		r := EpisodeRecord{Task: key, Traj: ep.Traj, Done: ep.Done, Success: ep.Success, Reward: ep.Reward, Metrics: ep.Metrics,
+			Calls: make([]CallRecord, len(ep.Calls))}
+		for j, c := range ep.Calls {
+			r.Calls[j] = CallRecord{Agent: c.Agent.Name, PromptTokens: len(c.PromptTokens), ResponseTokens: len(c.ResponseTokens),
+				Valid: c.Parsed.Valid, Truncated: c.Truncated}
+		}
+		out[i] = r
+	}
+	return out
+}
+
 // Evaluate computes the metrics of finished episodes; ks are the k values
 // of pass@k, each at most the number of samples of every task. Episodes are
 // grouped into tasks by Task.ID (by prompt group when the ID is empty), so
 // the episodes of several Runs over a test set can be evaluated together.
 func Evaluate(episodes []*Episode, ks ...int) (EvalMetrics, error) {
+	return EvaluateRecords(Records(episodes), ks...)
+}
+
+// EvaluateRecords is Evaluate over episode records (from Records, possibly
+// gathered from several processes).
+func EvaluateRecords(episodes []EpisodeRecord, ks ...int) (EvalMetrics, error) {
 	m := EvalMetrics{PassAtK: map[int]float64{}, ValidRatio: map[string]float64{}, TruncatedRatio: map[string]float64{}, CallsPerAgent: map[string]float64{}}
 	if len(episodes) == 0 {
 		return m, fmt.Errorf("eval: no episodes to evaluate")
@@ -67,12 +113,9 @@ func Evaluate(episodes []*Episode, ks ...int) (EvalMetrics, error) {
 	envN := map[string]int{}
 	for _, ep := range episodes {
 		if !ep.Done {
-			return m, fmt.Errorf("eval: episode %d (task %q) is not finished", ep.Traj, ep.Task.ID)
+			return m, fmt.Errorf("eval: episode %d (task %q) is not finished", ep.Traj, ep.Task)
 		}
-		key := ep.Task.ID
-		if key == "" {
-			key = fmt.Sprintf("prompt #%d", ep.Prompt)
-		}
+		key := ep.Task
 		g := groups[key]
 		if g == nil {
 			g = &group{}
@@ -94,14 +137,14 @@ func Evaluate(episodes []*Episode, ks ...int) (EvalMetrics, error) {
 		}
 		m.MeanTurns += float64(len(ep.Calls))
 		for _, c := range ep.Calls {
-			m.MeanResponseTokens += float64(len(c.ResponseTokens))
-			m.MeanPromptTokens += float64(len(c.PromptTokens))
-			rows[c.Agent.Name]++
-			if c.Parsed.Valid {
-				valid[c.Agent.Name]++
+			m.MeanResponseTokens += float64(c.ResponseTokens)
+			m.MeanPromptTokens += float64(c.PromptTokens)
+			rows[c.Agent]++
+			if c.Valid {
+				valid[c.Agent]++
 			}
 			if c.Truncated {
-				trunc[c.Agent.Name]++
+				trunc[c.Agent]++
 			}
 		}
 	}

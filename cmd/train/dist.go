@@ -187,24 +187,34 @@ func (d *dataParallel) part(n int) (lo, hi int) {
 
 // gatherSamples returns every rank's rows, in rank order.
 func (d *dataParallel) gatherSamples(own []rollout.Sample) ([]rollout.Sample, error) {
+	return gatherJSON(d, own, "the rollout rows")
+}
+
+// gatherRecords returns every rank's evaluation records, in rank order.
+func (d *dataParallel) gatherRecords(own []rollout.EpisodeRecord) ([]rollout.EpisodeRecord, error) {
+	return gatherJSON(d, own, "the evaluation episodes")
+}
+
+// gatherJSON all-gathers every rank's items (as JSON), in rank order.
+func gatherJSON[T any](d *dataParallel, own []T, what string) ([]T, error) {
 	if d == nil {
 		return own, nil
 	}
 	data, err := json.Marshal(own)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("data parallel: encoding %s: %w", what, err)
 	}
 	parts, err := d.gatherBytes(data)
 	if err != nil {
-		return nil, fmt.Errorf("data parallel: gathering the rollout rows: %w", err)
+		return nil, fmt.Errorf("data parallel: gathering %s: %w", what, err)
 	}
-	var all []rollout.Sample
+	var all []T
 	for r, p := range parts {
-		var rows []rollout.Sample
-		if err := json.Unmarshal(p, &rows); err != nil {
-			return nil, fmt.Errorf("data parallel: the rows of rank %d: %w", r, err)
+		var items []T
+		if err := json.Unmarshal(p, &items); err != nil {
+			return nil, fmt.Errorf("data parallel: %s of rank %d: %w", what, r, err)
 		}
-		all = append(all, rows...)
+		all = append(all, items...)
 	}
 	return all, nil
 }

@@ -57,7 +57,9 @@ func TestDataParallelTwoRanks(t *testing.T) {
 	dir := t.TempDir()
 	cfgPath, sft := warmModel(t, dir)
 	common := []string{"-c", cfgPath, "-q", "--set", "models.tiny.path=" + sft, "--set", "batch.prompts_per_step=4",
-		"--set", "checkpoint.every=1", "--set", "export.at_end=false", "--set", "run.steps=3"}
+		"--set", "checkpoint.every=1", "--set", "export.at_end=false", "--set", "run.steps=3",
+		// evaluation after steps 2 and 3 over 5 tasks: the ranks play 2 and 3
+		"--set", "eval.every=2", "--set", "eval.tasks=5", "--set", "eval.n=2"}
 	one, two, resumed := filepath.Join(dir, "one"), filepath.Join(dir, "two"), filepath.Join(dir, "resumed")
 	// every process computes with one thread, the one-process run included:
 	// BLAS sums differently with another thread count, which alone moves
@@ -106,8 +108,12 @@ func TestDataParallelTwoRanks(t *testing.T) {
 	if len(r1) != 3 || len(r2) != 3 {
 		t.Fatalf("metrics records: %d and %d, want 3 each (rank 0 alone writes)", len(r1), len(r2))
 	}
+	if _, ok := r2[1].Values["eval/tasks"]; !ok || r2[1].Values["eval/tasks"] != 5 {
+		t.Fatalf("step 2 of the two-rank run evaluated %v tasks, want 5 (both ranks' episodes)", r2[1].Values["eval/tasks"])
+	}
 	for i := range r1 {
-		for _, k := range []string{"reward/mean", "adv/rows", "reward/agent/solver", "policy/solver/loss"} {
+		for _, k := range []string{"reward/mean", "adv/rows", "reward/agent/solver", "policy/solver/loss",
+			"eval/tasks", "eval/accuracy", "eval/mean_reward", "eval/response_tokens", "eval/turns"} {
 			if d := math.Abs(r1[i].Values[k] - r2[i].Values[k]); d > 1e-5*math.Max(1, math.Abs(r1[i].Values[k])) {
 				t.Fatalf("step %d: %s is %g with one process, %g with two", r1[i].Step, k, r1[i].Values[k], r2[i].Values[k])
 			}

@@ -20,7 +20,7 @@ import (
 
 // evaluate runs eval.n samples of every evaluation task with the eval
 // sampling (per-agent training overrides do not apply) and the same models.
-func evaluate(t *team, seed uint64) (rollout.EvalMetrics, error) {
+func evaluate(t *team, seed uint64, dp *dataParallel) (rollout.EvalMetrics, error) {
 	cfg := t.cfg
 	if t.test == nil {
 		return rollout.EvalMetrics{}, fmt.Errorf("eval: the environment has no test split; set env.math.test or use source: procedural")
@@ -49,11 +49,22 @@ func evaluate(t *team, seed uint64) (rollout.EvalMetrics, error) {
 	for i := range tasks {
 		tasks[i] = t.test.Task(i)
 	}
-	ro, err := t.sampler.Run(wf, tasks, cfg.Eval.N, seed)
+	// data parallel: each rank plays its slice of the tasks (with the seeds
+	// one process would use) and the ranks exchange the episodes' records
+	lo, hi := dp.part(len(tasks))
+	var own []rollout.EpisodeRecord
+	if hi > lo {
+		ro, err := t.sampler.RunPart(wf, tasks[lo:hi], cfg.Eval.N, seed, lo)
+		if err != nil {
+			return rollout.EvalMetrics{}, err
+		}
+		own = rollout.Records(ro.Episodes)
+	}
+	all, err := dp.gatherRecords(own)
 	if err != nil {
 		return rollout.EvalMetrics{}, err
 	}
-	return rollout.Evaluate(ro.Episodes, cfg.Eval.Ks...)
+	return rollout.EvaluateRecords(all, cfg.Eval.Ks...)
 }
 
 // evalMetrics flattens eval results into metric keys.
@@ -94,8 +105,8 @@ func formatEval(m rollout.EvalMetrics) string {
 
 // evalStep evaluates during training (after `step` completed steps) and
 // returns the metrics for that step's record.
-func evalStep(out io.Writer, t *team, step int) (map[string]float64, error) {
-	m, err := evaluate(t, evalSeed(t.cfg, step))
+func evalStep(out io.Writer, t *team, step int, dp *dataParallel) (map[string]float64, error) {
+	m, err := evaluate(t, evalSeed(t.cfg, step), dp)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +184,7 @@ func (c *evalCmd) run(cmd *cobra.Command, _ []string) (err error) {
 		}
 		fmt.Fprintf(out, "eval: model %s (agents %s) from %s\n", tr.Name, strings.Join(tr.Agents, ", "), src)
 	}
-	m, err := evaluate(t, evalSeed(cfg, step))
+	m, err := evaluate(t, evalSeed(cfg, step), nil)
 	if err != nil {
 		return err
 	}

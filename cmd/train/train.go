@@ -185,7 +185,7 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 	progress := metrics.NewProgress(out, start, cfg.Run.Steps, time.Now)
 
 	if cfg.Eval.AtStart && start == 0 {
-		values, err := evalStep(out, t, 0)
+		values, err := evalStep(out, t, 0, dp)
 		if err != nil {
 			return err
 		}
@@ -261,7 +261,7 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 		}
 		// eval on its cadence, into the same record
 		if every := cfg.Eval.Every; every > 0 && (done%every == 0 || done == cfg.Run.Steps) {
-			ev, err := evalStep(out, t, done)
+			ev, err := evalStep(out, t, done, dp)
 			if err != nil {
 				return err
 			}
