@@ -7,8 +7,9 @@ package policy
 // mantissa. TestBFloat16GradAccumulationError measured what that costs on a
 // 2-layer model (16 rows split into k micro-batches, the bf16 sums against
 // the same grads summed exactly): 1.7e-3 relative at k = 2, 2.4e-3 at 4,
-// 3.2e-3 at 8, 4.2e-3 at 16 — growing like √k, against 8.0e-3 for the bf16
-// backward's own error on the same weights. So up to 16 micro-batches the
+// 3.2e-3 at 8, 4.2–4.3e-3 at 16 (the CPU backward is not bit-deterministic,
+// so the figures move a little between runs) — growing like √k, against
+// 8.0e-3 for the bf16 backward's own error on the same weights. So up to 16 micro-batches the
 // bf16 sum adds less than the bf16 backward already carries, and beyond
 // some 50 it would add more. optim.grad_accum_dtype "auto" (the default)
 // therefore sums in float32 once a mini-batch has more than 16
