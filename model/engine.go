@@ -293,8 +293,7 @@ func (e *Engine) abandon() {
 // Release frees the engine's device memory (between rollout and update); the
 // next Step allocates it again. Pending requests are dropped.
 func (e *Engine) Release() {
-	e.abandon()
-	e.dropCache()
+	e.abandon()    // and the prefix cache
 	e.dropGraphs() // before the arena their graphs read
 	torch.FreeAll(e.k...)
 	torch.FreeAll(e.v...)
