@@ -230,3 +230,6 @@ func (e *Engine) Step() ([]rollout.Completion, error) {
 
 // Pending implements rollout.Engine.
 func (e *Engine) Pending() int { return len(e.live) }
+
+// Steps is the number of Step calls so far.
+func (e *Engine) Steps() int { return e.steps }
