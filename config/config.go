@@ -122,15 +122,16 @@ type Export struct {
 // Engine configures the generation engine of each model: continuous
 // batching over a key/value arena of fixed slots, sized from a budget.
 type Engine struct {
-	Enabled     bool    `yaml:"enabled"`       // false: one batched Generate call per model per round (the reference path)
-	KVBudgetGiB float64 `yaml:"kv_budget_gib"` // key/value memory per model; 0 = automatic (see KVFraction)
-	KVFraction  float64 `yaml:"kv_fraction"`   // with kv_budget_gib 0 on CUDA: this share of the free device memory, split among the models on it
-	MaxSeqLen   int     `yaml:"max_seq_len"`   // tokens per slot (prompt + response); 0 = min(max_position_embeddings, max_new_tokens + 2048)
-	MaxSlots    int     `yaml:"max_slots"`     // most rows decoded at once per model
-	SyncEvery   int     `yaml:"sync_every"`    // decode steps between host reads
-	Release     bool    `yaml:"release"`       // free the arena after each rollout, so the update has the memory
-	PrefixCache bool    `yaml:"prefix_cache"`  // reuse keys and values already in the arena for shared prompt prefixes
-	CUDAGraphs  bool    `yaml:"cuda_graphs"`   // on CUDA: decode in fixed-size batches captured as CUDA graphs
+	Enabled       bool    `yaml:"enabled"`        // false: one batched Generate call per model per round (the reference path)
+	KVBudgetGiB   float64 `yaml:"kv_budget_gib"`  // key/value memory per model; 0 = automatic (see KVFraction)
+	KVFraction    float64 `yaml:"kv_fraction"`    // with kv_budget_gib 0 on CUDA: this share of the free device memory, split among the models on it
+	MaxSeqLen     int     `yaml:"max_seq_len"`    // tokens per slot (prompt + response); 0 = min(max_position_embeddings, max_new_tokens + 2048)
+	MaxSlots      int     `yaml:"max_slots"`      // most rows decoded at once per model
+	SyncEvery     int     `yaml:"sync_every"`     // decode steps between host reads
+	PrefillTokens int     `yaml:"prefill_tokens"` // most prompt tokens one prefill forward computes (bounds its transient memory)
+	Release       bool    `yaml:"release"`        // free the arena after each rollout, so the update has the memory
+	PrefixCache   bool    `yaml:"prefix_cache"`   // reuse keys and values already in the arena for shared prompt prefixes
+	CUDAGraphs    bool    `yaml:"cuda_graphs"`    // on CUDA: decode in fixed-size batches captured as CUDA graphs
 }
 
 // Default returns the defaults every file starts from: a Dr. MAS math run
@@ -153,7 +154,7 @@ func Default() Config {
 		Workflow:     defaultWorkflow(),
 		Env:          defaultEnv(),
 		Batch:        Batch{PromptsPerStep: 8, N: 4, MaxBatchRows: 256, Shuffle: true},
-		Engine:       Engine{Enabled: true, KVFraction: 0.3, MaxSlots: 256, SyncEvery: 16, Release: true, PrefixCache: true},
+		Engine:       Engine{Enabled: true, KVFraction: 0.3, MaxSlots: 256, SyncEvery: 16, PrefillTokens: 16384, Release: true, PrefixCache: true},
 		Sampling:     rollout.DefaultSampling,
 		MaxNewTokens: 512,
 		Advantage:    Advantage{Estimator: "drmas", Options: advantage.DefaultOptions()},

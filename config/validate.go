@@ -307,6 +307,8 @@ func (c *Config) validateEngine() error {
 		return fmt.Errorf("engine.max_slots: must be >= 1, got %d", e.MaxSlots)
 	case e.SyncEvery < 1:
 		return fmt.Errorf("engine.sync_every: must be >= 1 decode step, got %d", e.SyncEvery)
+	case e.PrefillTokens < 1:
+		return fmt.Errorf("engine.prefill_tokens: must be >= 1 token, got %d; 16384 bounds a prefill forward's memory without slowing it", e.PrefillTokens)
 	}
 	return nil
 }

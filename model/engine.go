@@ -6,11 +6,13 @@ package model
 // allocated once (sized from a byte budget), a FIFO of waiting requests, and
 // a step function. Each Step
 //
-//  1. admits waiting requests, in submission order, into the free slots
-//     (lowest slot first) and prefills them in one packed forward; requests
-//     with the same prompt (the n samples of a group) share one prefill, whose
-//     keys and values are copied into each of their slots, and sample their
-//     first tokens from the same last-position logits;
+//  1. admits waiting requests, in submission order, into free slots (the
+//     slot holding a prefix of the prompt first, prefix.go) and prefills
+//     them in packed forwards of at most PrefillTokens tokens (prefill.go),
+//     computing only what the arena does not already hold; requests with the
+//     same prompt (the n samples of a group) share one prefill, whose keys
+//     and values are copied into each of their slots, and sample their first
+//     tokens from the same last-position logits;
 //  2. decodes every live slot for up to SyncEvery steps without touching the
 //     host: tokens, their log-probs, stop detection and the per-row lengths
 //     stay on the device, and attention reads each slot's real length
@@ -51,6 +53,11 @@ type EngineConfig struct {
 	MaxSlots int
 	// SyncEvery is the number of decode steps between host reads (0 = 16).
 	SyncEvery int
+	// PrefillTokens bounds the tokens one prefill forward computes (0 =
+	// 16384): admitted prompts beyond it are computed in further forwards,
+	// a long prompt in pieces (prefill.go). It bounds the prefill's
+	// transient memory.
+	PrefillTokens int
 	// NoPrefixCache turns off reusing keys and values already in the arena
 	// (prefix.go); requests with the same prompt admitted together still
 	// share one prefill.
@@ -159,8 +166,11 @@ func (m *Model) NewEngine(cfg EngineConfig) (*Engine, error) {
 	if max := m.Config.MaxPositions; max > 0 && cfg.SlotLen > max {
 		return nil, fmt.Errorf("model: engine: slot length %d exceeds the model's max_position_embeddings %d", cfg.SlotLen, max)
 	}
-	if cfg.MaxSlots < 0 || cfg.SyncEvery < 0 || cfg.BudgetBytes < 0 {
-		return nil, fmt.Errorf("model: engine: max slots, sync interval and budget must be ≥ 0")
+	if cfg.MaxSlots < 0 || cfg.SyncEvery < 0 || cfg.BudgetBytes < 0 || cfg.PrefillTokens < 0 {
+		return nil, fmt.Errorf("model: engine: max slots, sync interval, budget and prefill tokens must be ≥ 0")
+	}
+	if cfg.PrefillTokens == 0 {
+		cfg.PrefillTokens = 16384
 	}
 	if cfg.MaxSlots == 0 {
 		cfg.MaxSlots = 256
@@ -320,72 +330,22 @@ func (e *Engine) acquire() {
 }
 
 // admit moves waiting requests into free slots and prefills them: the
-// prompt tokens not reused from the arena (prefix.go) go through one packed
-// forward against the arena.
+// prompt tokens not reused from the arena (prefix.go) go through packed
+// forwards against the arena (prefill.go).
 func (e *Engine) admit() {
 	e.syncWeights()
-	adm, cp := e.place()
+	adm := e.place()
 	if len(adm) == 0 {
 		return
 	}
 	s := torch.NewScope()
 	defer s.Close()
-	dev, slotLen := e.m.device, e.slotLen
-
-	// the computed rows, by slot (varlen offsets must not decrease)
-	var computed []int
-	for i, a := range adm {
-		if a.leader < 0 {
-			computed = append(computed, i)
-		}
-	}
-	slices.SortFunc(computed, func(i, j int) int { return adm[i].r.slot - adm[j].r.slot })
-	var ids, pos, flat []int64
-	var perToken []*Adapter
-	Q := len(computed)
-	cuQ, cuK, used := make([]int32, Q+1), make([]int32, Q+1), make([]int32, Q)
-	last := make([]int64, Q)
-	maxQ := 0
-	for qi, i := range computed {
-		a := &adm[i]
-		a.query = qi
-		p, base := a.r.req.Prompt, int64(a.r.slot)*slotLen
-		for t := a.start; t < len(p); t++ {
-			ids, pos, flat = append(ids, int64(p[t])), append(pos, int64(t)), append(flat, base+int64(t))
-			perToken = append(perToken, e.adapterOf(a.r))
-		}
-		cuQ[qi+1] = int32(len(ids))
-		cuK[qi] = int32(base)
-		used[qi] = int32(len(p))
-		last[qi] = int64(len(ids) - 1)
-		maxQ = max(maxQ, len(p)-a.start)
-	}
-	cuK[Q] = cuK[Q-1] + int32(slotLen)
-	up64 := func(v []int64) *torch.Tensor { return torch.FromInt64(v).ToDevice(dev) }
-	up32 := func(v []int32) *torch.Tensor { return torch.FromInt32(v).ToDevice(dev) }
-	va := torch.Varlen{CuQ: up32(cuQ), CuK: up32(cuK), MaxQ: int64(maxQ), MaxK: slotLen, SeqUsedK: up32(used), Causal: true}
-	var copies arenaCopies
-	if len(cp.preSrc) > 0 {
-		copies.preSrc, copies.preDst = up64(cp.preSrc), up64(cp.preDst)
-	}
-	if len(cp.postSrc) > 0 {
-		copies.postSrc, copies.postDst = up64(cp.postSrc), up64(cp.postDst)
-	}
-	h := e.arenaHidden(up64(ids), up64(pos), up64(flat), va, e.m.routeRows(perToken, int64(len(perToken))), &copies)
-	hl := h.IndexSelect(0, up64(last))                                 // (Q,D)
-	logits := torch.Linear(hl, e.m.LMHead, nil).ToDType(torch.Float32) // (Q,V)
-	ofRow := make([]int64, len(adm))
+	dev := e.m.device
+	logits := e.prefill(adm) // (R,V)
 	rows := make([]*engineRow, len(adm))
 	for i, a := range adm {
 		rows[i] = a.r
-		if a.leader >= 0 {
-			a = adm[a.leader]
-		}
-		ofRow[i] = int64(a.query)
 	}
-	logits = logits.IndexSelect(0, up64(ofRow)) // (R,V)
-	e.stats.Prefills++
-	e.stats.PrefillTokens += len(ids)
 	e.stats.Admitted += len(rows)
 
 	// every row's uniforms into its slot

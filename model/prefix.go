@@ -23,15 +23,16 @@ package model
 //     Step copies the whole prompt and shares that request's last-position
 //     logits, so the n samples of a group are prefilled once.
 //
-// Every other prompt token goes through one packed forward that writes its
-// keys and values into the slot and attends over the slot's rows (varlen
-// attention with per-slot key counts), so a reused prefix costs a copy, not a
-// forward. At least the last prompt token is always computed (its logits
+// Every other prompt token goes through packed forwards (prefill.go) that
+// write its keys and values into the slot and attend over the slot's rows
+// (varlen attention with per-slot key counts), so a reused prefix costs a
+// copy, not a forward. At least the last prompt token is always computed (its logits
 // give the first new token), except for requests sharing a prompt.
 //
 // Copies are ordered per layer: rows copied from content that predates this
 // Step are read before the layer's new keys are written ("pre"), rows copied
-// from requests admitted in this Step after ("post"). Chains of post copies
+// from requests admitted in this Step after ("post"); prefill.go says in
+// which forward each row's copies run. Chains of post copies
 // are resolved to the rows actually computed, so each set is one gather and
 // one scatter per layer.
 //
@@ -56,13 +57,18 @@ type admission struct {
 	r      *engineRow
 	start  int // prompt tokens whose keys and values are reused; the rest are computed
 	leader int // index of the admitted row whose prompt and logits it shares; −1: none
-	query  int // index among the computed rows (leaders' own); −1 for followers
+	copies kvCopies
 }
 
 // kvCopies are arena-row copies that run in every layer of a prefill.
 type kvCopies struct {
 	preSrc, preDst   []int64 // before the layer writes its new keys
 	postSrc, postDst []int64 // after
+}
+
+func (c *kvCopies) join(o kvCopies) {
+	c.preSrc, c.preDst = append(c.preSrc, o.preSrc...), append(c.preDst, o.preDst...)
+	c.postSrc, c.postDst = append(c.postSrc, o.postSrc...), append(c.postDst, o.postDst...)
 }
 
 // adapterKey identifies the adapter a row's keys and values go through.
@@ -103,9 +109,8 @@ func (e *Engine) syncWeights() {
 
 // place takes waiting requests into free slots (see the file comment) and
 // plans their prefill: which prompt rows are reused and from where.
-func (e *Engine) place() ([]admission, kvCopies) {
+func (e *Engine) place() []admission {
 	var adm []admission
-	var cp kvCopies
 	claimed := map[int]int{} // slot → index in adm
 	leaders := map[string]int{}
 	// origin resolves an arena row written in this Step to the row holding
@@ -157,7 +162,7 @@ func (e *Engine) place() ([]admission, kvCopies) {
 		r.slot, r.n = slot, 1
 		e.bySlot[slot] = r
 		e.clock++
-		a := admission{r: r, start: keep, leader: -1, query: -1}
+		a := admission{r: r, start: keep, leader: -1}
 
 		key := promptKey(p) + "@" + strconv.Itoa(ak)
 		if l, ok := leaders[key]; ok { // the same prompt as a request of this Step
@@ -165,7 +170,7 @@ func (e *Engine) place() ([]admission, kvCopies) {
 			e.stats.SharedPrompts++
 			src := adm[l].r.slot
 			for t := keep; t < len(p); t++ {
-				e.addPost(&cp, origin, int64(src)*e.slotLen+int64(t), int64(slot)*e.slotLen+int64(t))
+				e.addPost(&a.copies, origin, int64(src)*e.slotLen+int64(t), int64(slot)*e.slotLen+int64(t))
 			}
 		} else {
 			leaders[key] = len(adm)
@@ -192,9 +197,9 @@ func (e *Engine) place() ([]admission, kvCopies) {
 				for t := keep; t < best; t++ {
 					src, dst := int64(from)*e.slotLen+int64(t), int64(slot)*e.slotLen+int64(t)
 					if post {
-						e.addPost(&cp, origin, src, dst)
+						e.addPost(&a.copies, origin, src, dst)
 					} else {
-						cp.preSrc, cp.preDst = append(cp.preSrc, src), append(cp.preDst, dst)
+						a.copies.preSrc, a.copies.preDst = append(a.copies.preSrc, src), append(a.copies.preDst, dst)
 					}
 				}
 				a.start = best
@@ -205,7 +210,7 @@ func (e *Engine) place() ([]admission, kvCopies) {
 		claimed[slot] = len(adm)
 		adm = append(adm, a)
 	}
-	return adm, cp
+	return adm
 }
 
 // addPost plans a copy from arena row src, as it stands after this Step's

@@ -270,3 +270,37 @@ func TestEngineFailedStepFreesEverything(t *testing.T) {
 		t.Fatalf("%d tokens reused, want %d", reused, len(p))
 	}
 }
+
+// Prefill in forwards of a few tokens (a long prompt in pieces, copies from
+// rows finished in earlier forwards, a shared prompt whose leader ends in a
+// later forward) gives the plain path's outputs, and the same keys and
+// values as one forward.
+func TestEngineChunkedPrefill(t *testing.T) {
+	noLeaks(t)
+	for _, f := range families {
+		m := newTiny(t, f, 69, cpu32)
+		name := string(f) + " chunked"
+		sys := []int{50, 51, 52, 53, 54, 55, 56}
+		reqs := []EngineRequest{
+			{GenRequest: greedy(cat(sys, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}), 4)}, // 18 tokens: 4 forwards of 5
+			{GenRequest: greedy(cat(sys, []int{20, 21}), 4)},                              // copies sys from the first
+			{GenRequest: greedy(cat(sys, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}), 4)}, // shares the first's prompt
+			{GenRequest: greedy([]int{30, 31, 32}, 5)},
+		}
+		for i := range reqs {
+			reqs[i].Seed = uint64(i)
+		}
+		one := newEngine(t, m, EngineConfig{SlotLen: 40, MaxSlots: 4, SyncEvery: 2})
+		runAgainstPlain(t, m, one, name+" one forward", reqs)
+		e := newEngine(t, m, EngineConfig{SlotLen: 40, MaxSlots: 4, SyncEvery: 2, PrefillTokens: 5})
+		_, reused := runAgainstPlain(t, m, e, name, reqs)
+		st := e.Stats()
+		// computed: 18 + 2 + 0 + 3 = 23 tokens in forwards of ≤ 5
+		if st.PrefillTokens != 23 || st.Prefills != 5 || reused != 7+18 {
+			t.Fatalf("%s: %d tokens in %d forwards, %d reused; want 23 in 5, 25 reused", name, st.PrefillTokens, st.Prefills, reused)
+		}
+		if st1 := one.Stats(); st1.Prefills != 1 || st1.PrefillTokens != 23 {
+			t.Fatalf("%s: one forward: %+v", name, st1)
+		}
+	}
+}
