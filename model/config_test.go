@@ -46,6 +46,10 @@ func TestParseRealConfigs(t *testing.T) {
 		c3.RopeTheta != 1e6 || c3.DType != "bfloat16" {
 		t.Fatalf("Qwen3-4B parsed as %+v", c3)
 	}
+	// the parameter counts the model cards publish
+	if c.NumParams() != 494_032_768 || c3.NumParams() != 4_022_468_096 {
+		t.Fatalf("parameter counts %d and %d, published 494,032,768 (Qwen2.5-0.5B) and 4,022,468,096 (Qwen3-4B)", c.NumParams(), c3.NumParams())
+	}
 	// JSON round trip keeps everything
 	js, err := c3.JSON("float32")
 	if err != nil {
@@ -84,5 +88,42 @@ func TestParseConfigRefusals(t *testing.T) {
 	}
 	if _, err := ParseConfig([]byte(`{"architectures": ["Qwen2ForCausalLM"], "hidden_size": 0}`)); err == nil || !strings.Contains(err.Error(), "vocab_size") {
 		t.Fatalf("zero sizes: %v", err)
+	}
+}
+
+// Counting parameters from a config gives what building the model creates,
+// for both families, tied or not, with and without biases; and an adapter's
+// count what attaching one creates.
+func TestNumParamsFromConfig(t *testing.T) {
+	for _, f := range families {
+		for _, tied := range []bool{false, true} {
+			for _, bias := range []bool{false, true} {
+				cfg := tinyConfig(f)
+				cfg.TieEmbeddings = tied
+				cfg.AttentionBias = bias || f == Qwen2
+				m, err := New(cfg, 1, cpu32)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := cfg.NumParams(), m.NumParams(); got != want {
+					t.Errorf("%s tied=%v bias=%v: config counts %d parameters, the model has %d", f, tied, cfg.AttentionBias, got, want)
+				}
+				for _, targets := range [][]string{LoRATargets, {"q_proj", "down_proj"}, {"v_proj"}} {
+					a, err := m.NewAdapter(LoRAConfig{Rank: 3, Alpha: 6, Targets: targets, Seed: 1})
+					if err != nil {
+						t.Fatal(err)
+					}
+					var n int64
+					for _, p := range a.Params() {
+						n += p.T.Numel()
+					}
+					if got := cfg.LoRAParams(3, targets); got != n {
+						t.Errorf("%s %v: config counts %d adapter parameters, the adapter has %d", f, targets, got, n)
+					}
+					a.Free()
+				}
+				m.Free()
+			}
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"troupe/advantage"
 	"troupe/ckpt"
 	"troupe/config"
+	"troupe/internal/gpu"
 	"troupe/model"
 	"troupe/policy"
 	"troupe/rollout"
@@ -70,6 +71,14 @@ func buildTeam(cfg *config.Config, withTrainers bool, from string, dp *dataParal
 			t = nil
 		}
 	}()
+	// a run whose weights and optimizer state alone cannot fit a GPU stops
+	// here, before minutes of loading (a config that cannot be read is left
+	// to the loaders below to report)
+	if parts, err := residentPlan(cfg, withTrainers); err == nil {
+		if err := checkResident(parts, gpu.FreeMemory); err != nil {
+			return nil, err
+		}
+	}
 	for i, tr := range t.trained {
 		opt, err := loadOptions(tr.Model)
 		if err != nil {

@@ -1,0 +1,123 @@
+package main
+
+// memory.go — what a run keeps resident on each device (weights, float32
+// masters, AdamW moments, frozen references), computed from the models'
+// config.json files before any weight is loaded, so that a run that cannot
+// fit on a GPU fails at once with the breakdown instead of running out of
+// memory part way through loading. It is a lower bound: grads, activations,
+// the key/value arenas and the allocator's slack come on top.
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"troupe/config"
+	"troupe/model"
+	"troupe/torch"
+)
+
+// residentPart is one thing held on a device for the whole run.
+type residentPart struct {
+	dev   torch.Device
+	what  string
+	bytes int64
+}
+
+// residentPlan lists what cfg keeps resident, by device. withTrainers: the
+// optimizer state and KL references count too (training, not evaluation).
+func residentPlan(cfg *config.Config, withTrainers bool) ([]residentPart, error) {
+	var parts []residentPart
+	bases := map[string]bool{}
+	for _, tr := range cfg.Trained() {
+		dt, err := torch.ParseDType(tr.Model.DType)
+		if err != nil {
+			return nil, fmt.Errorf("models.%s: %w", tr.Source, err)
+		}
+		dev, err := torch.ParseDevice(tr.Model.Device)
+		if err != nil {
+			return nil, fmt.Errorf("models.%s: %w", tr.Source, err)
+		}
+		mc, err := model.LoadConfig(tr.Model.Path)
+		if err != nil {
+			return nil, fmt.Errorf("models.%s: %w", tr.Source, err)
+		}
+		b := int64(dt.Size())
+		state := int64(8) // AdamW's two float32 moments
+		if b != 4 {
+			state += 4 // the float32 master
+		}
+		P := mc.NumParams()
+		if tr.LoRA != nil {
+			if !bases[tr.Source] {
+				bases[tr.Source] = true
+				parts = append(parts, residentPart{dev, fmt.Sprintf("models.%s (the adapters' frozen base, %s parameters): weights", tr.Source, count(P)), P * b})
+			}
+			A := mc.LoRAParams(tr.LoRA.Rank, tr.LoRA.Targets)
+			n := A * b
+			if withTrainers {
+				n += A * state
+			}
+			parts = append(parts, residentPart{dev, fmt.Sprintf("adapter %s (%s parameters): weights and optimizer state", tr.Name, count(A)), n})
+			continue
+		}
+		parts = append(parts, residentPart{dev, fmt.Sprintf("model %s (%s parameters): weights", tr.Name, count(P)), P * b})
+		if !withTrainers {
+			continue
+		}
+		parts = append(parts, residentPart{dev, fmt.Sprintf("model %s: optimizer state (%d bytes per parameter)", tr.Name, state), P * state})
+		if cfg.Settings(tr).NeedsReference() {
+			ref := dev
+			if d := tr.Model.ReferenceDevice; d != "" {
+				if ref, err = torch.ParseDevice(d); err != nil {
+					return nil, fmt.Errorf("models.%s.reference_device: %w", tr.Source, err)
+				}
+			}
+			parts = append(parts, residentPart{ref, fmt.Sprintf("model %s: the frozen KL reference", tr.Name), P * b})
+		}
+	}
+	return parts, nil
+}
+
+// checkResident refuses a plan whose resident part alone exceeds a CUDA
+// device's free memory (free reports it; a device it cannot read is not
+// checked).
+func checkResident(parts []residentPart, free func(index int) (free, total uint64, err error)) error {
+	need := map[torch.Device]int64{}
+	for _, p := range parts {
+		if p.dev.IsCUDA() {
+			need[p.dev] += p.bytes
+		}
+	}
+	devs := make([]torch.Device, 0, len(need))
+	for d := range need {
+		devs = append(devs, d)
+	}
+	sort.Slice(devs, func(i, j int) bool { return devs[i] < devs[j] })
+	for _, d := range devs {
+		f, total, err := free(int(d))
+		if err != nil || int64(f) >= need[d] {
+			continue
+		}
+		var b strings.Builder
+		for _, p := range parts {
+			if p.dev == d {
+				fmt.Fprintf(&b, "\n  %s: %s", p.what, gib(p.bytes))
+			}
+		}
+		return fmt.Errorf("%v cannot hold this run: its weights and optimizer state alone need %s, and %v has %s free of %s:%s\n"+
+			"put models on other GPUs (models.<name>.device, reference_device), let agents share one model (assignment: shared), or train adapters (assignment: lora)",
+			d, gib(need[d]), d, gib(int64(f)), gib(int64(total)), b.String())
+	}
+	return nil
+}
+
+func gib(n int64) string { return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30)) }
+
+// count writes a parameter count in millions or billions.
+func count(n int64) string {
+	if n >= 1e9 {
+		return fmt.Sprintf("%.2f B", float64(n)/1e9)
+	}
+	return fmt.Sprintf("%.1f M", float64(n)/1e6)
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"troupe/config"
+	"troupe/model"
+	"troupe/torch"
+)
+
+// qwen3_4B is Qwen3-4B's config.json (4,022,468,096 parameters).
+const qwen3_4B = `{"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "head_dim": 128, "hidden_size": 2560,
+ "intermediate_size": 9728, "max_position_embeddings": 40960, "num_attention_heads": 32, "num_hidden_layers": 36,
+ "num_key_value_heads": 8, "rms_norm_eps": 1e-06, "rope_theta": 1000000, "tie_word_embeddings": true,
+ "vocab_size": 151936, "torch_dtype": "bfloat16"}`
+
+// The resident memory of a run is worked out from config.json before any
+// weight loads: two separately trained Qwen3-4B in bf16 hold 14 bytes per
+// parameter each (weights, float32 masters and moments) and do not fit an
+// 80 GB GPU; one shared model does; evaluation holds the weights alone;
+// adapters share one frozen base; a KL reference on another GPU counts
+// there.
+func TestResidentMemoryPlan(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(qwen3_4B), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), []byte("{}"), 0o644); err != nil { // config checks it exists
+		t.Fatal(err)
+	}
+	const P = 4_022_468_096
+	load := func(assignment string, extra ...string) *config.Config {
+		t.Helper()
+		y := "run: {device: cuda:0, dtype: bfloat16}\nmodels:\n  qwen: {path: " + dir + "}\nassignment: " + assignment + "\n" +
+			"agents:\n  - {name: solver, model: qwen, preset: math-solver}\n  - {name: verifier, model: qwen, preset: math-verifier}\n" + strings.Join(extra, "\n") + "\n"
+		path := filepath.Join(t.TempDir(), "run.yaml")
+		if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := config.Load(path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	on := func(parts []residentPart, dev torch.Device) (n int64) {
+		for _, p := range parts {
+			if p.dev == dev {
+				n += p.bytes
+			}
+		}
+		return n
+	}
+	h100 := func(int) (uint64, uint64, error) { return 79 << 30, 80 << 30, nil }
+
+	sep, err := residentPlan(load("separate"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := on(sep, torch.CUDA(0)); got != 2*P*(2+4+8) {
+		t.Fatalf("separate: %d bytes on cuda:0, want 2 models × 14 bytes × %d", got, P)
+	}
+	err = checkResident(sep, h100)
+	if err == nil || !strings.Contains(err.Error(), "cuda:0 cannot hold this run") || !strings.Contains(err.Error(), "model verifier: optimizer state") ||
+		!strings.Contains(err.Error(), "assignment: shared") {
+		t.Fatalf("two 4B models on one 80 GB GPU: %v", err)
+	}
+	if evalOnly, _ := residentPlan(load("separate"), false); checkResident(evalOnly, h100) != nil || on(evalOnly, torch.CUDA(0)) != 2*P*2 {
+		t.Fatalf("evaluation holds the weights alone: %d bytes", on(evalOnly, torch.CUDA(0)))
+	}
+
+	shared, _ := residentPlan(load("shared"), true)
+	if got := on(shared, torch.CUDA(0)); got != P*14 || checkResident(shared, h100) != nil {
+		t.Fatalf("shared: %d bytes, want %d, and it fits", got, P*14)
+	}
+
+	lora, err := residentPlan(load("lora", "lora: {rank: 16, alpha: 32}"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// one frozen base, and two small adapters (their count is model's, tested there)
+	var base, adapters int64
+	for _, p := range lora {
+		if strings.Contains(p.what, "frozen base") {
+			base += p.bytes
+		} else {
+			adapters += p.bytes
+		}
+	}
+	mc, err := model.ParseConfig([]byte(qwen3_4B))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if A := mc.LoRAParams(16, model.LoRATargets); base != P*2 || adapters != 2*A*14 {
+		t.Fatalf("lora: base %d bytes (want %d, once), adapters %d (want 2 × 14 bytes × %d)", base, P*2, adapters, A)
+	}
+
+	cfg := load("shared", "optim: {kl_coef: 0.01}")
+	m := cfg.Models["qwen"]
+	m.ReferenceDevice = "cuda:1"
+	cfg.Models["qwen"] = m
+	withRef, err := residentPlan(cfg, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if on(withRef, torch.CUDA(1)) != P*2 || on(withRef, torch.CUDA(0)) != P*14 {
+		t.Fatalf("a KL reference on cuda:1: %d bytes there, %d on cuda:0", on(withRef, torch.CUDA(1)), on(withRef, torch.CUDA(0)))
+	}
+	// an unreadable device is not checked
+	if err := checkResident(sep, func(int) (uint64, uint64, error) { return 0, 0, os.ErrNotExist }); err != nil {
+		t.Fatalf("no NVML: %v", err)
+	}
+}
