@@ -43,6 +43,9 @@ type team struct {
 	graphWarned map[int]bool        // engines whose CUDA-graph failure was reported
 	tokDirs     map[string]string   // tokenizer files by trained model name, where not the configured ones
 	dist        *dataParallel       // nil: one process
+	// pendingState is the optimizer state the trainers will allocate per
+	// device, after the engines size their automatic budgets
+	pendingState map[torch.Device]int64
 }
 
 func loadOptions(m config.Model) (model.Options, error) {
@@ -77,6 +80,12 @@ func buildTeam(cfg *config.Config, withTrainers bool, from string, dp *dataParal
 	if parts, err := residentPlan(cfg, withTrainers); err == nil {
 		if err := checkResident(parts, gpu.FreeMemory); err != nil {
 			return nil, err
+		}
+		t.pendingState = map[torch.Device]int64{} // the engines' automatic budgets leave it room
+		for _, p := range parts {
+			if p.state {
+				t.pendingState[p.dev] += p.bytes
+			}
 		}
 	}
 	for i, tr := range t.trained {

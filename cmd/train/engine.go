@@ -73,7 +73,9 @@ func (t *team) buildEngines() error {
 				if err != nil {
 					return fmt.Errorf("engine: model %q: reading free memory on %v for the automatic key/value budget: %v; set engine.kv_budget_gib", name, m.Device(), err)
 				}
-				budget = int64(ec.KVFraction * float64(free) / float64(perDevice[m.Device()]))
+				// the optimizer state is allocated after the engines: leave it its room
+				avail := max(int64(free)-t.pendingState[m.Device()], 0)
+				budget = int64(ec.KVFraction * float64(avail) / float64(perDevice[m.Device()]))
 			} else {
 				budget = cpuAutoBudget
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,12 +108,14 @@ func TestEndToEndLoRA(t *testing.T) {
 		ck := adapterLogits(t, sft, filepath.Join(runA, "checkpoints", ckpt.DirName(4), "models", m), seq)
 		ex := adapterLogits(t, sft, filepath.Join(runA, "export", m), seq)
 		merged := logitsOf(t, filepath.Join(runA, "export", m+"-merged"), seq)
+		// the same weights give the same logits up to the CPU's summation
+		// order, which is not bit-stable on a busy machine (threads)
 		changed := false
 		for i := range ck {
-			if ck[i] != ex[i] {
-				t.Fatalf("%s: the exported adapter does not reproduce the checkpoint's logits", m)
+			if d := math.Abs(float64(ck[i] - ex[i])); d > 1e-6*math.Max(1, math.Abs(float64(ck[i]))) {
+				t.Fatalf("%s: the exported adapter does not reproduce the checkpoint's logits (logit %d: %g vs %g)", m, i, ex[i], ck[i])
 			}
-			changed = changed || ck[i] != base[i]
+			changed = changed || math.Abs(float64(ck[i]-base[i])) > 1e-4
 		}
 		if !changed {
 			t.Fatalf("%s: RL left the adapter's logits equal to the base's", m)

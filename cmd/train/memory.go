@@ -22,6 +22,7 @@ type residentPart struct {
 	dev   torch.Device
 	what  string
 	bytes int64
+	state bool // optimizer state: allocated when the trainers are built, after the engines
 }
 
 // residentPlan lists what cfg keeps resident, by device. withTrainers: the
@@ -51,21 +52,20 @@ func residentPlan(cfg *config.Config, withTrainers bool) ([]residentPart, error)
 		if tr.LoRA != nil {
 			if !bases[tr.Source] {
 				bases[tr.Source] = true
-				parts = append(parts, residentPart{dev, fmt.Sprintf("models.%s (the adapters' frozen base, %s parameters): weights", tr.Source, count(P)), P * b})
+				parts = append(parts, residentPart{dev, fmt.Sprintf("models.%s (the adapters' frozen base, %s parameters): weights", tr.Source, count(P)), P * b, false})
 			}
 			A := mc.LoRAParams(tr.LoRA.Rank, tr.LoRA.Targets)
-			n := A * b
+			parts = append(parts, residentPart{dev, fmt.Sprintf("adapter %s (%s parameters): weights", tr.Name, count(A)), A * b, false})
 			if withTrainers {
-				n += A * state
+				parts = append(parts, residentPart{dev, fmt.Sprintf("adapter %s: optimizer state (%d bytes per parameter)", tr.Name, state), A * state, true})
 			}
-			parts = append(parts, residentPart{dev, fmt.Sprintf("adapter %s (%s parameters): weights and optimizer state", tr.Name, count(A)), n})
 			continue
 		}
-		parts = append(parts, residentPart{dev, fmt.Sprintf("model %s (%s parameters): weights", tr.Name, count(P)), P * b})
+		parts = append(parts, residentPart{dev, fmt.Sprintf("model %s (%s parameters): weights", tr.Name, count(P)), P * b, false})
 		if !withTrainers {
 			continue
 		}
-		parts = append(parts, residentPart{dev, fmt.Sprintf("model %s: optimizer state (%d bytes per parameter)", tr.Name, state), P * state})
+		parts = append(parts, residentPart{dev, fmt.Sprintf("model %s: optimizer state (%d bytes per parameter)", tr.Name, state), P * state, true})
 		if cfg.Settings(tr).NeedsReference() {
 			ref := dev
 			if d := tr.Model.ReferenceDevice; d != "" {
@@ -73,7 +73,7 @@ func residentPlan(cfg *config.Config, withTrainers bool) ([]residentPart, error)
 					return nil, fmt.Errorf("models.%s.reference_device: %w", tr.Source, err)
 				}
 			}
-			parts = append(parts, residentPart{ref, fmt.Sprintf("model %s: the frozen KL reference", tr.Name), P * b})
+			parts = append(parts, residentPart{ref, fmt.Sprintf("model %s: the frozen KL reference", tr.Name), P * b, false})
 		}
 	}
 	return parts, nil

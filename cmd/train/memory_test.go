@@ -114,3 +114,75 @@ func TestResidentMemoryPlan(t *testing.T) {
 		t.Fatalf("no NVML: %v", err)
 	}
 }
+
+// The plan sizes each engine's arena as a run does — kv_fraction of what
+// the resident part leaves free on the GPU — and says when a step's
+// trajectories outnumber the slots or the run does not fit.
+func TestMemoryPlanArenasAndPeaks(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{"config.json": qwen3_4B, "tokenizer.json": "{}"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	y := "run: {device: cuda:0, dtype: bfloat16}\nmodels:\n  qwen: {path: " + dir + "}\nassignment: shared\n" +
+		"agents:\n  - {name: solver, model: qwen, preset: math-solver}\n  - {name: verifier, model: qwen, preset: math-verifier}\n" +
+		"max_new_tokens: 4096\nbatch: {prompts_per_step: 32, n: 8}\noptim: {activation_checkpointing: true, grad_accum_dtype: param}\n"
+	path := filepath.Join(dir, "run.yaml")
+	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const capacity = 80 << 30
+	p, err := memoryPlan(cfg, capacity, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p) != 1 || p[0].dev != torch.CUDA(0) {
+		t.Fatalf("plan devices: %v", p)
+	}
+	d := p[0]
+	const P = 4_022_468_096
+	resident := int64(P * 14)
+	perToken := int64(36 * 2 * 8 * 128 * 2) // layers × K,V × KV heads × head_dim × bf16
+	slotLen := int64(4096 + 2048)
+	slots := int64(0.3*float64(capacity-resident)) / (slotLen * perToken)
+	if d.sum(d.resident) != resident || len(d.arenas) != 1 || d.sum(d.arenas) != slots*slotLen*(perToken+16) {
+		t.Fatalf("resident %d (want %d), arenas %v (want %d slots of %d tokens)", d.sum(d.resident), resident, d.arenas, slots, slotLen)
+	}
+	if len(d.notes) != 1 || !strings.Contains(d.notes[0], "at most 9 of a step's 256 trajectories") {
+		t.Fatalf("notes: %q", d.notes)
+	}
+	var out strings.Builder
+	p.print(&out)
+	if !strings.Contains(out.String(), ": fits") {
+		t.Fatalf("a shared 4B model fits 80 GiB:\n%s", out.String())
+	}
+	// with float32 grad sums (auto: 128 micro-batches) it no longer does
+	s := cfg.Optim
+	s.GradAccumDType = "auto"
+	cfg.Optim = s
+	p, err = memoryPlan(cfg, capacity, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	p.print(&out)
+	if !strings.Contains(out.String(), "at least 128 micro-batches") || !strings.Contains(out.String(), "does NOT fit") {
+		t.Fatalf("float32 sums of a 4B model:\n%s", out.String())
+	}
+	// two separate copies do not
+	cfg.Assignment = "separate"
+	p, err = memoryPlan(cfg, capacity, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	p.print(&out)
+	if !strings.Contains(out.String(), "does NOT fit") || !strings.Contains(out.String(), "cannot start") {
+		t.Fatalf("two 4B models on 80 GiB:\n%s", out.String())
+	}
+}

@@ -70,7 +70,11 @@ func TestSandboxOutcomes(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			res := python(t, s, c.code)
-			if res.Outcome != c.want {
+			// a fork bomb's processes die of EAGAIN one by one; on a busy
+			// machine the last ones may outlive the wall clock — contained
+			// either way, which the blocked check below is about
+			forkBombLate := c.blocked == "processes" && res.Outcome == TimedOut
+			if res.Outcome != c.want && !forkBombLate {
 				t.Fatalf("outcome %s, want %s", res.Outcome, c.want)
 			}
 			if c.blocked != "" && !slices.Contains(res.Blocked, c.blocked) {
