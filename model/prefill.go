@@ -90,7 +90,7 @@ func (e *Engine) prefill(adm []admission) *torch.Tensor {
 		}
 		idx[i] = at[src]
 	}
-	h := torch.Cat(hidden, 0)                                          // (Q,D)
+	h := torch.Cat(hidden, 0)                                         // (Q,D)
 	logits := torch.Linear(h, e.m.LMHead, nil).ToDType(torch.Float32) // (Q,V)
 	return logits.IndexSelect(0, torch.FromInt64(idx).ToDevice(e.m.device))
 }

@@ -283,7 +283,7 @@ func TestEngineChunkedPrefill(t *testing.T) {
 		sys := []int{50, 51, 52, 53, 54, 55, 56}
 		reqs := []EngineRequest{
 			{GenRequest: greedy(cat(sys, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}), 4)}, // 18 tokens: 4 forwards of 5
-			{GenRequest: greedy(cat(sys, []int{20, 21}), 4)},                              // copies sys from the first
+			{GenRequest: greedy(cat(sys, []int{20, 21}), 4)},                            // copies sys from the first
 			{GenRequest: greedy(cat(sys, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}), 4)}, // shares the first's prompt
 			{GenRequest: greedy([]int{30, 31, 32}, 5)},
 		}
