@@ -17,7 +17,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,7 +28,6 @@ import (
 	"troupe/config"
 	"troupe/internal/gpu"
 	"troupe/internal/metrics"
-	"troupe/model"
 	"troupe/rollout"
 	"troupe/torch"
 )
@@ -479,102 +477,6 @@ func refuseRewind(cp *checkpointRef, root string, force bool) error {
 		later = fmt.Sprintf("step %d", newest.Step)
 	}
 	return fmt.Errorf("resume: %s is at step %d but the run already has a checkpoint at step %d (%s); resuming from the older one would drop %s from the logs and replace the newer checkpoints. Pass --force to do that, or copy the run directory (cp -a) and resume the copy", cp.Dir, cp.Step, newest.Step, newest.Dir, later)
-}
-
-// addAliases adds the short keys the console line and the default plots read.
-func addAliases(v map[string]float64) {
-	for k, x := range maps.Clone(v) {
-		rest, ok := strings.CutPrefix(k, "policy/")
-		if !ok {
-			if a, ok := strings.CutPrefix(k, "adv/agent/"); ok && strings.HasSuffix(a, "/amplification") {
-				v["amplification/"+strings.TrimSuffix(a, "/amplification")] = x
-			}
-			continue
-		}
-		agent, name, _ := strings.Cut(rest, "/")
-		switch name {
-		case "grad_norm":
-			v["grad_norm/"+agent] = x
-		case "loss":
-			v["loss/"+agent] = x
-		}
-	}
-}
-
-// cudaDevices lists the CUDA devices the models are on.
-func cudaDevices(t *team) []torch.Device {
-	var out []torch.Device
-	for _, m := range t.models {
-		if d := m.Device(); d.IsCUDA() && !slices.Contains(out, d) {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-// resetPeaks starts a phase's peak-memory window on every CUDA device.
-func resetPeaks(t *team) {
-	for _, d := range cudaDevices(t) {
-		torch.ResetPeakMemory(d)
-	}
-}
-
-// readPeaks reports each CUDA device's peak allocation since resetPeaks as
-// memory/<device>/<phase>_peak_gib.
-func readPeaks(t *team, phase string) map[string]float64 {
-	v := map[string]float64{}
-	for _, d := range cudaDevices(t) {
-		v[fmt.Sprintf("memory/%d/%s_peak_gib", int(d), phase)] = float64(torch.Memory(d).PeakAllocated) / (1 << 30)
-	}
-	return v
-}
-
-// addEngineStats records what each engine did during the step.
-func addEngineStats(v map[string]float64, t *team) {
-	if len(t.engineLast) != len(t.engines) {
-		t.engineLast = make([]model.EngineStats, len(t.engines))
-	}
-	for i, e := range t.engines {
-		st, last := e.Stats(), t.engineLast[i]
-		t.engineLast[i] = st
-		p := "engine/" + t.engineNames[i] + "/"
-		v[p+"slots"] = float64(e.Slots())
-		v[p+"max_batch"] = float64(st.MaxBatch)
-		v[p+"shared_prompts"] = float64(st.SharedPrompts - last.SharedPrompts)
-		v[p+"prefill_tokens"] = float64(st.PrefillTokens - last.PrefillTokens)
-		v[p+"reused_tokens"] = float64(st.ReusedTokens - last.ReusedTokens)
-		if t.cfg.Engine.CUDAGraphs {
-			v[p+"graphs"] = float64(st.Graphs - last.Graphs)
-			v[p+"graph_replays"] = float64(st.GraphReplays - last.GraphReplays)
-			if err := e.GraphError(); err != nil && !t.graphWarned[i] {
-				fmt.Fprintf(os.Stderr, "warning: engine of %s: %v\n", t.engineNames[i], err)
-				if t.graphWarned == nil {
-					t.graphWarned = map[int]bool{}
-				}
-				t.graphWarned[i] = true
-			}
-		}
-		v[p+"decode_steps"] = float64(st.DecodeSteps - last.DecodeSteps)
-		v[p+"host_reads"] = float64(st.HostReads - last.HostReads)
-	}
-}
-
-// addMemory records the CUDA allocator's figures for the models' devices.
-func addMemory(v map[string]float64, t *team) {
-	seen := map[torch.Device]bool{}
-	for _, m := range t.models {
-		d := m.Device()
-		if !d.IsCUDA() || seen[d] {
-			continue
-		}
-		seen[d] = true
-		s := torch.Memory(d)
-		p := fmt.Sprintf("memory/%d/", int(d))
-		const gib = 1 << 30
-		v[p+"allocated_gib"] = float64(s.Allocated) / gib
-		v[p+"reserved_gib"] = float64(s.Reserved) / gib
-		v[p+"peak_gib"] = float64(s.PeakAllocated) / gib
-	}
 }
 
 // finish exports the trained models and plots the metrics.
