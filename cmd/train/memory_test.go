@@ -150,7 +150,10 @@ func TestMemoryPlanArenasAndPeaks(t *testing.T) {
 	perToken := int64(36 * 2 * 8 * 128 * 2) // layers × K,V × KV heads × head_dim × bf16
 	slotLen := int64(4096 + 2048)
 	slots := int64(0.3*float64(capacity-resident)) / (slotLen * perToken)
-	if d.sum(d.resident) != resident || len(d.arenas) != 1 || d.sum(d.arenas) != slots*slotLen*(perToken+16) {
+	// the arena, then the decode step's logits and top-p sampling (Dr. MAS's
+	// evaluation sampling has top-p 0.95): 48 bytes per vocabulary entry and slot
+	if d.sum(d.resident) != resident || len(d.arenas) != 2 || d.arenas[0].bytes != slots*slotLen*(perToken+16) ||
+		d.arenas[1].bytes != slots*151936*48 {
 		t.Fatalf("resident %d (want %d), arenas %v (want %d slots of %d tokens)", d.sum(d.resident), resident, d.arenas, slots, slotLen)
 	}
 	if len(d.notes) != 1 || !strings.Contains(d.notes[0], "at most 9 of a step's 256 trajectories") {

@@ -16,6 +16,7 @@ import (
 	"troupe/config"
 	"troupe/model"
 	"troupe/optim"
+	"troupe/rollout"
 	"troupe/torch"
 )
 
@@ -75,7 +76,7 @@ type devicePlan struct {
 	dev      torch.Device
 	capacity int64 // GPUs: --gpu-gib; 0 for the CPU
 	resident []residentPart
-	arenas   []residentPart // rollout only (engine.release frees them before the update)
+	arenas   []residentPart // rollout only (engine.release frees them before the update): arenas, decode transients
 	update   []residentPart // the largest trained model's update on this device
 	released bool           // engine.release: the arenas are freed before the update
 	notes    []string
@@ -215,6 +216,17 @@ func memoryPlan(cfg *config.Config, capacity int64, promptTokens int) (plan, err
 		slots := min(int64(ec.MaxSlots), budget/(slotLen*perToken))
 		d.arenas = append(d.arenas, residentPart{e.dev, fmt.Sprintf("engine %s: %d slots × %d tokens × %s per token (%s)",
 			e.name, slots, slotLen, kib(perToken), how), slots * slotLen * (perToken + 16), false})
+		// the decode step's float32 logits over the vocabulary and what
+		// sampling derives from them: with top-k/top-p, a sort (values and
+		// indices), the kept mask, float64 cumulative sums
+		per, what := int64(16), "logits and sampling"
+		for _, s := range []rollout.Sampling{cfg.Sampling, cfg.Eval.Sampling} {
+			if (s.TopP > 0 && s.TopP < 1) || s.TopK > 0 {
+				per, what = 48, "logits and top-k/top-p sampling"
+			}
+		}
+		d.arenas = append(d.arenas, residentPart{e.dev, fmt.Sprintf("engine %s: the decode step's %s over %d × %d (estimate)", e.name, what, slots, e.mc.VocabSize),
+			slots * int64(e.mc.VocabSize) * per, false})
 		switch {
 		case slots == 0:
 			d.notes = append(d.notes, fmt.Sprintf("engine %s cannot start: its budget holds no slot of %d tokens; free memory (see above), raise engine.kv_fraction or kv_budget_gib, or lower engine.max_seq_len", e.name, slotLen))
@@ -270,7 +282,7 @@ func (p plan) print(w io.Writer) {
 		for _, x := range d.resident {
 			fmt.Fprintf(w, "    %10s  %s\n", gib(x.bytes), x.what)
 		}
-		fmt.Fprintf(w, "  rollout: + %s of key/value arenas → %s\n", gib(arenas), gib(resident+arenas))
+		fmt.Fprintf(w, "  rollout: + %s of key/value arenas and decoding → %s\n", gib(arenas), gib(resident+arenas))
 		for _, x := range d.arenas {
 			fmt.Fprintf(w, "    %10s  %s\n", gib(x.bytes), x.what)
 		}
@@ -288,7 +300,7 @@ func (p plan) print(w io.Writer) {
 			if peak > d.capacity {
 				verdict = "does NOT fit"
 			}
-			fmt.Fprintf(w, "  peak ≈ %s of %s: %s (allocator slack and the decode step's sampling tensors come on top)\n", gib(peak), gib(d.capacity), verdict)
+			fmt.Fprintf(w, "  peak ≈ %s of %s: %s (allocator slack comes on top)\n", gib(peak), gib(d.capacity), verdict)
 		}
 		for _, n := range d.notes {
 			fmt.Fprintf(w, "  note: %s\n", n)
