@@ -302,5 +302,12 @@ func TestEngineChunkedPrefill(t *testing.T) {
 		if st1 := one.Stats(); st1.Prefills != 1 || st1.PrefillTokens != 23 {
 			t.Fatalf("%s: one forward: %+v", name, st1)
 		}
+		// pieces of rows through different adapters in one forward
+		a1, a2 := newAdapter(t, m, loraCfg(24)), newAdapter(t, m, loraCfg(25, "q_proj", "up_proj"))
+		for i := range reqs {
+			reqs[i].Adapter = []*Adapter{a1, a2, a1, nil}[i]
+		}
+		mixed := newEngine(t, m, EngineConfig{SlotLen: 40, MaxSlots: 4, SyncEvery: 2, PrefillTokens: 5})
+		runAgainstPlain(t, m, mixed, name+" mixed adapters", reqs)
 	}
 }
