@@ -78,19 +78,7 @@ func (a *Adapter) Save(dir string, dtype torch.DType) error {
 	if err != nil {
 		return err
 	}
-	var tensors []safetensors.Tensor
-	for _, p := range a.params {
-		t := p.T
-		tensors = append(tensors, safetensors.Tensor{
-			Name: p.Name, DType: sdt, Shape: t.Shape(),
-			Bytes: func() (b []byte, err error) {
-				defer torch.Recover(&err)
-				s := torch.NewScope()
-				defer s.Close()
-				return t.Detach().To(torch.CPU, dtype).Bytes(), nil
-			},
-		})
-	}
+	tensors := lazyTensors(a.params, sdt, dtype)
 	if err := safetensors.Write(filepath.Join(dir, AdapterWeightsFile), tensors, map[string]string{"format": "pt"}); err != nil {
 		return err
 	}

@@ -404,19 +404,7 @@ func (m *Model) Save(dir string, dtype torch.DType, maxShardBytes int64) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	var tensors []safetensors.Tensor
-	for _, p := range m.Params() {
-		t := p.T
-		tensors = append(tensors, safetensors.Tensor{
-			Name: p.Name, DType: sdt, Shape: t.Shape(),
-			Bytes: func() (b []byte, err error) {
-				defer torch.Recover(&err)
-				s := torch.NewScope()
-				defer s.Close()
-				return t.Detach().To(torch.CPU, dtype).Bytes(), nil
-			},
-		})
-	}
+	tensors := lazyTensors(m.Params(), sdt, dtype)
 	if _, err := safetensors.WriteModelDir(dir, tensors, map[string]string{"format": "pt"}, maxShardBytes); err != nil {
 		return err
 	}
@@ -439,4 +427,24 @@ func ConfigDTypeName(d torch.DType) (string, error) {
 		return "float16", nil
 	}
 	return "", fmt.Errorf("weights are saved as float32, bfloat16 or float16, not %v", d)
+}
+
+// lazyTensors describes params for a safetensors writer, each converted to
+// dtype on the CPU only when the writer reaches it (one tensor in host
+// memory at a time).
+func lazyTensors(params []Param, sdt safetensors.DType, dtype torch.DType) []safetensors.Tensor {
+	tensors := make([]safetensors.Tensor, 0, len(params))
+	for _, p := range params {
+		t := p.T
+		tensors = append(tensors, safetensors.Tensor{
+			Name: p.Name, DType: sdt, Shape: t.Shape(),
+			Bytes: func() (b []byte, err error) {
+				defer torch.Recover(&err)
+				s := torch.NewScope()
+				defer s.Close()
+				return t.Detach().To(torch.CPU, dtype).Bytes(), nil
+			},
+		})
+	}
+	return tensors
 }
