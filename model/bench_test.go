@@ -262,7 +262,10 @@ func BenchmarkEngine(b *testing.B) {
 // Qwen2.5-0.5B-shaped random model in bf16 on cuda:0 (TROUPE_CUDA=1) at the
 // batch sizes of the rollout-engine targets: 128-token prompts, 128 new
 // tokens, greedy; TROUPE_BENCH_SHAPE=1.5b for the 1.5B shape. Each batch
-// size runs eagerly and with the decode step replayed from CUDA graphs.
+// size runs eagerly and with the decode step replayed from CUDA graphs; the
+// eager runs also report the kernels a decode step launches (counted ATen
+// calls, torch.CountOps). Where the build has the fused RMSNorm kernel,
+// batches 1 and 32 run with graphs once more with RMSNorm by explicit ops.
 func BenchmarkEngineCUDA(b *testing.B) {
 	if os.Getenv("TROUPE_CUDA") != "1" || !torch.CUDAAvailable() {
 		b.Skip("set TROUPE_CUDA=1 on a GPU machine")
@@ -279,36 +282,113 @@ func BenchmarkEngineCUDA(b *testing.B) {
 	defer m.Free()
 	runtime.LockOSThread() // graph captures need one OS thread
 	defer runtime.UnlockOSThread()
+	type run struct {
+		batch    int
+		graphs   bool
+		explicit bool // RMSNorm by explicit ops rather than the fused kernel
+	}
+	var runs []run
 	for _, batch := range []int{1, 32, 64, 256} {
-		for _, graphs := range []bool{false, true} {
-			b.Run(fmt.Sprintf("batch=%d/graphs=%v", batch, graphs), func(b *testing.B) {
-				var reqs []EngineRequest
-				for _, p := range prompts(batch, 128) {
-					reqs = append(reqs, EngineRequest{GenRequest: GenRequest{Prompt: p, MaxNewTokens: 128}})
+		runs = append(runs, run{batch, false, false}, run{batch, true, false})
+	}
+	if torch.FusedRMSNorm() { // what the fused RMSNorm kernel gains
+		runs = append(runs, run{1, true, true}, run{32, true, true})
+	}
+	for _, r := range runs {
+		name := fmt.Sprintf("batch=%d/graphs=%v", r.batch, r.graphs)
+		if r.explicit {
+			name += "/norm=explicit"
+		}
+		b.Run(name, func(b *testing.B) {
+			defer torch.SetFusedRMSNorm(torch.SetFusedRMSNorm(!r.explicit))
+			var reqs []EngineRequest
+			for _, p := range prompts(r.batch, 128) {
+				reqs = append(reqs, EngineRequest{GenRequest: GenRequest{Prompt: p, MaxNewTokens: 128}})
+			}
+			// no prefix cache: every iteration prefills, as the first does
+			e, err := m.NewEngine(EngineConfig{SlotLen: 256, MaxSlots: r.batch, NoPrefixCache: true, CUDAGraphs: r.graphs})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer e.Free()
+			if _, err := e.Generate(reqs); err != nil { // warm-up: kernels, allocator, graph capture
+				b.Fatal(err)
+			}
+			if err := e.GraphError(); err != nil {
+				b.Fatal(err)
+			}
+			torch.Synchronize(dev)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := e.Generate(reqs); err != nil {
+					b.Fatal(err)
 				}
-				// no prefix cache: every iteration prefills, as the first does
-				e, err := m.NewEngine(EngineConfig{SlotLen: 256, MaxSlots: batch, NoPrefixCache: true, CUDAGraphs: graphs})
+			}
+			torch.Synchronize(dev)
+			b.StopTimer()
+			b.ReportMetric(float64(r.batch*128*b.N)/b.Elapsed().Seconds(), "tok/s")
+			st := e.Stats()
+			b.ReportMetric(float64(st.GraphReplays)/float64(max(1, st.DecodeSteps)), "replayed/step")
+			if !r.graphs { // a replay dispatches no ATen calls to count
+				_, kernels := decodeStepOps(b, m, r.batch, false)
+				b.ReportMetric(kernels, "kernels/step")
+			}
+		})
+	}
+}
+
+// decodeStepOps counts the ATen operator calls of one engine decode step at
+// batch rows: a generation of 17 tokens less one of 1 (the same prefill and
+// first sample), over 16. Leaves approximate kernel launches on a GPU.
+func decodeStepOps(b *testing.B, m *Model, batch int, static bool) (ops, leaves float64) {
+	count := func(newTokens int) torch.OpCount {
+		var reqs []EngineRequest
+		for _, p := range prompts(batch, 16) {
+			reqs = append(reqs, EngineRequest{GenRequest: GenRequest{Prompt: p, MaxNewTokens: newTokens}})
+		}
+		e, err := m.NewEngine(EngineConfig{SlotLen: 64, MaxSlots: batch, NoPrefixCache: true, StaticBatches: static})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer e.Free()
+		if _, err := e.Generate(reqs); err != nil { // warm-up: first-call work stays out of the count
+			b.Fatal(err)
+		}
+		var n torch.OpCount
+		n = torch.CountOps(func() {
+			if _, err = e.Generate(reqs); err != nil {
+				b.Fatal(err)
+			}
+		})
+		return n
+	}
+	one, many := count(1), count(17)
+	return float64(many.Ops-one.Ops) / 16, float64(many.Leaves-one.Leaves) / 16
+}
+
+// BenchmarkDecodeStepOps reports the ATen operator calls ("ops") and the
+// leaf calls ("leaves", roughly the kernels a GPU launches) of one engine
+// decode step of the 4-layer bench model, per layer and in all, for Qwen2
+// and Qwen3 (per-head q/k norms) in float32 and bfloat16. A count, not a
+// timing: it is the same on every run of a build.
+func BenchmarkDecodeStepOps(b *testing.B) {
+	for _, family := range []Family{Qwen2, Qwen3} {
+		for _, dt := range []torch.DType{torch.Float32, torch.BFloat16} {
+			b.Run(fmt.Sprintf("%s/%v", family, dt), func(b *testing.B) {
+				cfg := benchConfig()
+				cfg.Family = family
+				m, err := New(cfg, 1, Options{DType: dt, Device: torch.CPU})
 				if err != nil {
 					b.Fatal(err)
 				}
-				defer e.Free()
-				if _, err := e.Generate(reqs); err != nil { // warm-up: kernels, allocator, graph capture
-					b.Fatal(err)
+				defer m.Free()
+				var ops, leaves float64
+				for range b.N {
+					ops, leaves = decodeStepOps(b, m, 4, false)
 				}
-				if err := e.GraphError(); err != nil {
-					b.Fatal(err)
-				}
-				torch.Synchronize(dev)
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					if _, err := e.Generate(reqs); err != nil {
-						b.Fatal(err)
-					}
-				}
-				torch.Synchronize(dev)
-				b.ReportMetric(float64(batch*128*b.N)/b.Elapsed().Seconds(), "tok/s")
-				st := e.Stats()
-				b.ReportMetric(float64(st.GraphReplays)/float64(max(1, st.DecodeSteps)), "replayed/step")
+				b.ReportMetric(ops, "ops/step")
+				b.ReportMetric(leaves, "leaves/step")
+				b.ReportMetric(leaves/float64(cfg.NumLayers), "leaves/step/layer")
 			})
 		}
 	}

@@ -39,14 +39,17 @@ func newRotary(cfg Config, dev torch.Device) rotary {
 	return rotary{invFreq: s.Keep(base.Pow(exps).Reciprocal()).Untrack()}
 }
 
-// table returns cos and sin (..., Dh) for integer positions of any shape, in dt.
-func (r rotary) table(positions *torch.Tensor, dt torch.DType) (cos, sin *torch.Tensor) {
+// table returns cos and sin (..., Dh) for integer positions of any shape, in
+// dt, sin sign-folded as torch.RoPE takes it: cat(−sin, sin) of the
+// frequencies where Hugging Face has cat(sin, sin).
+func (r rotary) table(positions *torch.Tensor, dt torch.DType) (cos, sinSigned *torch.Tensor) {
 	freqs := positions.ToDType(torch.Float32).Unsqueeze(-1).Mul(r.invFreq) // (...,Dh/2)
-	emb := torch.Cat([]*torch.Tensor{freqs, freqs}, -1)                    // (...,Dh)
-	return emb.Cos().ToDType(dt), emb.Sin().ToDType(dt)
+	c, s := freqs.Cos(), freqs.Sin()
+	return torch.Cat([]*torch.Tensor{c, c}, -1).ToDType(dt), torch.Cat([]*torch.Tensor{s.Neg(), s}, -1).ToDType(dt) // (...,Dh)
 }
 
-// cosSin returns the (B, 1, T, Dh) tables for integer positions (B, T), in dt.
+// cosSin returns the (B, 1, T, Dh) tables for integer positions (B, T), in
+// dt (sin sign-folded).
 func (r rotary) cosSin(positions *torch.Tensor, dt torch.DType) (cos, sin *torch.Tensor) {
 	cos, sin = r.table(positions, dt) // (B,T,Dh)
 	return cos.Unsqueeze(1), sin.Unsqueeze(1)

@@ -8,6 +8,7 @@ package torch
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"testing"
@@ -216,5 +217,65 @@ func TestCUDAGraphReplay(t *testing.T) {
 	scoped(func() { got = x.MulScalar(3).ToDevice(CPU).Float32s() })
 	if fmt.Sprint(got) != "[30 60 90]" {
 		t.Fatalf("eager work after a failed capture: %v", got)
+	}
+}
+
+// TestCUDAFusedRMSNorm checks ATen's fused RMSNorm (two kernels) against the
+// explicit ops (eight in bf16): float32 outputs and gradients agree to
+// rounding; in bf16, where both round the normalised value once and then
+// the scaled one, an output may differ only where the float32 sums of
+// squares, taken in different orders, make the normalised value round to a
+// neighbouring bf16 value: by a step or two after the scale, in few elements.
+func TestCUDAFusedRMSNorm(t *testing.T) {
+	dev := cudaOrSkip(t)
+	if !FusedRMSNorm() {
+		t.Skip("this build has no fused RMSNorm (scripts/gpu/build-shim.sh says why)")
+	}
+	noLeaks(t)
+	defer SetFusedRMSNorm(SetFusedRMSNorm(true))
+	const rows, dim = 64, 896
+	both := func(dt DType, grad bool) (fused, explicit, gx, ex, gw, ew []float64, kf, ke OpCount) {
+		scoped(func() {
+			x := FromFloat64(randData(100, rows*dim), rows, dim).MulScalar(3).ToDType(dt).ToDevice(dev)
+			w := FromFloat64(randData(101, dim), dim).ToDType(dt).ToDevice(dev)
+			up := FromFloat64(randData(102, rows*dim), rows, dim).ToDType(dt).ToDevice(dev)
+			run := func(on bool) (y, dx, dw []float64, n OpCount) {
+				SetFusedRMSNorm(on)
+				xi, wi := x.Detach().SetRequiresGrad(grad), w.Detach().SetRequiresGrad(grad)
+				var out *Tensor
+				n = CountOps(func() { out = RMSNorm(xi, wi, 1e-6) })
+				if grad {
+					out.Mul(up).ToDType(Float32).Sum().Backward()
+					dx, dw = xi.Grad().Float64s(), wi.Grad().Float64s()
+				}
+				return out.Float64s(), dx, dw, n
+			}
+			fused, gx, gw, kf = run(true)
+			explicit, ex, ew, ke = run(false)
+		})
+		return
+	}
+	fused, explicit, gx, ex, gw, ew, kf, ke := both(Float32, true)
+	closeTo(t, "f32 output", fused, explicit, 1e-5)
+	closeTo(t, "f32 grad x", gx, ex, 1e-4)
+	closeTo(t, "f32 grad w", gw, ew, 1e-3)
+	fused, explicit, _, _, _, _, kf, ke = both(BFloat16, false)
+	t.Logf("bf16 kernels: fused %d, explicit %d", kf.Leaves, ke.Leaves)
+	if kf.Leaves >= ke.Leaves || kf.Leaves > 3 {
+		t.Errorf("bf16: fused RMSNorm made %d kernel calls, explicit %d; want at most 3 and fewer", kf.Leaves, ke.Leaves)
+	}
+	differ := 0
+	for i := range fused {
+		if d := math.Abs(fused[i] - explicit[i]); d != 0 {
+			differ++
+			_, e := math.Frexp(max(math.Abs(fused[i]), math.Abs(explicit[i])))
+			if step := math.Ldexp(1, e-8); d > 2*step { // bf16: 8 significant bits
+				t.Fatalf("bf16 element %d: fused %g, explicit %g: more than two bf16 steps apart", i, fused[i], explicit[i])
+			}
+		}
+	}
+	t.Logf("bf16: %d of %d outputs differ", differ, len(fused))
+	if differ > len(fused)/100 {
+		t.Errorf("bf16: %d of %d outputs differ; want at most 1%%", differ, len(fused))
 	}
 }

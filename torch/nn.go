@@ -3,6 +3,8 @@ package torch
 // #include "tshim.h"
 import "C"
 
+import "sync/atomic"
+
 // Softmax along dim, computed in float32 and returned in t's dtype.
 func (t *Tensor) Softmax(dim int64) *Tensor {
 	var out C.ts_tensor
@@ -37,19 +39,42 @@ func Linear(x, w, b *Tensor) *Tensor {
 
 // RMSNorm is the Hugging Face Qwen RMSNorm over the last dimension:
 // w · (x / √(mean(x²) + eps)), normalised in float32 and cast back to x's
-// dtype before the scale.
+// dtype before the scale. CUDA tensors go through ATen's fused kernel where
+// the build has it (FusedRMSNorm) unless SetFusedRMSNorm(false): two
+// kernels instead of eight in bf16, with the same rounding up to the order
+// of the float32 sum of squares.
 func RMSNorm(x, w *Tensor, eps float64) *Tensor {
 	var out C.ts_tensor
-	check("rms_norm", C.ts_rms_norm(x.handle(), w.handle(), C.double(eps), &out))
+	check("rms_norm", C.ts_rms_norm(x.handle(), w.handle(), C.double(eps), cbool(!explicitNorm.Load()), &out))
 	return wrap(out)
+}
+
+var explicitNorm atomic.Bool
+
+// SetFusedRMSNorm chooses between ATen's fused RMSNorm kernel (on, the
+// default; used only for CUDA tensors on builds that have it) and explicit
+// ops, for every RMSNorm from now on; it returns the previous choice. For
+// comparing the two: both compute the same function.
+func SetFusedRMSNorm(on bool) (was bool) { return !explicitNorm.Swap(!on) }
+
+// FusedRMSNorm reports whether this build has ATen's fused RMSNorm kernel
+// for CUDA tensors (GPU builds where it compiles; never CPU builds).
+func FusedRMSNorm() bool {
+	var on C.int
+	check("rms_norm_fused", C.ts_rms_norm_fused(&on))
+	return on != 0
 }
 
 // RoPE applies rotary position embedding with the rotate-half convention:
 // x·cos + rotate_half(x)·sin, where rotate_half(x) = cat(−x₂, x₁) over the
-// last dimension; cos and sin broadcast against x.
-func RoPE(x, cos, sin *Tensor) *Tensor {
+// last dimension. It takes sin sign-folded: sinSigned = cat(−sin₁, sin₂),
+// sin with its first half negated, so that rotate_half(x)·sin =
+// cat(x₂, x₁)·sinSigned needs no negation per call (the tables are built
+// once per forward and used by every layer). cos and sinSigned broadcast
+// against x.
+func RoPE(x, cos, sinSigned *Tensor) *Tensor {
 	var out C.ts_tensor
-	check("rope", C.ts_rope(x.handle(), cos.handle(), sin.handle(), &out))
+	check("rope", C.ts_rope(x.handle(), cos.handle(), sinSigned.handle(), &out))
 	return wrap(out)
 }
 

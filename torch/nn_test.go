@@ -2,6 +2,7 @@ package torch
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -118,7 +119,11 @@ func TestRMSNormRoPE(t *testing.T) {
 			t.Fatalf("rmsnorm keeps the input dtype, got %v", bf.DType())
 		}
 		closeTo(t, "rmsnorm bf16", bf.Float64s(), want, 2e-2)
-		closeTo(t, "rope", RoPE(tx, FromFloat64(cos), FromFloat64(sin)).Float64s(), rope, 1e-12)
+		signed := slices.Clone(sin)
+		for c := range 3 {
+			signed[c] = -signed[c]
+		}
+		closeTo(t, "rope", RoPE(tx, FromFloat64(cos), FromFloat64(signed)).Float64s(), rope, 1e-12)
 	})
 }
 
@@ -260,6 +265,37 @@ func TestMultinomialIsReproducible(t *testing.T) {
 			if got := float64(counts[i]) / 20000; math.Abs(got-want) > 0.02 {
 				t.Fatalf("category %d drawn %.3f of the time, want %.1f", i, got, want)
 			}
+		}
+	})
+}
+
+func TestCountOps(t *testing.T) {
+	noLeaks(t)
+	scoped(func() {
+		a, b := FromFloat64(randData(30, 6), 2, 3), FromFloat64(randData(31, 6), 2, 3)
+		if n := CountOps(func() { a.Add(b) }); n.Ops < 1 || n.Leaves != 1 {
+			t.Errorf("one add: %+v, want 1 leaf", n)
+		}
+		if n := CountOps(func() { a.Add(b).Mul(a).Neg() }); n.Leaves != 3 {
+			t.Errorf("add, mul, neg: %+v, want 3 leaves", n)
+		}
+		if n := CountOps(func() { a.View(3, 2).Transpose(0, 1) }); n.Ops < 2 || n.Leaves != 0 {
+			t.Errorf("views: %+v, want ≥ 2 ops and no leaves", n)
+		}
+		// A composite op counts its own call and the ones it makes.
+		if n := CountOps(func() { Linear(a, b, nil) }); n.Ops <= n.Leaves || n.Leaves < 1 {
+			t.Errorf("linear: %+v, want more ops than leaves", n)
+		}
+		// Varlen attention is one flash kernel on a GPU; the loop that stands
+		// in for it here counts as one.
+		q := FromFloat64(randData(32, 5*2*4), 5, 2, 4)
+		cu := FromInt64([]int64{0, 2, 5})
+		va := Varlen{CuQ: cu, CuK: cu, MaxQ: 3, MaxK: 3, Causal: true}
+		if n := CountOps(func() { VarlenAttention(q, q, q, va) }); n.Leaves != 1 {
+			t.Errorf("varlen attention: %+v, want 1 leaf", n)
+		}
+		if n := CountOps(func() { VarlenAttention(q, q, q, va).Add(q) }); n.Leaves != 2 {
+			t.Errorf("varlen attention and an add: %+v, want 2 leaves", n)
 		}
 	})
 }

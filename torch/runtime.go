@@ -111,3 +111,29 @@ func ResetPeakMemory(dev Device) {
 
 // EmptyCache returns cached, unused CUDA memory to the driver.
 func EmptyCache() { check("cuda_empty_cache", C.ts_cuda_empty_cache()) }
+
+// OpCount is what CountOps counted.
+type OpCount struct {
+	// Ops is every ATen operator call, composite ones and those they make.
+	Ops int64
+	// Leaves is the calls that made no further calls, less those that only
+	// create views or allocate: on a GPU, roughly the kernels launched.
+	Leaves int64
+}
+
+// CountOps runs fn and counts the ATen operator calls it makes, on every
+// thread. Meant for benchmarks: a GPU's cost at small batches is its kernel
+// launches, and their count can be read on a CPU. No other torch work may
+// begin or end at the moment counting starts or stops. On a CPU build, an op
+// that CUDA runs as one fused kernel may decompose into several leaves, so
+// compare counts from the same build.
+func CountOps(fn func()) (n OpCount) {
+	check("op_count_start", C.ts_op_count_start())
+	defer func() {
+		var ops, leaves C.int64_t
+		check("op_count_stop", C.ts_op_count_stop(&ops, &leaves))
+		n = OpCount{Ops: int64(ops), Leaves: int64(leaves)}
+	}()
+	fn()
+	return n
+}

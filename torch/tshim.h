@@ -3,10 +3,11 @@
  *
  * What it is: a narrow, hand-written surface over ATen, exactly the operations
  * troupe uses, grouped by concern (tensor.cc, shape.cc, math.cc, nn.cc,
- * attention.cc, autograd.cc, optim.cc, dist.cc, runtime.cc). Handles are opaque; dtypes and devices
- * are ints; results come back through out-parameters; every function returns
- * its own error: NULL on success, otherwise a malloc'd C string that the
- * caller releases with ts_free_err. There is no "last error" state.
+ * norm.cc, attention.cc, fused.cc, autograd.cc, optim.cc, dist.cc, graph.cc,
+ * opcount.cc, runtime.cc). Handles are opaque; dtypes and devices are ints; results come
+ * back through out-parameters; every function returns its own error: NULL on
+ * success, otherwise a malloc'd C string that the caller releases with
+ * ts_free_err. There is no "last error" state.
  *
  * What it is not: a generated binding of ATen. Adding an op means adding one
  * declaration here, one function in csrc/, and one Go method.
@@ -128,10 +129,16 @@ ts_err ts_softmax(ts_tensor t, int64_t dim, ts_tensor* out);     /* computed in 
 ts_err ts_log_softmax(ts_tensor t, int64_t dim, ts_tensor* out); /* same */
 ts_err ts_embedding(ts_tensor weight, ts_tensor ids, ts_tensor* out);
 ts_err ts_linear(ts_tensor x, ts_tensor w, ts_tensor b /* nullable */, ts_tensor* out);
-/* Hugging Face Qwen RMSNorm: w * (x_f32 * rsqrt(mean(x_f32^2) + eps)).to(x.dtype) */
-ts_err ts_rms_norm(ts_tensor x, ts_tensor w, double eps, ts_tensor* out);
-/* rotary embedding, rotate-half convention: x*cos + cat(-x2, x1)*sin; cos/sin broadcast to x */
-ts_err ts_rope(ts_tensor x, ts_tensor cos, ts_tensor sin, ts_tensor* out);
+/* rotary embedding, rotate-half convention: x*cos + cat(-x2, x1)*sin, computed as
+ * x*cos + cat(x2, x1)*sin_signed where sin_signed = cat(-sin1, sin2) (sin with its first half
+ * negated); cos/sin_signed broadcast to x */
+ts_err ts_rope(ts_tensor x, ts_tensor cos, ts_tensor sin_signed, ts_tensor* out);
+
+/* ---- norm.cc ---- */
+/* Hugging Face Qwen RMSNorm: w * (x_f32 * rsqrt(mean(x_f32^2) + eps)).to(x.dtype); fused != 0
+ * computes the normalisation with ATen's fused kernel for CUDA tensors where the build has it */
+ts_err ts_rms_norm(ts_tensor x, ts_tensor w, double eps, int fused, ts_tensor* out);
+ts_err ts_rms_norm_fused(int* out); /* 1 when the build has the fused kernel (GPU builds) */
 /* q (B,H,T,D), k/v (B,H,S,D); mask nullable: bool (true = attend) or additive float, broadcast to
  * (B,H,T,S); causal aligns the diagonal top-left and needs T == S; scale <= 0 means 1/sqrt(D).
  * fused != 0 uses at::scaled_dot_product_attention where the build has it. */
@@ -214,6 +221,13 @@ ts_err ts_graph_begin(ts_graph g, uint64_t pool_a, uint64_t pool_b);
 ts_err ts_graph_end(ts_graph g);
 ts_err ts_graph_replay(ts_graph g);
 ts_err ts_graph_free(ts_graph g); /* also ends an unfinished capture */
+
+/* ---- opcount.cc ---- */
+/* counts ATen operator calls between start and stop, on every thread; no other torch work may
+ * start or stop concurrently with either call. leaves: calls that dispatched nothing below them,
+ * except views and allocations (a proxy for kernel launches) */
+ts_err ts_op_count_start(void);
+ts_err ts_op_count_stop(int64_t* ops, int64_t* leaves);
 
 /* ---- runtime.cc ---- */
 ts_err ts_version(int* major, int* minor, int* patch);

@@ -103,6 +103,10 @@ fi
 fused_flags=()
 if ((cuda)) && [ -f "$inc/ATen/ops/_fused_adamw.h" ]; then fused_flags+=(-DTSHIM_FUSED_ADAMW); fi
 
+# RMSNorm (norm.cc): ATen's fused kernel for CUDA tensors; the same fallback.
+norm_flags=()
+if ((cuda)) && [ -f "$inc/ATen/ops/_fused_rms_norm.h" ]; then norm_flags+=(-DTSHIM_FUSED_RMS_NORM); fi
+
 # CUDA graphs (graph.cc), for the engine's decode step: the same fallback.
 graph_flags=()
 if ((cuda)) && [ -f "$inc/ATen/cuda/CUDAGraph.h" ]; then graph_flags+=(-DTSHIM_CUDA_GRAPHS); fi
@@ -116,6 +120,7 @@ if ((cuda)); then kind="CUDA (-DTSHIM_CUDA, $cuda_inc)"; else kind="CPU only"; f
 echo "build-shim: $kind build of ${#srcs[@]} files, $jobs at a time, into $out"
 echo "build-shim: collectives: ${dist_flags[*]:-none (no gloo/ headers in the wheel, no nccl.h)}"
 echo "build-shim: AdamW: ${fused_flags[*]:-unfused (a CPU build, or no ATen/ops/_fused_adamw.h)}"
+echo "build-shim: RMSNorm: ${norm_flags[*]:-explicit ops only (a CPU build, or no ATen/ops/_fused_rms_norm.h)}"
 echo "build-shim: CUDA graphs: ${graph_flags[*]:-none (a CPU build, or no ATen/cuda/CUDAGraph.h)}"
 
 start=$SECONDS
@@ -127,6 +132,7 @@ for src in "${srcs[@]}"; do
     [ "$name" = dist ] && extra=("${dist_flags[@]}")
     [ "$name" = optim ] && extra=("${fused_flags[@]}")
     [ "$name" = graph ] && extra=("${graph_flags[@]}")
+    [ "$name" = norm ] && extra=("${norm_flags[@]}")
     if ! "$cxx" "${flags[@]}" "${extra[@]}" -c "$src" -o "$obj/$name.o" >"$obj/$name.log" 2>&1; then
       if ((${#extra[@]})) && "$cxx" "${flags[@]}" -c "$src" -o "$obj/$name.o" >>"$obj/$name.log" 2>&1; then
         echo "build-shim: $name.cc did not compile with ${extra[*]}; built without (log: $obj/$name.log)" >&2

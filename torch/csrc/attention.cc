@@ -187,6 +187,7 @@ ts_err ts_varlen_attention(ts_tensor q, ts_tensor k, ts_tensor v, ts_tensor cu_q
   (void)max_k;
   (void)flags;
 #endif
+  tshim::OneKernel one("varlen_attention");  // one flash kernel on a GPU
   *out = wrap(varlen_loop(Q, K, V, T(cu_q), T(cu_k), used, causal != 0, s));
   TS_CATCH
 }

@@ -52,6 +52,16 @@ std::vector<at::Tensor> tensors(const ts_tensor* ts, int n);
 // float64 inputs (so gradient checks in double stay exact).
 inline at::ScalarType compute_type(at::ScalarType st) { return st == at::kDouble ? at::kDouble : at::kFloat; }
 
+// While one lives on a thread, op counting (opcount.cc) sees the ATen calls
+// made there as one kernel: for a call that runs as one fused kernel on the
+// GPU and decomposes where it runs here.
+struct OneKernel {
+  explicit OneKernel(const char* name);
+  ~OneKernel();
+  OneKernel(const OneKernel&) = delete;
+  OneKernel& operator=(const OneKernel&) = delete;
+};
+
 }  // namespace tshim
 
 // Every exported function body sits between TS_TRY and TS_CATCH: success

@@ -1,13 +1,10 @@
 // nn.cc — the pieces of a Qwen transformer and its sampler as single shim
-// calls: softmax family, embedding, linear, RMSNorm, rotary embedding,
-// multinomial, per-token log-probs. Attention has its own file
-// (attention.cc).
+// calls: softmax family, embedding, linear, rotary embedding, multinomial,
+// per-token log-probs. Attention and RMSNorm have their own files
+// (attention.cc, norm.cc).
 //
-// Composite ops (RMSNorm, RoPE, token log-probs) run
-// several ATen ops inside one call: fewer cgo crossings, and the same math on
-// every libtorch version. RMSNorm follows the Hugging Face Qwen definition
-// (normalise in f32, cast back, then scale) rather than at::rms_norm, whose
-// rounding order differs in bf16.
+// Composite ops (RoPE, token log-probs) run several ATen ops inside one call:
+// fewer cgo crossings, and the same math on every libtorch version.
 #include "common.h"
 
 #include <ATen/ops/cat.h>
@@ -16,9 +13,7 @@
 #include <ATen/ops/linear.h>
 #include <ATen/ops/log_softmax.h>
 #include <ATen/ops/logsumexp.h>
-#include <ATen/ops/mean.h>
 #include <ATen/ops/multinomial.h>
-#include <ATen/ops/rsqrt.h>
 #include <ATen/ops/softmax.h>
 #include <ATen/ops/sum.h>
 
@@ -27,11 +22,10 @@ using tshim::wrap;
 
 namespace {
 
-at::Tensor rotate_half(const at::Tensor& x) {
+// The halves of the last dimension swapped: cat(x₂, x₁).
+at::Tensor swap_halves(const at::Tensor& x) {
   int64_t half = x.size(-1) / 2;
-  auto x1 = x.narrow(-1, 0, half);
-  auto x2 = x.narrow(-1, half, x.size(-1) - half);
-  return at::cat({x2.neg(), x1}, -1);
+  return at::cat({x.narrow(-1, half, x.size(-1) - half), x.narrow(-1, 0, half)}, -1);
 }
 
 }  // namespace
@@ -64,20 +58,12 @@ ts_err ts_linear(ts_tensor x, ts_tensor w, ts_tensor b, ts_tensor* out) {
   TS_CATCH
 }
 
-ts_err ts_rms_norm(ts_tensor x, ts_tensor w, double eps, ts_tensor* out) {
+ts_err ts_rope(ts_tensor x, ts_tensor cos, ts_tensor sin_signed, ts_tensor* out) {
   TS_TRY
   const auto& in = T(x);
-  auto h = in.to(tshim::compute_type(in.scalar_type()));
-  auto variance = at::mean(h.mul(h), {-1}, /*keepdim=*/true);
-  auto normed = h.mul(at::rsqrt(variance.add(eps))).to(in.scalar_type());
-  *out = wrap(T(w).mul(normed));
-  TS_CATCH
-}
-
-ts_err ts_rope(ts_tensor x, ts_tensor cos, ts_tensor sin, ts_tensor* out) {
-  TS_TRY
-  const auto& in = T(x);
-  *out = wrap(in.mul(T(cos)).add(rotate_half(in).mul(T(sin))));
+  // rotate_half(x)·sin = cat(−x₂, x₁)·sin = cat(x₂, x₁)·sin_signed, exactly
+  // (negation is exact): one kernel fewer per call than negating x₂ here
+  *out = wrap(in.mul(T(cos)).add(swap_halves(in).mul(T(sin_signed))));
   TS_CATCH
 }
 
