@@ -368,28 +368,42 @@ func decodeStepOps(b *testing.B, m *Model, batch int, static bool) (ops, leaves 
 
 // BenchmarkDecodeStepOps reports the ATen operator calls ("ops") and the
 // leaf calls ("leaves", roughly the kernels a GPU launches) of one engine
-// decode step of the 4-layer bench model, per layer and in all, for Qwen2
-// and Qwen3 (per-head q/k norms) in float32 and bfloat16. A count, not a
-// timing: it is the same on every run of a build.
+// decode step at batch 4, per layer and in all, for the 4-layer bench model
+// as Qwen2 and as Qwen3 (per-head q/k norms), in float32 and bfloat16; with
+// TROUPE_BENCH_SHAPE=0.5b also for the Qwen2.5-0.5B shape in bfloat16
+// (random weights, ~1 GB). A count, not a timing: the same on every run of
+// a build.
 func BenchmarkDecodeStepOps(b *testing.B) {
+	type shape struct {
+		name string
+		cfg  Config
+		dt   torch.DType
+	}
+	var shapes []shape
 	for _, family := range []Family{Qwen2, Qwen3} {
 		for _, dt := range []torch.DType{torch.Float32, torch.BFloat16} {
-			b.Run(fmt.Sprintf("%s/%v", family, dt), func(b *testing.B) {
-				cfg := benchConfig()
-				cfg.Family = family
-				m, err := New(cfg, 1, Options{DType: dt, Device: torch.CPU})
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer m.Free()
-				var ops, leaves float64
-				for range b.N {
-					ops, leaves = decodeStepOps(b, m, 4, false)
-				}
-				b.ReportMetric(ops, "ops/step")
-				b.ReportMetric(leaves, "leaves/step")
-				b.ReportMetric(leaves/float64(cfg.NumLayers), "leaves/step/layer")
-			})
+			cfg := benchConfig()
+			cfg.Family = family
+			shapes = append(shapes, shape{fmt.Sprintf("%s/%v", family, dt), cfg, dt})
 		}
+	}
+	if os.Getenv("TROUPE_BENCH_SHAPE") == "0.5b" {
+		shapes = append(shapes, shape{"qwen2.5-0.5b/bfloat16", qwen25HalfB(), torch.BFloat16})
+	}
+	for _, sh := range shapes {
+		b.Run(sh.name, func(b *testing.B) {
+			m, err := New(sh.cfg, 1, Options{DType: sh.dt, Device: torch.CPU})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.Free()
+			var ops, leaves float64
+			for range b.N {
+				ops, leaves = decodeStepOps(b, m, 4, false)
+			}
+			b.ReportMetric(ops, "ops/step")
+			b.ReportMetric(leaves, "leaves/step")
+			b.ReportMetric(leaves/float64(sh.cfg.NumLayers), "leaves/step/layer")
+		})
 	}
 }
