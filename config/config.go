@@ -22,9 +22,18 @@ import (
 	"troupe/rollout"
 )
 
+// fileChecks says which files a loaded config must find on disk.
+type fileChecks int
+
+const (
+	allFiles   fileChecks = iota // Load: model directories, tokenizers, datasets
+	noModels                     // LoadSaved: the checkpoint has the weights and tokenizer
+	modelsOnly                   // LoadForPlan: config.json of each model, nothing else
+)
+
 // Config is one training run.
 type Config struct {
-	saved bool // loaded from a checkpoint (LoadSaved): model files are not checked
+	files fileChecks // which files Validate requires to exist
 
 	Run          Run              `yaml:"run"`
 	Models       map[string]Model `yaml:"models"`         // checkpoints by name

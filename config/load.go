@@ -44,7 +44,22 @@ func LoadSaved(path string, sets []string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	c, err := parse(data, sets, true)
+	c, err := parse(data, sets, noModels)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// LoadForPlan is Load for `train plan`, which reads each model's
+// config.json and nothing else: tokenizers and datasets need not exist, so
+// a run can be planned with only the models' config.json files at hand.
+func LoadForPlan(path string, sets []string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	c, err := parse(data, sets, modelsOnly)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -52,9 +67,9 @@ func LoadSaved(path string, sets []string) (*Config, error) {
 }
 
 // Parse is Load for YAML already in memory.
-func Parse(data []byte, sets []string) (*Config, error) { return parse(data, sets, false) }
+func Parse(data []byte, sets []string) (*Config, error) { return parse(data, sets, allFiles) }
 
-func parse(data []byte, sets []string, saved bool) (*Config, error) {
+func parse(data []byte, sets []string, files fileChecks) (*Config, error) {
 	root, err := parseDocument(data)
 	if err != nil {
 		return nil, err
@@ -77,7 +92,7 @@ func parse(data []byte, sets []string, saved bool) (*Config, error) {
 	if err := dec.Decode(&c); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	c.saved = saved
+	c.files = files
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}

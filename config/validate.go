@@ -88,8 +88,8 @@ func (c *Config) validateModels() error {
 		if strings.TrimSpace(m.Path) == "" {
 			return fmt.Errorf("%s.path: must name a Hugging Face model directory", key)
 		}
-		if !c.saved { // a checkpoint's config: the weights and tokenizer are the checkpoint's
-			if err := checkModelFiles(key, m); err != nil {
+		if c.files != noModels { // a checkpoint's config: the weights and tokenizer are the checkpoint's
+			if err := checkModelFiles(key, m, c.files == allFiles); err != nil {
 				return err
 			}
 		}
@@ -127,10 +127,14 @@ func (c *Config) modelNames() []string {
 	return names
 }
 
-// checkModelFiles checks that a model's directory and tokenizer exist.
-func checkModelFiles(key string, m Model) error {
+// checkModelFiles checks that a model's directory (its config.json) and,
+// with tokenizer, its tokenizer exist.
+func checkModelFiles(key string, m Model, tokenizer bool) error {
 	if _, err := os.Stat(filepath.Join(m.Path, "config.json")); err != nil {
 		return fmt.Errorf("%s.path: %q has no config.json (%v); point it at a Hugging Face model directory, or create a tiny one with `train init %s`", key, m.Path, errors.Unwrap(err), m.Path)
+	}
+	if !tokenizer {
+		return nil
 	}
 	tok := m.Tokenizer
 	if tok == "" {
@@ -251,7 +255,7 @@ func (c *Config) validateEnv() error {
 	if err := spec.Validate(opts); err != nil {
 		return err
 	}
-	if spec.Files == nil {
+	if spec.Files == nil || c.files == modelsOnly {
 		return nil
 	}
 	files := spec.Files(opts)

@@ -59,7 +59,7 @@ func (c *planCmd) run(cmd *cobra.Command, _ []string) error {
 	if c.gpuGiB <= 0 || c.prompt < 1 {
 		return fmt.Errorf("plan: --gpu-gib must be > 0 and --prompt-tokens >= 1")
 	}
-	cfg, err := config.Load(c.config, c.sets)
+	cfg, err := config.LoadForPlan(c.config, c.sets)
 	if err != nil {
 		return err
 	}
