@@ -12,13 +12,17 @@
 // graph there. Everywhere else (CPU, float32, libtorch 1.13) it loops over
 // the sequences inside this one call with the explicit math of ts_sdpa, which
 // is differentiable, so packed training works on every build; that path reads
-// the offsets on the host and so cannot be captured.
+// the offsets on the host and so cannot be captured. Decoding (one query per
+// sequence) skips the loop: the sequences' keys are gathered into one padded
+// batch and masked, a handful of calls instead of a few per sequence.
 //
 // Explicit math follows Hugging Face's eager attention: scores in the input
 // dtype, softmax in float32 (float64 for float64), cast back, weighted sum.
 #include "common.h"
 
 #include <ATen/ops/cat.h>
+#include <ATen/ops/from_blob.h>
+#include <ATen/ops/index_select.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/softmax.h>
@@ -32,6 +36,7 @@
 #define TS_HAVE_FLASH_VARLEN 1
 #endif
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -73,6 +78,33 @@ std::vector<int64_t> host_ints(const at::Tensor& t, const char* what) {
   return std::vector<int64_t>(p, p + h.numel());
 }
 
+// Decoding (one query per sequence) in one batch instead of a loop: each
+// sequence's keys are gathered into rows of the longest length, the rest
+// masked out (their weights are exactly zero). Explicit math either way; the
+// batch only saves the per-sequence calls, which dominate a decode step
+// wherever there is no fused kernel. Results equal the loop's up to the
+// order of float sums. Used when the gathered keys stay small.
+at::Tensor varlen_decode_batch(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                               const std::vector<int64_t>& k0, const std::vector<int64_t>& tk, double scale) {
+  const int64_t B = q.size(0), H = q.size(1), D = q.size(2), KVH = k.size(1), rep = H / KVH;
+  const int64_t S = *std::max_element(tk.begin(), tk.end());
+  std::vector<int64_t> idx(B * S);
+  std::vector<uint8_t> valid(B * S);
+  for (int64_t b = 0; b < B; b++) {
+    for (int64_t j = 0; j < S; j++) {
+      idx[b * S + j] = k0[b] + std::min(j, tk[b] - 1);  // padding repeats a real row; masked below
+      valid[b * S + j] = j < tk[b];
+    }
+  }
+  // copies, never views of the vectors: autograd keeps both for the backward pass
+  auto ix = at::from_blob(idx.data(), {B * S}, at::kLong).to(k.device(), false, /*copy=*/true);
+  auto mask = at::from_blob(valid.data(), {B, 1, 1, 1, S}, at::kBool).to(k.device(), false, true);  // true = attend
+  auto kb = k.index_select(0, ix).view({B, S, KVH, D}).permute({0, 2, 1, 3}).unsqueeze(2);  // (B,KVH,1,S,D)
+  auto vb = v.index_select(0, ix).view({B, S, KVH, D}).permute({0, 2, 1, 3}).unsqueeze(2);
+  auto qb = q.reshape({B, KVH, rep, 1, D});
+  return attention_math(qb, kb, vb, mask, false, scale).reshape({B, H, D});  // (B,KVH,rep,1,D) → (B,H,D)
+}
+
 // The per-sequence loop: differentiable, any device and dtype.
 at::Tensor varlen_loop(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& cu_q,
                        const at::Tensor& cu_k, const at::Tensor& seqused_k, bool causal, double scale) {
@@ -91,6 +123,8 @@ at::Tensor varlen_loop(const at::Tensor& q, const at::Tensor& k, const at::Tenso
                                   " entries for " + std::to_string(B) + " sequences");
   }
   std::vector<at::Tensor> parts;
+  std::vector<int64_t> k0s(B), tks(B);
+  bool decode = Nq == B && B > 1;  // one query per sequence, every sequence with keys
   int64_t covered = 0;
   for (int64_t b = 0; b < B; b++) {
     const int64_t q0 = oq[b], tq = oq[b + 1] - oq[b];
@@ -105,6 +139,15 @@ at::Tensor varlen_loop(const at::Tensor& q, const at::Tensor& k, const at::Tenso
       tk = used[b];
     }
     covered += tq;
+    k0s[b] = k0;
+    tks[b] = tk;
+    decode = decode && tq == 1 && tk > 0;
+  }
+  int64_t longest = B > 0 ? *std::max_element(tks.begin(), tks.end()) : 0;
+  if (decode && B * longest * KVH * D <= (int64_t{1} << 24)) return varlen_decode_batch(q, k, v, k0s, tks, scale);
+  for (int64_t b = 0; b < B; b++) {
+    const int64_t q0 = oq[b], tq = oq[b + 1] - oq[b];
+    const int64_t k0 = k0s[b], tk = tks[b];
     if (tq == 0) continue;
     if (tk == 0) {  // nothing to attend to: zeros, as the flash kernel writes
       parts.push_back(at::zeros({tq, H, D}, q.options()));
