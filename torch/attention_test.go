@@ -156,39 +156,53 @@ func TestVarlenAttentionGradients(t *testing.T) {
 	})
 }
 
-// Decoding (one query per sequence) runs as one batch over keys gathered to
-// the longest length; each sequence's output must equal attending over its
-// own keys alone (one sequence per call: the per-sequence path), grouped
-// heads included, and a sequence with no keys in use gives zeros. Its
-// gradients hold too.
-func TestVarlenAttentionDecodeBatch(t *testing.T) {
+// Where padding costs little, the sequences run as one padded batch (decoding,
+// one query per sequence; prefill of similar lengths); each sequence's output
+// must equal attending over its own keys alone (one sequence per call: the
+// per-sequence path), grouped heads and causal alignment included, and a
+// sequence with no keys in use (which sends the call down the loop) gives
+// zeros. Gradients hold too.
+func TestVarlenAttentionPaddedBatch(t *testing.T) {
 	noLeaks(t)
 	const H, KVH, D = 4, 2, 3
 	slot := []int64{0, 6, 12, 18} // arena offsets of 4 slots of 6 rows
-	used := []int64{3, 1, 6, 2}
-	scoped(func() {
-		q := FromFloat64(randData(80, 4*H*D), 4, H, D)
-		k := FromFloat64(randData(81, 24*KVH*D), 24, KVH, D)
-		v := FromFloat64(randData(82, 24*KVH*D), 24, KVH, D)
-		cuQ := FromInt64([]int64{0, 1, 2, 3, 4})
-		cuK := FromInt64(append(slices.Clone(slot), 24))
-		got := VarlenAttention(q, k, v, Varlen{CuQ: cuQ, CuK: cuK, MaxQ: 1, MaxK: 6, SeqUsedK: FromInt64(used), Causal: true})
-		for b := range 4 {
-			one := VarlenAttention(q.Narrow(0, int64(b), 1), k.Narrow(0, slot[b], 6), v.Narrow(0, slot[b], 6),
-				Varlen{CuQ: FromInt64([]int64{0, 1}), CuK: FromInt64([]int64{0, 6}), MaxQ: 1, MaxK: 6, SeqUsedK: FromInt64(used[b : b+1]), Causal: true})
-			closeTo(t, fmt.Sprintf("sequence %d", b), got.Narrow(0, int64(b), 1).Float64s(), one.Float64s(), 1e-12)
-		}
-		// a sequence with no keys in use: zeros (the per-sequence path)
-		empty := VarlenAttention(q, k, v, Varlen{CuQ: cuQ, CuK: cuK, MaxQ: 1, MaxK: 6, SeqUsedK: FromInt64([]int64{3, 0, 6, 2}), Causal: true})
-		closeTo(t, "no keys", empty.Narrow(0, 1, 1).Float64s(), make([]float64, H*D), 0)
-		closeTo(t, "beside no keys", empty.Narrow(0, 2, 1).Float64s(), got.Narrow(0, 2, 1).Float64s(), 1e-12)
-	})
-	gradCheck(t, "varlen decode batch", []gradInput{
-		{randData(83, 3*H*D), []int64{3, H, D}},
+	for _, c := range []struct {
+		name     string
+		tq, used []int64
+	}{
+		{"decode", []int64{1, 1, 1, 1}, []int64{3, 1, 6, 2}},
+		{"prefill", []int64{2, 1, 4, 2}, []int64{3, 1, 6, 2}},
+	} {
+		scoped(func() {
+			cuQ := []int64{0}
+			for _, n := range c.tq {
+				cuQ = append(cuQ, cuQ[len(cuQ)-1]+n)
+			}
+			Nq := cuQ[4]
+			q := FromFloat64(randData(80, int(Nq)*H*D), Nq, H, D)
+			k := FromFloat64(randData(81, 24*KVH*D), 24, KVH, D)
+			v := FromFloat64(randData(82, 24*KVH*D), 24, KVH, D)
+			cuK := FromInt64(append(slices.Clone(slot), 24))
+			got := VarlenAttention(q, k, v, Varlen{CuQ: FromInt64(cuQ), CuK: cuK, MaxQ: 4, MaxK: 6, SeqUsedK: FromInt64(c.used), Causal: true})
+			for b := range 4 {
+				one := VarlenAttention(q.Narrow(0, cuQ[b], c.tq[b]), k.Narrow(0, slot[b], 6), v.Narrow(0, slot[b], 6),
+					Varlen{CuQ: FromInt64([]int64{0, c.tq[b]}), CuK: FromInt64([]int64{0, 6}), MaxQ: c.tq[b], MaxK: 6, SeqUsedK: FromInt64(c.used[b : b+1]), Causal: true})
+				closeTo(t, fmt.Sprintf("%s: sequence %d", c.name, b), got.Narrow(0, cuQ[b], c.tq[b]).Float64s(), one.Float64s(), 1e-12)
+			}
+			// a sequence with no keys in use: zeros
+			used := slices.Clone(c.used)
+			used[1] = 0
+			empty := VarlenAttention(q, k, v, Varlen{CuQ: FromInt64(cuQ), CuK: cuK, MaxQ: 4, MaxK: 6, SeqUsedK: FromInt64(used), Causal: true})
+			closeTo(t, c.name+": no keys", empty.Narrow(0, cuQ[1], c.tq[1]).Float64s(), make([]float64, int(c.tq[1])*H*D), 0)
+			closeTo(t, c.name+": beside no keys", empty.Narrow(0, cuQ[2], c.tq[2]).Float64s(), got.Narrow(0, cuQ[2], c.tq[2]).Float64s(), 1e-12)
+		})
+	}
+	gradCheck(t, "varlen padded batch", []gradInput{
+		{randData(83, 4*H*D), []int64{4, H, D}},
 		{randData(84, 9*KVH*D), []int64{9, KVH, D}},
 		{randData(85, 9*KVH*D), []int64{9, KVH, D}},
 	}, func(xs []*Tensor) *Tensor {
-		a := Varlen{CuQ: FromInt64([]int64{0, 1, 2, 3}), CuK: FromInt64([]int64{0, 3, 6, 9}), MaxQ: 1, MaxK: 3, SeqUsedK: FromInt64([]int64{2, 3, 1})}
+		a := Varlen{CuQ: FromInt64([]int64{0, 1, 3, 4}), CuK: FromInt64([]int64{0, 3, 6, 9}), MaxQ: 2, MaxK: 3, SeqUsedK: FromInt64([]int64{2, 3, 1}), Causal: true}
 		return weighted(VarlenAttention(xs[0], xs[1], xs[2], a), 86)
 	})
 }
