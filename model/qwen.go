@@ -44,8 +44,13 @@ func newRotary(cfg Config, dev torch.Device) rotary {
 // frequencies where Hugging Face has cat(sin, sin).
 func (r rotary) table(positions *torch.Tensor, dt torch.DType) (cos, sinSigned *torch.Tensor) {
 	freqs := positions.ToDType(torch.Float32).Unsqueeze(-1).Mul(r.invFreq) // (...,Dh/2)
-	c, s := freqs.Cos(), freqs.Sin()
-	return torch.Cat([]*torch.Tensor{c, c}, -1).ToDType(dt), torch.Cat([]*torch.Tensor{s.Neg(), s}, -1).ToDType(dt) // (...,Dh)
+	emb := torch.Cat([]*torch.Tensor{freqs, freqs}, -1)                    // (...,Dh)
+	// sin and cos over the full width, as transformers computes them: over
+	// the half width, vectorised kernels can round the last bit differently
+	sin := emb.Sin()
+	half := emb.Size(-1) / 2
+	sinSigned = torch.Cat([]*torch.Tensor{sin.Narrow(-1, 0, half).Neg(), sin.Narrow(-1, half, half)}, -1)
+	return emb.Cos().ToDType(dt), sinSigned.ToDType(dt)
 }
 
 // cosSin returns the (B, 1, T, Dh) tables for integer positions (B, T), in
