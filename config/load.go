@@ -18,7 +18,19 @@ import (
 // Load reads the YAML file at path ("" for none), applies the --set
 // overrides ("a.b.c=value", list items as agents.0.name or agents[0].name),
 // decodes the result over Default() and validates it.
-func Load(path string, sets []string) (*Config, error) {
+func Load(path string, sets []string) (*Config, error) { return load(path, sets, allFiles) }
+
+// LoadSaved is Load for the config saved in a training checkpoint, whose
+// trained weights and tokenizer files are in the checkpoint: the models'
+// paths are not required to exist (only a KL reference still reads them).
+func LoadSaved(path string, sets []string) (*Config, error) { return load(path, sets, noModels) }
+
+// LoadForPlan is Load for `train plan`, which reads each model's
+// config.json and nothing else: tokenizers and datasets need not exist, so
+// a run can be planned with only the models' config.json files at hand.
+func LoadForPlan(path string, sets []string) (*Config, error) { return load(path, sets, modelsOnly) }
+
+func load(path string, sets []string, files fileChecks) (*Config, error) {
 	var data []byte
 	if path != "" {
 		var err error
@@ -26,42 +38,12 @@ func Load(path string, sets []string) (*Config, error) {
 			return nil, fmt.Errorf("config: %w", err)
 		}
 	}
-	c, err := Parse(data, sets)
+	c, err := parse(data, sets, files)
 	if err != nil {
 		if path != "" {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		return nil, err
-	}
-	return c, nil
-}
-
-// LoadSaved is Load for the config saved in a training checkpoint, whose
-// trained weights and tokenizer files are in the checkpoint: the models'
-// paths are not required to exist (only a KL reference still reads them).
-func LoadSaved(path string, sets []string) (*Config, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
-	}
-	c, err := parse(data, sets, noModels)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return c, nil
-}
-
-// LoadForPlan is Load for `train plan`, which reads each model's
-// config.json and nothing else: tokenizers and datasets need not exist, so
-// a run can be planned with only the models' config.json files at hand.
-func LoadForPlan(path string, sets []string) (*Config, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
-	}
-	c, err := parse(data, sets, modelsOnly)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return c, nil
 }
