@@ -25,6 +25,7 @@ package policy
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"troupe/optim"
 
 	"troupe/model"
@@ -157,7 +158,16 @@ type microBatch struct {
 // a resumed run repeats an uninterrupted one exactly. It must run on the
 // torch goroutine. On an error the model may have taken some of the step's
 // optimizer steps.
+//
+// Update keeps the calling goroutine on one OS thread while it runs:
+// libtorch numbers autograd nodes per thread and orders the backward pass by
+// those numbers, so a forward pass recorded across threads would sum some
+// gradients in another order (about one update in a hundred differed in the
+// last bits on this project's CPU tests) and a resumed run would drift from
+// an uninterrupted one.
 func (t *Trainer) Update(seqs []Sequence, step int) (metrics Metrics, err error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	set := t.cfg.Group.Settings
 	if err := CheckSequences(seqs, t.cfg.Group.Agents, t.cfg.Policy.Config.VocabSize); err != nil {
 		return nil, fmt.Errorf("model %q: %w", t.Model(), err)

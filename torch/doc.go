@@ -39,6 +39,8 @@
 // gives bit-identical gradients from run to run: forward ops recorded on
 // different threads make the backward pass sum some gradients in a different
 // order (seen in about one run in six on this project's resume test).
+// policy.Trainer.Update locks its goroutine for the length of a step itself,
+// so a caller that forgets still gets repeatable updates.
 //
 // The only thread-local state troupe changes is grad mode, and only inside
 // NoGrad, which itself locks the goroutine to its thread for the duration and
