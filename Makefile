@@ -12,7 +12,7 @@ export TROUPE_THREADS ?= $(NPROC)
 SHIM_STAMP = $(shell sha256sum build/libtshim.so 2>/dev/null | cut -c1-12)
 export CGO_CFLAGS = -O2 -g -Wno-deprecated-declarations -DTSHIM_STAMP=$(SHIM_STAMP)
 
-.PHONY: all setup shim build test vet bench demo lora-demo search-demo math-demo planpath-demo sokoban-demo coding-demo stability clean
+.PHONY: all setup shim build test check-gpu-build vet bench demo lora-demo search-demo math-demo planpath-demo sokoban-demo coding-demo stability clean
 
 all: setup build
 
@@ -29,8 +29,18 @@ build:
 vet:
 	$(GO) vet ./...
 
+# The tests, after compiling the shim's CUDA build paths against Debian's
+# torch 2.6 (CUDA 12.4) and newest torch headers (check-gpu-build; a machine
+# that cannot reach Debian's mirror skips it, saying so).
 test: setup vet
+	@bash scripts/gpu/check-builds.sh; rc=$$?; \
+	  if [ $$rc -eq 2 ]; then echo "make test: the shim's CUDA build was NOT checked (could not fetch the headers from Debian)"; \
+	  elif [ $$rc -ne 0 ]; then exit $$rc; fi
 	$(GO) test -timeout 45m ./...
+
+# The shim's CUDA build paths, compiled (not linked) without a GPU.
+check-gpu-build:
+	@bash scripts/gpu/check-builds.sh
 
 bench: setup
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./...

@@ -11,7 +11,15 @@
 #   TSHIM_CUDA  auto (default): CUDA build when that torch has libtorch_cuda.so;
 #               1: require it; 0: CPU-only build
 #   CUDA_HOME   where cuda_runtime_api.h lives (include/), if not found otherwise
+#   NCCL_HOME   where nccl.h lives (include/), if not in the wheel's nvidia/ packages
 #   CXX, JOBS   compiler (default g++) and parallel compiles (default nproc)
+#   TSHIM_CHECK_INCLUDE
+#               a torch include directory (ATen/, c10/, torch/csrc/api/include/)
+#               to check against instead of building: no python3, no libraries,
+#               every file is compiled with -fsyntax-only under the same
+#               feature detection, and nothing is linked or written but logs.
+#               scripts/gpu/check-builds.sh uses it to compile the CUDA paths
+#               on a machine without a GPU or a CUDA wheel.
 #
 # What it does: asks python3's torch for its directory (include/, lib/), its
 # C++ ABI (torch._C._GLIBCXX_USE_CXX11_ABI) and whether it was built with CUDA;
@@ -36,24 +44,35 @@ want_cuda=${TSHIM_CUDA:-auto}
 
 die() { echo "build-shim: $*" >&2; exit 1; }
 
-command -v "$py" >/dev/null || die "no $py on PATH (set PYTHON to an interpreter with torch installed)"
 command -v "$cxx" >/dev/null || die "no $cxx on PATH (set CXX to a C++20 compiler)"
+check=${TSHIM_CHECK_INCLUDE:-}
 
-# One line from torch: directory, C++ ABI flag, version, CUDA version or None.
-info=$("$py" -c '
+if [ -n "$check" ]; then
+  # headers only: the version from them, the C++11 ABI (every current build)
+  inc=$check
+  [ -f "$inc/torch/csrc/api/include/torch/version.h" ] || die "TSHIM_CHECK_INCLUDE=$inc: no torch/csrc/api/include/torch/version.h there"
+  torch_version=$(cat "$inc/torch/csrc/api/include/torch/version.h" "$inc/torch/headeronly/version.h" 2>/dev/null |
+    awk '$1 == "#define" && $2 ~ /^TORCH_VERSION_(MAJOR|MINOR|PATCH)$/ { v = v (v == "" ? "" : ".") $3 } END { print v }' || true)
+  torch_dir="$inc (headers only)" abi=1 torch_cuda=headers lib=/nonexistent
+  [ "$want_cuda" = auto ] && want_cuda=1
+else
+  command -v "$py" >/dev/null || die "no $py on PATH (set PYTHON to an interpreter with torch installed)"
+  # One line from torch: directory, C++ ABI flag, version, CUDA version or None.
+  info=$("$py" -c '
 import os, torch
 print(os.path.dirname(torch.__file__), int(torch._C._GLIBCXX_USE_CXX11_ABI), torch.__version__, torch.version.cuda)
 ') || die "$py cannot import torch (pip install torch, or set PYTHON)"
-read -r torch_dir abi torch_version torch_cuda <<<"$info"
-inc="$torch_dir/include"
-lib="$torch_dir/lib"
+  read -r torch_dir abi torch_version torch_cuda <<<"$info"
+  inc="$torch_dir/include"
+  lib="$torch_dir/lib"
+  [ -e "$lib/libtorch.so" ] || die "torch $torch_version: missing $lib/libtorch.so"
+fi
 [ -f "$inc/ATen/core/Tensor.h" ] || die "torch $torch_version at $torch_dir has no C++ headers in $inc/ATen (a wheel without include/?)"
 [ -f "$inc/torch/csrc/api/include/torch/version.h" ] || die "torch $torch_version: missing $inc/torch/csrc/api/include/torch/version.h"
-[ -e "$lib/libtorch.so" ] || die "torch $torch_version: missing $lib/libtorch.so"
 
 case "$want_cuda" in
 auto) if [ -e "$lib/libtorch_cuda.so" ]; then cuda=1; else cuda=0; fi ;;
-1) [ -e "$lib/libtorch_cuda.so" ] || die "TSHIM_CUDA=1 but torch $torch_version (CUDA ${torch_cuda}) has no $lib/libtorch_cuda.so; install a CUDA build of torch"
+1) [ -n "$check" ] || [ -e "$lib/libtorch_cuda.so" ] || die "TSHIM_CUDA=1 but torch $torch_version (CUDA ${torch_cuda}) has no $lib/libtorch_cuda.so; install a CUDA build of torch"
    cuda=1 ;;
 0) cuda=0 ;;
 *) die "TSHIM_CUDA must be auto, 1 or 0, got '$want_cuda'" ;;
@@ -92,7 +111,10 @@ dist_flags=()
 if [ -f "$inc/gloo/algorithm.h" ]; then dist_flags+=(-DTSHIM_GLOO -DUSE_C10D_GLOO); fi
 if ((cuda)) && [ -f "$inc/torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp" ]; then
   site=$(dirname "$torch_dir")
-  for d in "$site"/nvidia/*/include "$site"/nvidia/include /usr/include /usr/local/cuda/include; do
+  nccl_dirs=()
+  [ -n "${NCCL_HOME:-}" ] && nccl_dirs+=("$NCCL_HOME/include")
+  [ -n "$check" ] || nccl_dirs+=("$site"/nvidia/*/include "$site"/nvidia/include /usr/include /usr/local/cuda/include)
+  for d in "${nccl_dirs[@]}"; do
     if [ -f "$d/nccl.h" ]; then dist_flags+=(-DTSHIM_NCCL -DUSE_C10D_NCCL -isystem "$d"); break; fi
   done
 fi
@@ -117,7 +139,11 @@ mkdir -p "$obj"
 srcs=("$root"/torch/csrc/*.cc)
 echo "build-shim: torch $torch_version (CUDA ${torch_cuda}, C++11 ABI $abi) at $torch_dir"
 if ((cuda)); then kind="CUDA (-DTSHIM_CUDA, $cuda_inc)"; else kind="CPU only"; fi
-echo "build-shim: $kind build of ${#srcs[@]} files, $jobs at a time, into $out"
+if [ -n "$check" ]; then
+  echo "build-shim: $kind syntax check of ${#srcs[@]} files, $jobs at a time, logs in $obj"
+else
+  echo "build-shim: $kind build of ${#srcs[@]} files, $jobs at a time, into $out"
+fi
 echo "build-shim: collectives: ${dist_flags[*]:-none (no gloo/ headers in the wheel, no nccl.h)}"
 echo "build-shim: AdamW: ${fused_flags[*]:-unfused (a CPU build, or no ATen/ops/_fused_adamw.h)}"
 echo "build-shim: RMSNorm: ${norm_flags[*]:-explicit ops only (a CPU build, or no ATen/ops/_fused_rms_norm.h)}"
@@ -133,7 +159,9 @@ for src in "${srcs[@]}"; do
     [ "$name" = optim ] && extra=("${fused_flags[@]}")
     [ "$name" = graph ] && extra=("${graph_flags[@]}")
     [ "$name" = norm ] && extra=("${norm_flags[@]}")
-    if ! "$cxx" "${flags[@]}" "${extra[@]}" -c "$src" -o "$obj/$name.o" >"$obj/$name.log" 2>&1; then
+    if [ -n "$check" ]; then  # a feature that does not compile is a failure here, not a fallback
+      "$cxx" "${flags[@]}" "${extra[@]}" -fsyntax-only "$src" >"$obj/$name.log" 2>&1 || touch "$obj/$name.failed"
+    elif ! "$cxx" "${flags[@]}" "${extra[@]}" -c "$src" -o "$obj/$name.o" >"$obj/$name.log" 2>&1; then
       if ((${#extra[@]})) && "$cxx" "${flags[@]}" -c "$src" -o "$obj/$name.o" >>"$obj/$name.log" 2>&1; then
         echo "build-shim: $name.cc did not compile with ${extra[*]}; built without (log: $obj/$name.log)" >&2
       else
@@ -156,6 +184,10 @@ if [ -e "${failed[0]}" ]; then
     head -c 6000 "$obj/$name.log" >&2
   done
   exit 1
+fi
+if [ -n "$check" ]; then
+  echo "build-shim: every file compiles against torch $torch_version in $((SECONDS - start)) s (checked, nothing linked)"
+  exit 0
 fi
 
 tmp="$out/.libtshim.so.tmp"

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# check-builds.sh — compiles the shim's CUDA build on a machine without a GPU
+# or a CUDA wheel: every torch/csrc/*.cc with -DTSHIM_CUDA and each feature
+# build-shim.sh would turn on (NCCL and Gloo collectives, fused AdamW, fused
+# RMSNorm, CUDA graphs), with -fsyntax-only, against the headers of two
+# torch versions packaged by Debian:
+#
+#   torch 2.6.0, CUDA 12.4   trixie: libtorch-cuda-dev, nvidia-cuda-dev,
+#                            libcu++-dev, libnccl-dev, libgloo-dev (pinned)
+#   torch, newest            sid: libtorch-dev (its headers include ATen/cuda
+#                            and c10/cuda), libnccl-dev, libgloo-dev; CUDA
+#                            12.4 headers from trixie. It is the one that has
+#                            ATen's fused RMSNorm (torch ≥ 2.8).
+#
+#   scripts/gpu/check-builds.sh
+#
+# The packages are fetched with `apt-get download` (nothing is installed) and
+# only their include/ trees are kept, in ${TROUPE_CACHE:-~/.cache/troupe}/
+# gpu-headers, so a second run fetches nothing new (the first fetches about
+# 1.1 GB, nvidia-cuda-dev being most of it). Exit status: 0 when every file
+# compiles, 1 when one does not (its errors are printed), 2 when no headers
+# could be fetched (no network to Debian's mirrors), which `make test` reports
+# as a skip.
+#
+# What it is not: a build. Nothing is linked and nothing runs; the GPU tests
+# (scripts/gpu/run-tests.sh) need a GPU machine.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cache=${TROUPE_CACHE:-$HOME/.cache/troupe}/gpu-headers
+[[ $cache = /* ]] || cache="$PWD/$cache"
+mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+mkdir -p "$cache"
+
+say() { echo "check-builds: $*"; }
+
+# apt state of its own, so the machine's sources and lists are untouched
+apt_dir=$(mktemp -d)
+trap 'rm -rf "$apt_dir"' EXIT
+aptopts() {
+  local suite=$1
+  echo -o "Dir::Etc::SourceList=$apt_dir/$suite.list" -o Dir::Etc::SourceParts=/dev/null \
+    -o "Dir::State::Lists=$apt_dir/$suite-lists" -o "Dir::Cache=$apt_dir/$suite-cache" \
+    -o APT::Sandbox::User=root -o Debug::NoLocking=1
+}
+update() {
+  local suite=$1
+  mkdir -p "$apt_dir/$suite-lists/partial" "$apt_dir/$suite-cache/archives/partial"
+  echo "deb $mirror $suite main contrib non-free" >"$apt_dir/$suite.list"
+  # shellcheck disable=SC2046
+  apt-get $(aptopts "$suite") -qq update >"$apt_dir/$suite.update.log" 2>&1
+}
+
+# headers SUITE PKG [VERSION]: the include/ tree of a package, fetched once;
+# prints its directory (…/usr/include)
+headers() {
+  local suite=$1 pkg=$2 want=${3:-} ver dir
+  # shellcheck disable=SC2046
+  ver=$(apt-cache $(aptopts "$suite") show "$pkg${want:+=$want}" 2>/dev/null | sed -n 's/^Version: //p' | head -1)
+  if [ -z "$ver" ] && [ -n "$want" ]; then  # a point release replaced the pinned version
+    # shellcheck disable=SC2046
+    ver=$(apt-cache $(aptopts "$suite") show "$pkg" 2>/dev/null | sed -n 's/^Version: //p' | head -1)
+    [ -n "$ver" ] && say "$pkg $want is gone from $suite; using $ver" >&2
+  fi
+  [ -n "$ver" ] || { say "$suite has no $pkg" >&2; return 1; }
+  dir="$cache/${pkg}_${ver//[:~+]/_}"
+  if [ ! -f "$dir/.done" ]; then
+    rm -rf "$dir" && mkdir -p "$dir"
+    say "fetching $pkg $ver from $suite" >&2
+    # shellcheck disable=SC2046
+    (cd "$apt_dir" && apt-get $(aptopts "$suite") -qq download "$pkg=$ver" >/dev/null 2>&1) ||
+      { say "could not download $pkg $ver" >&2; return 1; }
+    dpkg-deb --fsys-tarfile "$apt_dir/${pkg}_"*.deb | tar -x -C "$dir" ./usr/include
+    rm -f "$apt_dir/${pkg}_"*.deb
+    touch "$dir/.done"
+  fi
+  echo "$dir/usr/include"
+}
+
+# tree NAME INC...: one include directory of symbolic links to several
+# (torch's headers with Gloo's beside them, where build-shim.sh looks for
+# gloo/ as in the wheels; CUDA's with libcu++'s nv/ and cuda/, as in a
+# toolkit)
+tree() {
+  local t="$cache/tree-$1/include" d
+  shift
+  rm -rf "$(dirname "$t")" && mkdir -p "$t"
+  for d in "$@"; do cp -as "$d/." "$t/"; done
+  echo "$t"
+}
+
+# check NAME TORCH_INC CUDA_INC NCCL_INC
+check() {
+  local out="$apt_dir/out-$1"
+  CUDA_HOME=$(dirname "$3") NCCL_HOME=$(dirname "$4") TSHIM_CHECK_INCLUDE=$2 TSHIM_CUDA=1 \
+    bash "$root/scripts/gpu/build-shim.sh" "$out"
+}
+
+fetched=0 failed=0
+
+if update trixie &&
+  torch=$(headers trixie libtorch-cuda-dev 2.6.0+dfsg-7+b1) &&
+  cuda=$(headers trixie nvidia-cuda-dev 12.4.127~12.4.1-2) &&
+  cucxx=$(headers trixie libcu++-dev 2.3.2-2) &&
+  nccl=$(headers trixie libnccl-dev 2.22.3-1-1) &&
+  gloo=$(headers trixie libgloo-dev); then
+  fetched=1
+  cuda=$(tree cuda "$cuda" "$cucxx")
+  trixie_torch=$torch
+  check torch-2.6 "$(tree torch-trixie "$torch" "$gloo")" "$cuda" "$nccl" || failed=1
+else
+  say "trixie's headers could not be fetched; torch 2.6 not checked (log: apt-get update said: $(tail -1 "$apt_dir/trixie.update.log" 2>/dev/null))"
+fi
+
+if ((fetched)) && update sid &&
+  torch=$(headers sid libtorch-dev) &&
+  nccl=$(headers sid libnccl-dev) &&
+  gloo=$(headers sid libgloo-dev); then
+  sid=$(tree torch-sid "$torch" "$gloo")
+  # a CPU build's headers lack the one file CMake writes for CUDA builds (two
+  # export macros); trixie's CUDA build has it
+  macros=c10/cuda/impl/cuda_cmake_macros.h
+  [ -e "$sid/$macros" ] || ln -s "$(readlink -f "$trixie_torch/$macros")" "$sid/$macros"
+  check torch-sid "$sid" "$cuda" "$nccl" || failed=1
+elif ((fetched)); then
+  say "sid's headers could not be fetched; the newest torch not checked"
+fi
+
+if ((!fetched)); then
+  exit 2
+fi
+exit "$failed"
