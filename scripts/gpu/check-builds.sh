@@ -70,7 +70,8 @@ headers() {
     # shellcheck disable=SC2046
     (cd "$apt_dir" && apt-get $(aptopts "$suite") -qq download "$pkg=$ver" >/dev/null 2>&1) ||
       { say "could not download $pkg $ver" >&2; return 1; }
-    dpkg-deb --fsys-tarfile "$apt_dir/${pkg}_"*.deb | tar -x -C "$dir" ./usr/include
+    dpkg-deb --fsys-tarfile "$apt_dir/${pkg}_"*.deb | tar -x -C "$dir" ./usr/include ||
+      { say "$pkg $ver: no usr/include in the package" >&2; return 1; }
     rm -f "$apt_dir/${pkg}_"*.deb
     touch "$dir/.done"
   fi

@@ -35,32 +35,11 @@ except ImportError:
     print("peft is not installed")
     sys.exit(3)
 import transformers
-from transformers import AutoModelForCausalLM
 
-TOLERANCE = 1e-4
-
-
-def load(path):
-    try:
-        return AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
-    except TypeError:  # transformers before the dtype argument
-        return AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float32)
+from hfcheck import TOLERANCE, load, run, worst_diff
 
 
-def worst_diff(model, ref):
-    worst = 0.0
-    for ids, want in zip(ref["sequences"], ref["logits"]):
-        with torch.no_grad():
-            got = model(torch.tensor([ids], dtype=torch.long)).logits[0].float()
-        worst = max(worst, (got - torch.tensor(want, dtype=torch.float32)).abs().max().item())
-    return worst
-
-
-def check_variant(root, name, ref, results):
-    def report(what, ok, detail=""):
-        results.append(ok)
-        print(f"{'ok  ' if ok else 'FAIL'} {name}: {what}{': ' + detail if detail else ''}", flush=True)
-
+def check_variant(root, name, ref, report):
     with open(os.path.join(root, name, "adapter_model.safetensors"), "rb") as f:
         header_len = int.from_bytes(f.read(8), "little")
         keys = [k for k in json.loads(f.read(header_len)) if k != "__metadata__"]
@@ -79,30 +58,6 @@ def check_variant(root, name, ref, results):
     report("PEFT's merge_and_unload logits match", d <= TOLERANCE, f"max |diff| {d:.3g}")
 
 
-def main():
-    if len(sys.argv) != 2:
-        print(__doc__)
-        sys.exit(2)
-    root = sys.argv[1]
-    print(f"peft {peft.__version__}, transformers {transformers.__version__}, torch {torch.__version__}", flush=True)
-    results = []
-    refs = sorted(n for n in os.listdir(root) if n.endswith(".reference.json"))
-    if not refs:
-        print(f"no *.reference.json under {root}")
-        sys.exit(1)
-    for ref_name in refs:
-        name = ref_name[: -len(".reference.json")]
-        with open(os.path.join(root, ref_name)) as f:
-            ref = json.load(f)
-        try:
-            check_variant(root, name, ref, results)
-        except Exception as e:  # a load that raises is a failed check, and the others still run
-            results.append(False)
-            print(f"FAIL {name}: {type(e).__name__}: {e}", flush=True)
-    passed = sum(results)
-    print(f"{passed} passed, {len(results) - passed} failed")
-    sys.exit(0 if passed == len(results) else 1)
-
-
 if __name__ == "__main__":
-    main()
+    run(__doc__, f"peft {peft.__version__}, transformers {transformers.__version__}, torch {torch.__version__}",
+        check_variant)

@@ -24,21 +24,12 @@ runs on the CPU, so it needs no GPU even on a GPU machine.
 """
 import json
 import os
-import sys
 
 import torch
 import transformers
-from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
+from transformers import AutoTokenizer, GenerationConfig
 
-TOLERANCE = 1e-4
-
-
-def load_model(path):
-    kwargs = {"output_loading_info": True}
-    try:
-        return AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, **kwargs)
-    except TypeError:  # transformers before the dtype argument
-        return AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float32, **kwargs)
+from hfcheck import TOLERANCE, load, run, worst_diff
 
 
 def as_list(v):
@@ -47,25 +38,16 @@ def as_list(v):
     return list(v) if isinstance(v, (list, tuple)) else [v]
 
 
-def check_variant(root, name, ref, results):
+def check_variant(root, name, ref, report):
     path = os.path.join(root, name)
-
-    def report(what, ok, detail=""):
-        results.append(ok)
-        print(f"{'ok  ' if ok else 'FAIL'} {name}: {what}{': ' + detail if detail else ''}", flush=True)
-
-    model, info = load_model(path)
+    model, info = load(path, output_loading_info=True)
     model.eval()
     problems = {k: v for k, v in info.items() if v and k != "error_msgs"} if isinstance(info, dict) else {}
     if isinstance(info, dict) and info.get("error_msgs"):
         problems["error_msgs"] = info["error_msgs"]
     report("weights load completely", not problems, json.dumps(problems, default=str)[:500])
 
-    worst = 0.0
-    for ids, want in zip(ref["sequences"], ref["logits"]):
-        with torch.no_grad():
-            got = model(torch.tensor([ids], dtype=torch.long)).logits[0].float()
-        worst = max(worst, (got - torch.tensor(want, dtype=torch.float32)).abs().max().item())
+    worst = worst_diff(model, ref)
     report("logits match", worst <= TOLERANCE, f"max |diff| {worst:.3g} (tolerance {TOLERANCE:g})")
 
     tok = AutoTokenizer.from_pretrained(path)
@@ -83,30 +65,5 @@ def check_variant(root, name, ref, results):
     report("config torch_dtype", dtype == ref["dtype"], f"{dtype!r}, want {ref['dtype']!r}")
 
 
-def main():
-    if len(sys.argv) != 2:
-        print(__doc__)
-        sys.exit(2)
-    root = sys.argv[1]
-    print(f"transformers {transformers.__version__}, torch {torch.__version__}", flush=True)
-    results = []
-    refs = sorted(n for n in os.listdir(root) if n.endswith(".reference.json"))
-    if not refs:
-        print(f"no *.reference.json under {root}")
-        sys.exit(1)
-    for ref_name in refs:
-        name = ref_name[: -len(".reference.json")]
-        with open(os.path.join(root, ref_name)) as f:
-            ref = json.load(f)
-        try:
-            check_variant(root, name, ref, results)
-        except Exception as e:  # a load that raises is a failed check, and the others still run
-            results.append(False)
-            print(f"FAIL {name}: {type(e).__name__}: {e}", flush=True)
-    passed = sum(results)
-    print(f"{passed} passed, {len(results) - passed} failed")
-    sys.exit(0 if passed == len(results) else 1)
-
-
 if __name__ == "__main__":
-    main()
+    run(__doc__, f"transformers {transformers.__version__}, torch {torch.__version__}", check_variant)
