@@ -87,7 +87,7 @@ math-demo: all
 search-demo: all
 	rm -rf runs/search-demo
 	bin/train init runs/search-demo/base --text search
-	bin/train sft -c configs/drmas-search-tiny.yaml --set models.tiny.path=runs/search-demo/base --out runs/search-demo/sft --steps 300 --log-every 100
+	bin/train sft -c configs/drmas-search-tiny.yaml --set models.tiny.path=runs/search-demo/base --out runs/search-demo/sft --steps 1200 --log-every 200
 	bin/train -c configs/drmas-search-tiny.yaml -q
 	@echo
 	@echo "search-demo: metrics runs/search-demo/drmas/metrics.jsonl, samples runs/search-demo/drmas/samples.jsonl"
