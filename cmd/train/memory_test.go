@@ -159,33 +159,30 @@ func TestMemoryPlanArenasAndPeaks(t *testing.T) {
 	if len(d.notes) != 1 || !strings.Contains(d.notes[0], "at most 9 of a step's 256 trajectories") {
 		t.Fatalf("notes: %q", d.notes)
 	}
-	var out strings.Builder
-	p.print(&out)
-	if !strings.Contains(out.String(), ": fits") {
-		t.Fatalf("a shared 4B model fits 80 GiB:\n%s", out.String())
+	// printed returns the plan of cfg as `train plan` prints it
+	printed := func() string {
+		t.Helper()
+		p, err := memoryPlan(cfg, capacity, 1024)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		p.print(&out)
+		return out.String()
+	}
+	if out := printed(); !strings.Contains(out, ": fits") {
+		t.Fatalf("a shared 4B model fits 80 GiB:\n%s", out)
 	}
 	// with float32 grad sums (auto: 128 micro-batches) it no longer does
 	s := cfg.Optim
 	s.GradAccumDType = "auto"
 	cfg.Optim = s
-	p, err = memoryPlan(cfg, capacity, 1024)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out.Reset()
-	p.print(&out)
-	if !strings.Contains(out.String(), "at least 128 micro-batches") || !strings.Contains(out.String(), "does NOT fit") {
-		t.Fatalf("float32 sums of a 4B model:\n%s", out.String())
+	if out := printed(); !strings.Contains(out, "at least 128 micro-batches") || !strings.Contains(out, "does NOT fit") {
+		t.Fatalf("float32 sums of a 4B model:\n%s", out)
 	}
 	// two separate copies do not
 	cfg.Assignment = "separate"
-	p, err = memoryPlan(cfg, capacity, 1024)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out.Reset()
-	p.print(&out)
-	if !strings.Contains(out.String(), "does NOT fit") || !strings.Contains(out.String(), "cannot start") {
-		t.Fatalf("two 4B models on 80 GiB:\n%s", out.String())
+	if out := printed(); !strings.Contains(out, "does NOT fit") || !strings.Contains(out, "cannot start") {
+		t.Fatalf("two 4B models on 80 GiB:\n%s", out)
 	}
 }
