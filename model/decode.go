@@ -158,9 +158,8 @@ func (e *Engine) arenaHidden(ids, pos, flat *torch.Tensor, va torch.Varlen, rt r
 		ls := torch.NewScope() // this layer's intermediates go with it
 		a := &blk.Attn
 		h := blk.InputNorm.Forward(x)
-		q := a.Q.forward(h, rt).View(N, a.heads, a.headDim)
-		k := a.K.forward(h, rt).View(N, a.kvHeads, a.headDim)
-		v := a.V.forward(h, rt).View(N, a.kvHeads, a.headDim)
+		q, k, v := a.project(h, rt, true)
+		q, k, v = q.View(N, a.heads, a.headDim), k.View(N, a.kvHeads, a.headDim), v.View(N, a.kvHeads, a.headDim)
 		if a.QNorm != nil {
 			q, k = a.QNorm.Forward(q), a.KNorm.Forward(k)
 		}
@@ -177,7 +176,7 @@ func (e *Engine) arenaHidden(ids, pos, flat *torch.Tensor, va torch.Varlen, rt r
 		}
 		att := torch.VarlenAttention(q, e.k[i], e.v[i], va)
 		x = x.Add(a.O.forward(att.Reshape(N, a.heads*a.headDim), rt))
-		x = ls.Keep(x.Add(blk.MLP.forward(blk.PostNorm.Forward(x), rt)))
+		x = ls.Keep(x.Add(blk.MLP.forward(blk.PostNorm.Forward(x), rt, true)))
 		ls.Close()
 	}
 	return m.Norm.Forward(x)

@@ -71,9 +71,10 @@ type KVSink func(layer int, k, v *torch.Tensor)
 // forwardPacked maps x (N, D) to (N, D); cos/sin are (N, 1, Dh).
 func (a *Attention) forwardPacked(x, cos, sin *torch.Tensor, p Packed, sink KVSink, layer int, rt route) *torch.Tensor {
 	N := x.Size(0)
-	q := a.Q.forward(x, rt).View(N, a.heads, a.headDim)   // (N,H,Dh)
-	k := a.K.forward(x, rt).View(N, a.kvHeads, a.headDim) // (N,KVH,Dh)
-	v := a.V.forward(x, rt).View(N, a.kvHeads, a.headDim)
+	q, k, v := a.project(x, rt, false)
+	q = q.View(N, a.heads, a.headDim)   // (N,H,Dh)
+	k = k.View(N, a.kvHeads, a.headDim) // (N,KVH,Dh)
+	v = v.View(N, a.kvHeads, a.headDim)
 	if a.QNorm != nil {
 		q = a.QNorm.Forward(q)
 		k = a.KNorm.Forward(k)
@@ -91,7 +92,7 @@ func (a *Attention) forwardPacked(x, cos, sin *torch.Tensor, p Packed, sink KVSi
 
 func (b *Block) forwardPacked(x, cos, sin *torch.Tensor, p Packed, sink KVSink, layer int, rt route) *torch.Tensor {
 	h := x.Add(b.Attn.forwardPacked(b.InputNorm.Forward(x), cos, sin, p, sink, layer, rt))
-	return h.Add(b.MLP.forward(b.PostNorm.Forward(h), rt))
+	return h.Add(b.MLP.forward(b.PostNorm.Forward(h), rt, false))
 }
 
 // packedHidden runs the decoder over a packed batch and returns the final

@@ -8,6 +8,18 @@ package model
 // hold weights only: the KV cache, positions and masks are arguments, so many
 // agents and rollouts share one Model.
 //
+// Fused projections: q_proj, k_proj and v_proj of a layer (and gate_proj
+// and up_proj) are views of one weight tensor (weights.go, fuse), so each
+// stays a leaf with its own checkpoint key, grad and optimizer state.
+// Generation — the forwards that write keys and values: the engine and the
+// plain decode path — runs one GEMM over the fused tensor where the
+// checkpoint has three (two): 3 fewer kernels per layer and decode step.
+// Every other forward (the old log-probs, the update, evaluation's scoring)
+// runs one GEMM per projection. The two agree to rounding, not bit for bit,
+// so the trainer's no-grad and grad forwards stay identical and the first
+// mini-batch's ratio exactly 1; sampled log-probs are diagnostics (the
+// update recomputes them) and may differ from the update's in the last bits.
+//
 // Departures from the Hugging Face definition: none in the math. Attention
 // uses a bool mask in which a padded query attends to itself (see
 // attentionMask), where transformers lets such rows attend to nothing; the
@@ -70,11 +82,37 @@ type Linear struct {
 }
 
 func (l Linear) forward(x *torch.Tensor, rt route) *torch.Tensor {
-	y := torch.Linear(x, l.W, l.B)
+	return l.adapt(torch.Linear(x, l.W, l.B), x, rt)
+}
+
+// adapt adds the routed adapter's update of input x to y = x·Wᵀ (+ B).
+func (l Linear) adapt(y, x *torch.Tensor, rt route) *torch.Tensor {
 	if d := l.lora.delta(x, rt); d != nil {
 		y = y.Add(d)
 	}
 	return y
+}
+
+// fusedForward applies the projections ls, whose weights (and biases) are
+// consecutive row blocks of whole, to x and returns each one's output: one
+// GEMM sliced along the last dimension when fused (generation) and whole
+// exists, otherwise one GEMM per projection (see the file header).
+func fusedForward(whole Linear, fused bool, x *torch.Tensor, rt route, ls ...*Linear) []*torch.Tensor {
+	out := make([]*torch.Tensor, len(ls))
+	if !fused || whole.W == nil {
+		for i, l := range ls {
+			out[i] = l.forward(x, rt)
+		}
+		return out
+	}
+	y := torch.Linear(x, whole.W, whole.B) // (…, Σ out)
+	var at int64
+	for i, l := range ls {
+		n := l.W.Size(0)
+		out[i] = l.adapt(y.Narrow(-1, at, n), x, rt) // (…, out_i)
+		at += n
+	}
+	return out
 }
 
 // Attention is grouped-query self-attention with rotary embedding; Qwen3
@@ -82,9 +120,18 @@ func (l Linear) forward(x *torch.Tensor, rt route) *torch.Tensor {
 type Attention struct {
 	Q, K, V, O   Linear
 	QNorm, KNorm *RMSNorm // Qwen3 only
+	qkv          Linear   // Q, K and V's rows in one tensor (fuse); W nil: not fused
 	heads        int64
 	kvHeads      int64
 	headDim      int64
+}
+
+// project returns x's query, key and value projections (…, H·Dh),
+// (…, KVH·Dh), (…, KVH·Dh), through the routed adapters; fused for
+// generation.
+func (a *Attention) project(x *torch.Tensor, rt route, fused bool) (q, k, v *torch.Tensor) {
+	o := fusedForward(a.qkv, fused, x, rt, &a.Q, &a.K, &a.V)
+	return o[0], o[1], o[2]
 }
 
 // Forward maps x (B, T, D) to (B, T, D). cos/sin are (B, 1, T, Dh); mask is
@@ -93,9 +140,10 @@ type Attention struct {
 func (a *Attention) forward(x, cos, sin, mask *torch.Tensor, layer *cacheLayer, rt route) *torch.Tensor {
 	shape := x.Shape()
 	B, T := shape[0], shape[1]
-	q := a.Q.forward(x, rt).View(B, T, a.heads, a.headDim)   // (B,T,H,Dh)
-	k := a.K.forward(x, rt).View(B, T, a.kvHeads, a.headDim) // (B,T,KVH,Dh)
-	v := a.V.forward(x, rt).View(B, T, a.kvHeads, a.headDim)
+	q, k, v := a.project(x, rt, layer != nil) // generation writes a cache
+	q = q.View(B, T, a.heads, a.headDim)      // (B,T,H,Dh)
+	k = k.View(B, T, a.kvHeads, a.headDim)    // (B,T,KVH,Dh)
+	v = v.View(B, T, a.kvHeads, a.headDim)
 	if a.QNorm != nil {
 		q = a.QNorm.Forward(q)
 		k = a.KNorm.Forward(k)
@@ -117,10 +165,13 @@ func (a *Attention) forward(x, cos, sin, mask *torch.Tensor, layer *cacheLayer, 
 // MLP is the SwiGLU feed-forward: down(silu(gate(x)) · up(x)).
 type MLP struct {
 	Gate, Up, Down Linear
+	gateUp         Linear // Gate and Up's rows in one tensor (fuse); W nil: not fused
 }
 
-func (m *MLP) forward(x *torch.Tensor, rt route) *torch.Tensor {
-	return m.Down.forward(m.Gate.forward(x, rt).Silu().Mul(m.Up.forward(x, rt)), rt)
+// forward maps x (…, D) to (…, D); fused for generation.
+func (m *MLP) forward(x *torch.Tensor, rt route, fused bool) *torch.Tensor {
+	o := fusedForward(m.gateUp, fused, x, rt, &m.Gate, &m.Up) // (…,F) each
+	return m.Down.forward(o[0].Silu().Mul(o[1]), rt)
 }
 
 // Block is one pre-norm decoder layer.
@@ -133,7 +184,7 @@ type Block struct {
 
 func (b *Block) forward(x, cos, sin, mask *torch.Tensor, layer *cacheLayer, rt route) *torch.Tensor {
 	h := x.Add(b.Attn.forward(b.InputNorm.Forward(x), cos, sin, mask, layer, rt))
-	return h.Add(b.MLP.forward(b.PostNorm.Forward(h), rt))
+	return h.Add(b.MLP.forward(b.PostNorm.Forward(h), rt, layer != nil))
 }
 
 // Model is a Qwen2/Qwen3 causal language model.

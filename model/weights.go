@@ -70,6 +70,46 @@ func (v vars) linear(name string, out, in int64, bias bool) Linear {
 	return l
 }
 
+// fuse lays the weights (and biases, when they have them) of ls end to end
+// along the output dimension in one new tensor each, and makes every
+// Linear's W and B a leaf view of its own rows: the storage is shared, so
+// the parameters, their checkpoint keys, grads and optimizer state stay per
+// projection and in-place updates of them (the optimizer, a resume, a
+// broadcast) are what the fused tensor holds. The separate tensors are
+// freed. (N.B. only in-place writes keep the two in step: whoever replaces a
+// projection's tensor must fuse again.)
+func (v vars) fuse(ls ...*Linear) Linear {
+	cat := func(pick func(*Linear) *torch.Tensor) *torch.Tensor {
+		parts := make([]*torch.Tensor, len(ls))
+		for i, l := range ls {
+			parts[i] = pick(l)
+		}
+		whole := torch.Cat(parts, 0).Untrack() // (Σ out, …)
+		*v.created = append(*v.created, whole)
+		var at int64
+		for i, l := range ls {
+			n := parts[i].Size(0)
+			rows := whole.Narrow(0, at, n)
+			view := rows.Detach().Untrack() // a leaf sharing whole's storage
+			rows.Free()
+			*v.created = append(*v.created, view)
+			parts[i].Free()
+			if pick(l) == l.W {
+				l.W = view
+			} else {
+				l.B = view
+			}
+			at += n
+		}
+		return whole
+	}
+	f := Linear{W: cat(func(l *Linear) *torch.Tensor { return l.W })}
+	if ls[0].B != nil {
+		f.B = cat(func(l *Linear) *torch.Tensor { return l.B })
+	}
+	return f
+}
+
 func (v vars) norm(name string, dim int64, eps float64) RMSNorm {
 	return RMSNorm{W: v.pp(name).get("weight", dim), Eps: eps}
 }
@@ -126,6 +166,8 @@ func newModel(cfg Config, src source, opt Options) (m *Model, err error) {
 			qn, kn := av.norm("q_norm", Dh, cfg.RMSNormEps), av.norm("k_norm", Dh, cfg.RMSNormEps)
 			blk.Attn.QNorm, blk.Attn.KNorm = &qn, &kn
 		}
+		blk.Attn.qkv = lv.fuse(&blk.Attn.Q, &blk.Attn.K, &blk.Attn.V)
+		blk.MLP.gateUp = lv.fuse(&blk.MLP.Gate, &blk.MLP.Up)
 		m.Layers = append(m.Layers, blk)
 	}
 	m.Norm = mv.norm("norm", D, cfg.RMSNormEps)
@@ -223,6 +265,9 @@ func (m *Model) Free() {
 	}
 	for _, p := range m.Params() {
 		p.T.Free()
+	}
+	for _, b := range m.Layers {
+		torch.FreeAll(b.Attn.qkv.W, b.Attn.qkv.B, b.MLP.gateUp.W)
 	}
 	m.LMHead.Free()
 	m.rope.invFreq.Free()
