@@ -157,13 +157,7 @@ func (e *Engine) arenaHidden(ids, pos, flat *torch.Tensor, va torch.Varlen, rt r
 	for i, blk := range m.Layers {
 		ls := torch.NewScope() // this layer's intermediates go with it
 		a := &blk.Attn
-		h := blk.InputNorm.Forward(x)
-		q, k, v := a.project(h, rt, true)
-		q, k, v = q.View(N, a.heads, a.headDim), k.View(N, a.kvHeads, a.headDim), v.View(N, a.kvHeads, a.headDim)
-		if a.QNorm != nil {
-			q, k = a.QNorm.Forward(q), a.KNorm.Forward(k)
-		}
-		q, k = torch.RoPE(q, cos, sin), torch.RoPE(k, cos, sin)
+		q, k, v := a.projectRotated(blk.InputNorm.Forward(x), rt, cos, sin)
 		if copies != nil {
 			copies.run(e.k[i], copies.preSrc, copies.preDst)
 			copies.run(e.v[i], copies.preSrc, copies.preDst)
@@ -180,6 +174,29 @@ func (e *Engine) arenaHidden(ids, pos, flat *torch.Tensor, va torch.Varlen, rt r
 		ls.Close()
 	}
 	return m.Norm.Forward(x)
+}
+
+// projectRotated returns the engine's rotated queries (N, H, Dh) and keys
+// (N, KVH, Dh) and its values (N, KVH, Dh) for the N tokens h (N, D),
+// through the fused projections. Without per-head norms (Qwen2) and with no
+// adapter update on q or k, the queries and keys are adjacent columns of
+// the fused output and take the rotation in one call, 4 kernels fewer per
+// layer with the same elementwise arithmetic.
+func (a *Attention) projectRotated(h *torch.Tensor, rt route, cos, sin *torch.Tensor) (q, k, v *torch.Tensor) {
+	N := h.Size(0)
+	if a.QNorm == nil && a.qkv.W != nil && !a.Q.lora.touches(rt) && !a.K.lora.touches(rt) {
+		nq, nkv := a.heads*a.headDim, a.kvHeads*a.headDim
+		y := torch.Linear(h, a.qkv.W, a.qkv.B)                                                    // (N,nq+2·nkv)
+		qk := torch.RoPE(y.Narrow(-1, 0, nq+nkv).View(N, a.heads+a.kvHeads, a.headDim), cos, sin) // (N,H+KVH,Dh)
+		v = a.V.adapt(y.Narrow(-1, nq+nkv, nkv), h, rt).View(N, a.kvHeads, a.headDim)
+		return qk.Narrow(1, 0, a.heads), qk.Narrow(1, a.heads, a.kvHeads), v
+	}
+	q, k, v = a.project(h, rt, true)
+	q, k, v = q.View(N, a.heads, a.headDim), k.View(N, a.kvHeads, a.headDim), v.View(N, a.kvHeads, a.headDim)
+	if a.QNorm != nil {
+		q, k = a.QNorm.Forward(q), a.KNorm.Forward(k)
+	}
+	return torch.RoPE(q, cos, sin), torch.RoPE(k, cos, sin), v
 }
 
 // decodeStepOn feeds every row of st its last token, samples the next and

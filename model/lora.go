@@ -346,15 +346,29 @@ func (m *Model) routeRows(ads []*Adapter, lead ...int64) route {
 
 // delta is the adapters' update of x through this projection, or nil when
 // no adapter applies to any row.
-func (s *loraSite) delta(x *torch.Tensor, rt route) *torch.Tensor {
+// touches reports whether delta adds anything for rt.
+func (s *loraSite) touches(rt route) bool {
 	if s == nil {
+		return false
+	}
+	if rt.onehot == nil {
+		i := rt.slot - 1
+		return i >= 0 && i < len(s.pairs) && s.pairs[i] != nil
+	}
+	for _, p := range s.pairs {
+		if p != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *loraSite) delta(x *torch.Tensor, rt route) *torch.Tensor {
+	if !s.touches(rt) {
 		return nil
 	}
 	if rt.onehot == nil {
 		i := rt.slot - 1
-		if i < 0 || i >= len(s.pairs) || s.pairs[i] == nil {
-			return nil
-		}
 		p := s.pairs[i]
 		return torch.Linear(torch.Linear(x, p.a, nil), p.b, nil).MulScalar(s.scales[i]) // (…,out)
 	}
@@ -363,9 +377,6 @@ func (s *loraSite) delta(x *torch.Tensor, rt route) *torch.Tensor {
 		if p != nil {
 			as, bs = append(as, p.a), append(bs, p.b)
 		}
-	}
-	if len(as) == 0 {
-		return nil
 	}
 	gate := torch.Linear(rt.onehot, s.columns(rt.onehot), nil) // (rows…,Σr)
 	xa := torch.Linear(x, torch.Cat(as, 0), nil).Mul(gate)     // (…,Σr)
