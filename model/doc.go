@@ -5,7 +5,8 @@
 //
 //   - config.go   Config from config.json; unsupported features are refused by name
 //   - qwen.go     the network: RMSNorm → rotary → attention → MLP → block → model
-//   - weights.go  Load (safetensors, strict), New (seeded random init), Save, Params
+//   - weights.go  Load (safetensors, strict), New (seeded random init), Save, Params;
+//     q/k/v and gate/up stored fused, each projection a view (generation's one GEMM)
 //   - input.go    padded batches (Pack) and the attention mask
 //   - logprobs.go TokenLogProbs: per-token log-probs (and entropy) at chosen positions
 //   - cache.go    KVCache, passed in by the caller
