@@ -344,9 +344,8 @@ func (m *Model) routeRows(ads []*Adapter, lead ...int64) route {
 	return route{onehot: t}
 }
 
-// delta is the adapters' update of x through this projection, or nil when
-// no adapter applies to any row.
-// touches reports whether delta adds anything for rt.
+// touches reports whether any adapter of this projection applies to a row
+// of rt (delta is nil otherwise).
 func (s *loraSite) touches(rt route) bool {
 	if s == nil {
 		return false
@@ -363,6 +362,8 @@ func (s *loraSite) touches(rt route) bool {
 	return false
 }
 
+// delta is the adapters' update of x through this projection, or nil when
+// no adapter applies to any row.
 func (s *loraSite) delta(x *torch.Tensor, rt route) *torch.Tensor {
 	if !s.touches(rt) {
 		return nil
