@@ -67,11 +67,13 @@ func sameOrNearTie(t *testing.T, m *Model, what string, prompt []int, got, want 
 
 // Greedy float32 outputs equal the plain path's, whether the requests are
 // admitted together (more than there are slots, so some wait), one by one,
-// or in a shuffled order.
+// or in a shuffled order. The norm weights are made distinct, so the
+// engine's own arrangement of Qwen3's q and k norms is checked too.
 func TestEngineGreedyMatchesGenerate(t *testing.T) {
 	noLeaks(t)
 	for _, f := range families {
 		m := newTiny(t, f, 31, cpu32)
+		distinctNorms(t, m, 32)
 		reqs := engineRequests()
 		want := make([]GenResult, len(reqs))
 		for i, r := range reqs {

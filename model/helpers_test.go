@@ -2,6 +2,7 @@ package model
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"troupe/torch"
@@ -86,4 +87,29 @@ func rowLogits(t *testing.T, m *Model, seq []int) []float32 {
 		out = lg.Float32s()
 	})
 	return out
+}
+
+// distinctNorms draws every RMSNorm weight of m from 1 + 0.3·N(0, 1)
+// (seeded): a fresh model's are all one, under which mixing up two norms
+// (Qwen3's q_norm and k_norm) would go unseen.
+func distinctNorms(t *testing.T, m *Model, seed uint64) {
+	t.Helper()
+	gen := torch.NewGenerator(torch.CPU, seed)
+	defer gen.Free()
+	n := 0
+	for _, p := range m.Params() {
+		if !strings.HasSuffix(p.Name, "norm.weight") {
+			continue
+		}
+		torch.NoGrad(func() {
+			scoped(func() {
+				p.T.CopyFrom(torch.Randn(p.T.Shape(), torch.Float32, torch.CPU, gen).MulScalar(0.3).AddScalar(1).ToDType(p.T.DType()))
+			})
+		})
+		n++
+	}
+	if n == 0 {
+		t.Fatal("distinctNorms: no norm weights found")
+	}
+	m.MarkUpdated()
 }
