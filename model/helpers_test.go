@@ -89,26 +89,33 @@ func rowLogits(t *testing.T, m *Model, seq []int) []float32 {
 	return out
 }
 
-// distinctNorms draws every RMSNorm weight of m from 1 + 0.3·N(0, 1)
-// (seeded): a fresh model's are all one, under which mixing up two norms
-// (Qwen3's q_norm and k_norm) would go unseen.
-func distinctNorms(t *testing.T, m *Model, seed uint64) {
-	t.Helper()
+// redraw overwrites in place, as an optimizer step or a resume does, every
+// weight of m whose checkpoint key match accepts with shift + scale·N(0, 1)
+// (seeded), and returns how many it wrote.
+func redraw(m *Model, seed uint64, match func(key string) bool, scale, shift float64) int {
 	gen := torch.NewGenerator(torch.CPU, seed)
 	defer gen.Free()
 	n := 0
 	for _, p := range m.Params() {
-		if !strings.HasSuffix(p.Name, "norm.weight") {
+		if !match(p.Name) {
 			continue
 		}
 		torch.NoGrad(func() {
 			scoped(func() {
-				p.T.CopyFrom(torch.Randn(p.T.Shape(), torch.Float32, torch.CPU, gen).MulScalar(0.3).AddScalar(1).ToDType(p.T.DType()))
+				p.T.CopyFrom(torch.Randn(p.T.Shape(), torch.Float32, torch.CPU, gen).MulScalar(scale).AddScalar(shift).ToDType(p.T.DType()))
 			})
 		})
 		n++
 	}
-	if n == 0 {
+	return n
+}
+
+// distinctNorms draws every RMSNorm weight of m from 1 + 0.3·N(0, 1): a
+// fresh model's are all one, under which mixing up two norms (Qwen3's
+// q_norm and k_norm) would go unseen.
+func distinctNorms(t *testing.T, m *Model, seed uint64) {
+	t.Helper()
+	if redraw(m, seed, func(key string) bool { return strings.HasSuffix(key, "norm.weight") }, 0.3, 1) == 0 {
 		t.Fatal("distinctNorms: no norm weights found")
 	}
 	m.MarkUpdated()
