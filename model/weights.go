@@ -79,10 +79,10 @@ func (v vars) linear(name string, out, in int64, bias bool) Linear {
 // freed. (N.B. only in-place writes keep the two in step: whoever replaces a
 // projection's tensor must fuse again.)
 func (v vars) fuse(ls ...*Linear) Linear {
-	cat := func(pick func(*Linear) *torch.Tensor) *torch.Tensor {
+	cat := func(field func(*Linear) **torch.Tensor) *torch.Tensor {
 		parts := make([]*torch.Tensor, len(ls))
 		for i, l := range ls {
-			parts[i] = pick(l)
+			parts[i] = *field(l)
 		}
 		whole := torch.Cat(parts, 0).Untrack() // (Σ out, …)
 		*v.created = append(*v.created, whole)
@@ -94,18 +94,14 @@ func (v vars) fuse(ls ...*Linear) Linear {
 			rows.Free()
 			*v.created = append(*v.created, view)
 			parts[i].Free()
-			if pick(l) == l.W {
-				l.W = view
-			} else {
-				l.B = view
-			}
+			*field(l) = view
 			at += n
 		}
 		return whole
 	}
-	f := Linear{W: cat(func(l *Linear) *torch.Tensor { return l.W })}
+	f := Linear{W: cat(func(l *Linear) **torch.Tensor { return &l.W })}
 	if ls[0].B != nil {
-		f.B = cat(func(l *Linear) *torch.Tensor { return l.B })
+		f.B = cat(func(l *Linear) **torch.Tensor { return &l.B })
 	}
 	return f
 }
