@@ -31,12 +31,18 @@ vet:
 
 # The tests, after compiling the shim's CUDA build paths against Debian's
 # torch 2.6 (CUDA 12.4) and newest torch headers (check-gpu-build; a machine
-# that cannot reach Debian's mirror skips it, saying so).
+# that cannot reach Debian's mirror skips it, saying so), and after installing
+# the pinned Python reference environment (scripts/pyref; docs/references.md):
+# where it installs, TROUPE_PYREF_REQUIRED=1 makes a reference test that
+# cannot find it fail instead of skipping.
 test: setup vet
 	@bash scripts/gpu/check-builds.sh; rc=$$?; \
 	  if [ $$rc -eq 2 ]; then echo "make test: the shim's CUDA build was NOT checked (could not fetch the headers from Debian)"; \
 	  elif [ $$rc -ne 0 ]; then exit $$rc; fi
-	$(GO) test -timeout 45m ./...
+	@bash scripts/pyref/setup.sh; rc=$$?; \
+	  if [ $$rc -eq 2 ]; then echo "make test: the Python reference checks are SKIPPED (PyPI unreachable)"; \
+	  elif [ $$rc -ne 0 ]; then exit $$rc; else export TROUPE_PYREF_REQUIRED=1; fi; \
+	  echo "$(GO) test -timeout 45m ./..."; $(GO) test -timeout 45m ./...
 
 # The shim's CUDA build paths, compiled (not linked) without a GPU.
 check-gpu-build:
