@@ -12,12 +12,16 @@ package model
 //     largest |logit|, with right and left padding (right padding alone
 //     would not notice a mask that ignores padding: causal attention never
 //     reaches the pads after a sequence).
-//  2. When TROUPE_HF_FIXTURES=<dir> names the output of
-//     scripts/gpu/hf_reference.py (transformers itself, run on a GPU
-//     machine): logits (float32 ≤ 1e-4, bfloat16 ≤ 2e-2 of the largest
-//     |logit|) and greedy generations token for token, through Generate
-//     (left padding and the KV cache); on CUDA when TROUPE_CUDA=1, else on
-//     the CPU.
+//  2. transformers itself: scripts/gpu/hf_reference.py writes tiny random
+//     Qwen2, Qwen2.5 and Qwen3 models and their outputs into a temp dir
+//     with the Python reference environment (internal/pyref; skipped where
+//     it is not installed), or TROUPE_HF_FIXTURES=<dir> names fixtures
+//     written earlier (on a GPU machine): logits (float32 ≤ 1e-4, bfloat16
+//     ≤ 2e-2 of the largest |logit|) and greedy generations token for
+//     token, through Generate (left padding and the KV cache); on CUDA when
+//     TROUPE_CUDA=1, else on the CPU. policy's
+//     TestTrainStepMatchesTransformers reads the same fixtures' log-probs,
+//     loss and gradients.
 //
 // What neither can see: a shift of every RoPE position by one constant,
 // which leaves the attention scores unchanged (they depend on position
@@ -42,7 +46,6 @@ package model
 // transformers' own bf16 run is further off than that (then 1.5× its spread).
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"os"
@@ -50,7 +53,7 @@ import (
 	"strings"
 	"testing"
 
-	"troupe/safetensors"
+	"troupe/internal/pyref"
 	"troupe/torch"
 )
 
@@ -60,7 +63,6 @@ const (
 	refHFBF16RelTol   = 2e-2 // × max |reference logit|, transformers fixtures
 	refFixtureRoot    = "../testdata/model"
 	refFixtureFile    = "reference.safetensors"
-	refHFFixturesEnv  = "TROUPE_HF_FIXTURES"
 	refCUDAEnv        = "TROUPE_CUDA"
 	refPerturbedDelta = 0.01
 )
@@ -77,36 +79,11 @@ type refFile struct {
 
 func readRefFile(t *testing.T, path string) *refFile {
 	t.Helper()
-	f, err := safetensors.Open(path)
+	x, err := pyref.ReadTensors(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	r := &refFile{path: path, floats: map[string][]float32{}, ints: map[string][]int64{},
-		shapes: map[string][]int64{}, meta: f.Metadata()}
-	for _, name := range f.Names() {
-		info, _ := f.Info(name)
-		data, err := f.Bytes(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.shapes[name] = info.Shape
-		switch info.DType {
-		case safetensors.I64:
-			v := make([]int64, len(data)/8)
-			for i := range v {
-				v[i] = int64(binary.LittleEndian.Uint64(data[8*i:]))
-			}
-			r.ints[name] = v
-		default:
-			v, err := safetensors.DecodeFloat32s(info.DType, data)
-			if err != nil {
-				t.Fatalf("%s: tensor %s: %v", path, name, err)
-			}
-			r.floats[name] = v
-		}
-	}
-	return r
+	return &refFile{path: x.Path, floats: x.Floats, ints: x.Ints, shapes: x.Shapes, meta: x.Meta}
 }
 
 // seqs cuts the padded (B, T) id tensor idsKey into rows of lenKey's lengths.
@@ -331,12 +308,13 @@ func refDevice(t *testing.T) torch.Device {
 // model folder, float32 and bfloat16 logits over a padded batch, and greedy
 // generations of a batch of prompts.
 func TestForwardMatchesTransformers(t *testing.T) {
-	root := os.Getenv(refHFFixturesEnv)
-	if root == "" {
-		t.Skipf("set %s to the output folder of scripts/gpu/hf_reference.py to compare with transformers", refHFFixturesEnv)
-	}
+	root := pyref.HFFixtures(t)
 	dev := refDevice(t)
-	for _, dir := range refModelDirs(t, root) {
+	dirs := refModelDirs(t, root)
+	if len(dirs) < 6 {
+		t.Errorf("want the 6 models of hf_reference.py fixtures (Qwen2, Qwen2.5, Qwen3; tied and untied), found %d: %v", len(dirs), dirs)
+	}
+	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			ref := readRefFile(t, filepath.Join(dir, refFixtureFile))
 			seqs := ref.seqs(t, "input_ids", "lengths")

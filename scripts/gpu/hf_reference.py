@@ -1,16 +1,22 @@
 #!/usr/bin/env python3
 """transformers as the external reference for troupe's Qwen2/Qwen3 model.
 
-Run on a GPU machine (python3 with torch, transformers, safetensors; no Go,
-no network). Two jobs:
+Runs with python3 with torch, transformers, safetensors (no Go, no
+network): the Python reference environment (scripts/pyref) on any machine,
+or a GPU machine's python3. Three jobs:
 
-  fixtures OUTDIR   tiny random Qwen2/Qwen3 models built from configs with
-                    AutoModelForCausalLM.from_config, saved with
+  fixtures OUTDIR   tiny random Qwen2/Qwen2.5/Qwen3 models built from configs
+                    with AutoModelForCausalLM.from_config, saved with
                     save_pretrained into OUTDIR/<name>/, plus
                     OUTDIR/<name>/reference.safetensors (layout below) with
-                    transformers' logits and greedy generations. model's
-                    TestForwardMatchesTransformers reads them when
-                    TROUPE_HF_FIXTURES=OUTDIR (on CUDA with TROUPE_CUDA=1).
+                    transformers' logits, greedy generations, per-token
+                    log-probs and the loss and gradients of one clipped
+                    policy-gradient step. model's
+                    TestForwardMatchesTransformers and policy's
+                    TestTrainStepMatchesTransformers write them into a temp
+                    dir with the reference environment at test time, or read
+                    them from TROUPE_HF_FIXTURES=OUTDIR (on CUDA with
+                    TROUPE_CUDA=1). On the CPU it takes a few seconds.
   time              model.generate decode tokens/s of a random model the
                     size of Qwen2.5-0.5B in bf16 at batch 1 and 32: the peer
                     figure for troupe's own decode benchmark.
@@ -34,7 +40,19 @@ the generation part):
                                    float32 model, G new tokens, no stop token
     greedy_margins  f32 (P, G)     top-1 minus top-2 logit at each of those
                                    steps (small margins are near ties)
-and string metadata (versions, device, errors).
+  one training step (float32, eager attention; train_step below):
+    train_ids             int64 (B, T)  rows of prompt + response, right-padded
+    train_lengths         int64 (B)     prompt + response tokens per row
+    train_prompt_lengths  int64 (B)
+    train_advantages      f32 (B)       one fixed advantage per row
+    train_logprobs        f32 (B, T)    log p(ids[b, t+1] | ids[b, ≤t]) where
+                                        t predicts a response token, else 0
+    train_old_logprobs    f32 (B, T)    −log V + 0.3·N(0, 1) there, else 0
+    train_loss            f32 (1)       the clipped surrogate, token-mean
+    grad.<parameter>      f32           d train_loss / d parameter, for every
+                                        parameter named as in named_parameters()
+                                        (a tied lm_head is embed_tokens)
+and string metadata (versions, device, the loss settings, errors).
 
 What it deliberately is not: a copy of troupe's tests (the comparison is in
 model/reference_test.go) or a benchmark of transformers' fastest path (the
@@ -51,6 +69,7 @@ forward that ignored a norm gain or a bias would show.
 import argparse
 import contextlib
 import json
+import math
 import os
 import statistics
 import sys
@@ -69,6 +88,14 @@ TINY = {
                  "Qwen2, q/k/v bias, GQA 4/2, untied"),
     "qwen2-hf-tied": ("qwen2", dict(num_key_value_heads=1, tie_word_embeddings=True, rope_theta=1e4),
                       "Qwen2, MQA, tied embeddings"),
+    # Qwen2.5 is the qwen2 architecture; these take the shape ratios of its
+    # released configs: 0.5B (GQA 14/2, tied) and 7B (GQA 28/4, untied)
+    "qwen2.5-hf-tied": ("qwen2", dict(hidden_size=112, intermediate_size=304, num_attention_heads=14,
+                                      num_key_value_heads=2, tie_word_embeddings=True, rope_theta=1e6),
+                        "Qwen2.5-0.5B shape: GQA 14/2, head_dim 8, tied"),
+    "qwen2.5-hf": ("qwen2", dict(hidden_size=112, intermediate_size=304, num_attention_heads=7,
+                                 num_key_value_heads=1, tie_word_embeddings=False, rope_theta=1e6),
+                   "Qwen2.5-7B shape: GQA 7/1, head_dim 16, untied"),
     "qwen3-hf": ("qwen3", dict(num_key_value_heads=2, head_dim=32, tie_word_embeddings=True, rope_theta=1e6),
                  "Qwen3, q/k norm, head_dim 32 != 64/4, GQA 4/2, tied"),
     "qwen3-hf-bias": ("qwen3", dict(num_key_value_heads=4, head_dim=16, tie_word_embeddings=False,
@@ -187,25 +214,78 @@ def fixtures(args):
         ids, lengths, prompts, prompt_lengths = fixed_inputs(config.vocab_size)
         logits = real_token_logits(model, ids, lengths, device)
         tokens, margins = greedy(model, prompts, prompt_lengths, args.new_tokens, device)
+        train, clipped = train_step(model, config.vocab_size, device)
         bf16 = real_token_logits(model.to(torch.bfloat16), ids, lengths, device)
         scale = logits.abs().max().item()
         bf16_err = (bf16 - logits).abs().max().item()
         save_file(
             {"input_ids": ids, "lengths": lengths, "logits": logits.contiguous(), "logits_bf16": bf16.contiguous(),
              "prompt_ids": prompts, "prompt_lengths": prompt_lengths,
-             "greedy_tokens": tokens.contiguous(), "greedy_margins": margins.contiguous()},
+             "greedy_tokens": tokens.contiguous(), "greedy_margins": margins.contiguous(), **train},
             os.path.join(folder, "reference.safetensors"),
             metadata={"generator": "scripts/gpu/hf_reference.py fixtures", "model": name, "covers": covers,
                       "transformers": transformers.__version__, "torch": torch.__version__,
                       "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
                       "attn_implementation": "eager", "logits_max_abs": f"{scale:.6g}",
                       "bf16_vs_f32_max_abs": f"{bf16_err:.3g}",
-                      "min_greedy_margin": f"{margins.min().item():.3g}"})
+                      "min_greedy_margin": f"{margins.min().item():.3g}",
+                      "train_loss": "clipped, token-mean", "train_clip_low": str(TRAIN_CLIP_LOW),
+                      "train_clip_high": str(TRAIN_CLIP_HIGH), "train_dual_clip": str(TRAIN_DUAL_CLIP),
+                      "train_clipped_tokens": str(clipped)})
         print(f"fixture {name:14s} {covers}: logits {tuple(logits.shape)} max |logit| {scale:.3f}, "
               f"bf16 vs f32 {bf16_err:.2e} ({bf16_err / scale:.2e} of max), greedy {tuple(tokens.shape)}, "
-              f"smallest top-2 margin {margins.min().item():.2e}")
+              f"smallest top-2 margin {margins.min().item():.2e}, train loss {train['train_loss'].item():.4f} "
+              f"({clipped} of {int(train['train_logprobs'].ne(0).sum())} tokens clipped)")
     print(f"hf_reference: transformers {transformers.__version__}, torch {torch.__version__} on {device}; "
           f"run the Go side with TROUPE_HF_FIXTURES={os.path.abspath(args.outdir)}")
+
+
+# The loss settings of the training step; policy's
+# TestTrainStepMatchesTransformers sets troupe's to the same values.
+TRAIN_CLIP_LOW, TRAIN_CLIP_HIGH, TRAIN_DUAL_CLIP = 0.2, 0.28, 3.0
+
+
+def train_step(model, vocab, device):
+    """One clipped policy-gradient step on transformers' model, written here
+    in PyTorch (the formula of policy/loss.go, not its code): per token
+    ρ = exp(log π − log π_old), L = max(−A·ρ, −A·clip(ρ, 1 − ε_low, 1 + ε_high)),
+    for A < 0 at most −A·c; the loss is the token mean over response tokens.
+    Returns the tensors of the "train_" part of the layout and the grads."""
+    gen = torch.Generator().manual_seed(91)
+    lengths, prompt_lengths = [12, 7, 9, 3], [4, 2, 6, 1]
+    B, T = len(lengths), max(lengths)
+    ids = torch.zeros(B, T, dtype=torch.int64)
+    for b, n in enumerate(lengths):
+        ids[b, :n] = torch.randint(0, vocab, (n,), generator=gen)
+    adv = torch.tensor([1.3, -0.8, 0.4, -1.7])
+    t = torch.arange(T)[None, :]
+    n, p = torch.tensor(lengths)[:, None], torch.tensor(prompt_lengths)[:, None]
+    valid = (t < n).long()
+    mask = ((t >= p - 1) & (t < n - 1)).float()  # (B, T): t predicts response token t+1
+    targets = torch.zeros_like(ids)
+    targets[:, :-1] = ids[:, 1:]
+    model.zero_grad(set_to_none=True)
+    logits = model(input_ids=ids.to(device), attention_mask=valid.to(device),
+                   position_ids=t.expand(B, T).to(device)).logits.float().cpu()  # (B, T, V)
+    logp = torch.log_softmax(logits, dim=-1).gather(-1, targets[..., None])[..., 0] * mask  # (B, T)
+    # an older policy: near uniform, so ρ depends on the model and spreads
+    # across both clip bounds
+    old = (-math.log(vocab) + 0.3 * torch.randn(B, T, generator=gen)) * mask
+    A = adv[:, None]
+    ratio = torch.exp(logp - old)
+    loss = torch.maximum(-A * ratio, -A * ratio.clamp(1 - TRAIN_CLIP_LOW, 1 + TRAIN_CLIP_HIGH))
+    loss = torch.where(A < 0, torch.minimum(loss, -A * TRAIN_DUAL_CLIP), loss)
+    total = (loss * mask).sum() / mask.sum()
+    total.backward()
+    tensors = {"train_ids": ids, "train_lengths": torch.tensor(lengths), "train_prompt_lengths": torch.tensor(prompt_lengths),
+               "train_advantages": adv, "train_logprobs": logp.detach().contiguous(),
+               "train_old_logprobs": old.contiguous(), "train_loss": total.detach().reshape(1)}
+    for name, param in model.named_parameters():
+        tensors["grad." + name] = param.grad.detach().float().cpu().contiguous()
+    # tokens whose gradient a clip cuts (the rest carry the step)
+    clipped = (((A > 0) & (ratio > 1 + TRAIN_CLIP_HIGH)) | ((A < 0) & ((ratio < 1 - TRAIN_CLIP_LOW) | (ratio > TRAIN_DUAL_CLIP)))) & (mask > 0)
+    model.zero_grad(set_to_none=True)
+    return tensors, int(clipped.sum())
 
 
 # ---------------------------------------------------------------- timings
