@@ -1,25 +1,33 @@
 package ckpt
 
 // The external check of Export: transformers loads what Export wrote. Runs
-// when TROUPE_TRANSFORMERS_PYTHON names a python3 with torch and
-// transformers, or when TROUPE_CUDA=1 (the GPU machines have both; see
-// scripts/gpu/run-tests.sh), and is skipped otherwise.
+// with the Python reference environment (internal/pyref: scripts/pyref, or
+// TROUPE_TRANSFORMERS_PYTHON naming a python3 with torch and transformers,
+// or python3 when TROUPE_CUDA=1 on the GPU machines), and is skipped where
+// there is none (failed under TROUPE_PYREF_REQUIRED=1, as in `make test`).
 //
 // For each variant the test exports a tiny random model, reloads the export
-// with model.Load, and writes the reloaded model's float32 CPU logits, the
-// Go tokenizer's ids of a text and its chat rendering, and the expected
+// with model.Load, and writes the reloaded model's float32 CPU logits, its
+// greedy continuation of a prompt (Generate, stopping at the export's EOS
+// ids), the Go tokenizer's ids of a text, of every document of
+// testdata/tokenizer/corpus.json, and its chat rendering, and the expected
 // generation ids into <variant>.reference.json beside the export; then
 // testdata/ckpt/check_transformers.py loads every export with
 // AutoModelForCausalLM, AutoTokenizer and GenerationConfig and compares
-// (logits to 1e-4 absolute; ids, rendering and eos exactly).
+// (logits to 1e-4 absolute; generate's greedy tokens one for one, unless
+// they part at a near tie; ids, rendering and eos exactly). The tokenizers:
+// the pure byte-level one WriteByteLevel writes, and testdata/tokenizer/tiny
+// (300 learned merges).
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"troupe/internal/pyref"
 	"troupe/model"
 	"troupe/tokenizer"
 	"troupe/torch"
@@ -36,6 +44,19 @@ type exportReference struct {
 	Chat       string        `json:"chat"` // the chat template rendered with a generation prompt
 	EOSTokenID []int         `json:"eos_token_id"`
 	DType      string        `json:"dtype"` // torch_dtype written into config.json
+
+	GreedyPrompt []int       `json:"greedy_prompt"`
+	GreedyMax    int         `json:"greedy_max_new_tokens"`
+	GreedyTokens []int       `json:"greedy_tokens"` // troupe's, the stop token included
+	Corpus       []corpusDoc `json:"corpus"`
+}
+
+// corpusDoc is one document of testdata/tokenizer/corpus.json and troupe's
+// ids for it.
+type corpusDoc struct {
+	Name string `json:"name"`
+	Text string `json:"text"`
+	IDs  []int  `json:"ids"`
 }
 
 func transformersPython(t *testing.T) string {
@@ -46,32 +67,68 @@ func transformersPython(t *testing.T) string {
 	if os.Getenv("TROUPE_CUDA") == "1" {
 		return "python3"
 	}
-	t.Skipf("set %s to a python3 with torch and transformers (or TROUPE_CUDA=1 on a GPU machine) to check exports against transformers", transformersPythonEnv)
-	return ""
+	return pyref.Python(t)
+}
+
+// corpusDocs reads the documents of testdata/tokenizer/corpus.json.
+func corpusDocs(t *testing.T) []corpusDoc {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "tokenizer", "corpus.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct{ Docs []corpusDoc }
+	if err := json.Unmarshal(data, &c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Docs) == 0 {
+		t.Fatal("testdata/tokenizer/corpus.json has no docs")
+	}
+	return c.Docs
+}
+
+// greedy is m's greedy continuation of prompt, up to n tokens or a stop id.
+func greedy(t *testing.T, m *model.Model, prompt []int, n int, stop []int) []int {
+	t.Helper()
+	res, err := m.Generate([]model.GenRequest{{Prompt: prompt, MaxNewTokens: n, Stop: stop, Sampling: model.Sampling{Temperature: 0}}}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res[0].Tokens
 }
 
 func TestExportLoadsInTransformers(t *testing.T) {
 	python := transformersPython(t)
 	root := t.TempDir()
-	tokDir := filepath.Join(root, "tokenizer-src")
-	if err := tokenizer.WriteByteLevel(tokDir, tokenizer.ByteLevelOptions{}); err != nil {
+	byteDir := filepath.Join(root, "tokenizer-src")
+	if err := tokenizer.WriteByteLevel(byteDir, tokenizer.ByteLevelOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := tokenizer.Load(tokDir)
+	merged, err := filepath.Abs(filepath.Join("..", "testdata", "tokenizer", "tiny"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	docs := corpusDocs(t)
 	qwen2 := tinyConfig()
 	qwen2.Family, qwen2.AttentionBias, qwen2.TieEmbeddings = model.Qwen2, true, true
+	bigVocab := tinyConfig()
+	bigVocab.VocabSize = 576 // tiny/: 556 byte-level tokens and merges + 5 added
 	for _, v := range []struct {
-		name string
-		cfg  model.Config
-		opt  ExportOptions
+		name   string
+		cfg    model.Config
+		opt    ExportOptions
+		tokDir string
 	}{
-		{"qwen3-f32-sharded", tinyConfig(), ExportOptions{MaxShardBytes: 30_000, Generation: GenerationDefaults{DoSample: true, Temperature: 0.7, TopP: 0.8, TopK: 20}}},
-		{"qwen3-bf16", tinyConfig(), ExportOptions{DType: "bfloat16"}},
-		{"qwen2-tied-f32", qwen2, ExportOptions{}},
+		{"qwen3-f32-sharded", tinyConfig(), ExportOptions{MaxShardBytes: 30_000, Generation: GenerationDefaults{DoSample: true, Temperature: 0.7, TopP: 0.8, TopK: 20}}, byteDir},
+		{"qwen3-bf16", tinyConfig(), ExportOptions{DType: "bfloat16"}, byteDir},
+		{"qwen2-tied-f32", qwen2, ExportOptions{}, byteDir},
+		{"qwen3-merges-f32", bigVocab, ExportOptions{}, merged},
 	} {
+		tokDir := v.tokDir
+		tok, err := tokenizer.Load(tokDir)
+		if err != nil {
+			t.Fatal(err)
+		}
 		m := newModel(t, v.cfg, 4, torch.Float32)
 		spread(t, m)
 		dst := filepath.Join(root, v.name)
@@ -96,6 +153,11 @@ func TestExportLoadsInTransformers(t *testing.T) {
 		for _, seq := range ref.Sequences {
 			lg := logitsRows(t, reloaded, seq)
 			ref.Logits = append(ref.Logits, lg)
+		}
+		ref.GreedyPrompt, ref.GreedyMax = ref.Sequences[0], 24
+		ref.GreedyTokens = greedy(t, reloaded, ref.GreedyPrompt, ref.GreedyMax, ref.EOSTokenID)
+		for _, d := range docs {
+			ref.Corpus = append(ref.Corpus, corpusDoc{Name: d.Name, Text: d.Text, IDs: tok.Encode(d.Text)})
 		}
 		reloaded.Free()
 		if err := SaveJSON(filepath.Join(root, v.name+".reference.json"), ref); err != nil {

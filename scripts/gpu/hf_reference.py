@@ -3,7 +3,7 @@
 
 Runs with python3 with torch, transformers, safetensors (no Go, no
 network): the Python reference environment (scripts/pyref) on any machine,
-or a GPU machine's python3. Three jobs:
+or a GPU machine's python3. Four jobs:
 
   fixtures OUTDIR   tiny random Qwen2/Qwen2.5/Qwen3 models built from configs
                     with AutoModelForCausalLM.from_config, saved with
@@ -17,6 +17,17 @@ or a GPU machine's python3. Three jobs:
                     dir with the reference environment at test time, or read
                     them from TROUPE_HF_FIXTURES=OUTDIR (on CUDA with
                     TROUPE_CUDA=1). On the CPU it takes a few seconds.
+  peft-fixtures OUTDIR
+                    LoRA adapters written by PEFT itself: for each variant a
+                    tiny random base (OUTDIR/<name>/base/, save_pretrained),
+                    a LoraConfig adapter from get_peft_model with every
+                    lora_A/lora_B redrawn from a seeded generator (PEFT
+                    starts B at zero), saved with PeftModel.save_pretrained
+                    into OUTDIR/<name>/adapter/, and the adapted model's
+                    float32 logits over the fixed batch in
+                    OUTDIR/<name>/reference.safetensors (input_ids, lengths,
+                    logits as above). model's TestPEFTAdapterLoadsInTroupe
+                    loads each adapter with LoadAdapter and compares.
   time              model.generate decode tokens/s of a random model the
                     size of Qwen2.5-0.5B in bf16 at batch 1 and 32: the peer
                     figure for troupe's own decode benchmark.
@@ -24,6 +35,7 @@ or a GPU machine's python3. Three jobs:
                     peer for troupe's update step (tokens/s and MFU).
 
     python3 scripts/gpu/hf_reference.py fixtures .gpu/hf-fixtures
+    python3 scripts/gpu/hf_reference.py peft-fixtures /tmp/peft-fixtures
     python3 scripts/gpu/hf_reference.py time [--batches 1,32] [--new-tokens 256] [--json out.json]
     python3 scripts/gpu/hf_reference.py time-train [--batch 8] [--seq 1024]
 
@@ -288,6 +300,56 @@ def train_step(model, vocab, device):
     return tensors, int(clipped.sum())
 
 
+# ---------------------------------------------------------------- PEFT
+
+ALL_PROJECTIONS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+PEFT_VARIANTS = {
+    # name: (base model in TINY, LoraConfig arguments, what it covers)
+    "qwen3-all": ("qwen3-hf", dict(r=4, lora_alpha=8, target_modules=ALL_PROJECTIONS),
+                  "Qwen3, every projection, r 4, alpha 8"),
+    "qwen3-bias-attn-rslora": ("qwen3-hf-bias", dict(r=2, lora_alpha=3, target_modules=["q_proj", "v_proj", "o_proj"],
+                                                     use_rslora=True),
+                               "Qwen3 with attention bias, q/v/o, r 2, rsLoRA"),
+    "qwen2.5-tied-mlp": ("qwen2.5-hf-tied", dict(r=3, lora_alpha=6, target_modules=["gate_proj", "up_proj", "down_proj"]),
+                         "Qwen2.5-0.5B shape, MLP only, r 3"),
+}
+
+
+def peft_fixtures(args):
+    import peft
+    from peft import LoraConfig, get_peft_model
+
+    torch.set_float32_matmul_precision("highest")
+    for i, (name, (base_name, lora, covers)) in enumerate(sorted(PEFT_VARIANTS.items())):
+        family, overrides, _ = TINY[base_name]
+        config = make_config(family, **{**TINY_BASE, **overrides})
+        model = build(config, seed=2000 + i, device="cpu")
+        folder = os.path.join(args.outdir, name)
+        model.save_pretrained(os.path.join(folder, "base"))
+        adapted = get_peft_model(model, LoraConfig(task_type="CAUSAL_LM", lora_dropout=0.0, **lora))
+        gen = torch.Generator().manual_seed(3000 + i)
+        drawn = 0
+        with torch.no_grad():
+            for pname, p in sorted(adapted.named_parameters()):
+                if ".lora_A." in pname or ".lora_B." in pname:
+                    p.copy_(0.3 * torch.randn(p.shape, generator=gen))
+                    drawn += 1
+        adapted.save_pretrained(os.path.join(folder, "adapter"))
+        adapted.eval()
+        ids, lengths, _, _ = fixed_inputs(config.vocab_size)
+        logits = real_token_logits(adapted, ids, lengths, "cpu")
+        with adapted.disable_adapter():
+            moved = (real_token_logits(adapted, ids, lengths, "cpu") - logits).abs().max().item()
+        save_file({"input_ids": ids, "lengths": lengths, "logits": logits.contiguous()},
+                  os.path.join(folder, "reference.safetensors"),
+                  metadata={"generator": "scripts/gpu/hf_reference.py peft-fixtures", "variant": name, "covers": covers,
+                            "peft": peft.__version__, "transformers": transformers.__version__,
+                            "torch": torch.__version__, "adapter_moves_logits_by": f"{moved:.3g}"})
+        print(f"peft fixture {name:24s} {covers}: {drawn} LoRA tensors, logits {tuple(logits.shape)}, "
+              f"the adapter moves them by up to {moved:.3f}")
+    print(f"hf_reference: peft {peft.__version__}, transformers {transformers.__version__}, torch {torch.__version__}")
+
+
 # ---------------------------------------------------------------- timings
 
 
@@ -409,6 +471,8 @@ def main():
     f = sub.add_parser("fixtures", help="tiny models and their reference logits/generations")
     f.add_argument("outdir")
     f.add_argument("--new-tokens", type=int, default=20)
+    pf = sub.add_parser("peft-fixtures", help="LoRA adapters written by PEFT, with their logits")
+    pf.add_argument("outdir")
     t = sub.add_parser("time", help="model.generate decode tokens/s, Qwen2.5-0.5B shape, bf16")
     t.add_argument("--batches", default="1,32")
     t.add_argument("--shape", default="0.5b", choices=["0.5b", "1.5b"], help="Qwen2.5 shape")
@@ -427,7 +491,7 @@ def main():
     r.add_argument("--json", default="")
     args = ap.parse_args()
     torch.manual_seed(0)
-    {"fixtures": fixtures, "time": time_generate, "time-train": time_train}[args.mode](args)
+    {"fixtures": fixtures, "peft-fixtures": peft_fixtures, "time": time_generate, "time-train": time_train}[args.mode](args)
 
 
 if __name__ == "__main__":

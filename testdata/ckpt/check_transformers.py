@@ -13,8 +13,12 @@ and checks, for every variant:
     unexpected or mismatched weights (transformers would otherwise fill them
     with random values and only warn), and its logits for each reference
     sequence, run alone (no padding), agree with troupe's to 1e-4 absolute;
-  - AutoTokenizer.from_pretrained encodes the reference text to the same ids
-    (add_special_tokens=False) and renders the chat template the same way;
+  - model.generate, greedy, continues the reference prompt with troupe's
+    tokens (stopping at the same EOS), one for one, unless the two part
+    where transformers' top two logits are within 1e-4 (a near tie);
+  - AutoTokenizer.from_pretrained encodes the reference text and every
+    document of the reference corpus to the same ids (add_special_tokens=
+    False) and renders the chat template the same way;
   - GenerationConfig.from_pretrained reads eos_token_id as troupe wrote it;
   - config.json's torch_dtype is the export dtype.
 
@@ -38,6 +42,29 @@ def as_list(v):
     return list(v) if isinstance(v, (list, tuple)) else [v]
 
 
+def same_greedy(model, ref):
+    """Whether generate's greedy continuation of ref's prompt equals troupe's;
+    where they part, the top-2 margin there decides (a near tie is not a
+    failure, and is reported)."""
+    ids = torch.tensor([ref["greedy_prompt"]], dtype=torch.long)
+    eos = ref["eos_token_id"]
+    with torch.no_grad():
+        out = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), do_sample=False, num_beams=1,
+                             max_new_tokens=ref["greedy_max_new_tokens"], eos_token_id=eos, pad_token_id=eos[0],
+                             return_dict_in_generate=True, output_logits=True)
+    got, want = out.sequences[0, ids.shape[1]:].tolist(), ref["greedy_tokens"]
+    if got == want:
+        return True, f"{len(got)} tokens"
+    k = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+    if k < len(out.logits):
+        top2 = out.logits[k][0].double().topk(2).values
+        margin = (top2[0] - top2[1]).item()
+        if margin < TOLERANCE:
+            return True, f"part at step {k}, a near tie (margin {margin:.2g})"
+        return False, f"part at step {k} (margin {margin:.3g}): transformers {got}, troupe {want}"
+    return False, f"transformers {got}, troupe {want}"
+
+
 def check_variant(root, name, ref, report):
     path = os.path.join(root, name)
     model, info = load(path, output_loading_info=True)
@@ -50,9 +77,15 @@ def check_variant(root, name, ref, report):
     worst = worst_diff(model, ref)
     report("logits match", worst <= TOLERANCE, f"max |diff| {worst:.3g} (tolerance {TOLERANCE:g})")
 
+    ok, detail = same_greedy(model, ref)
+    report("greedy generate gives troupe's tokens", ok, detail)
+
     tok = AutoTokenizer.from_pretrained(path)
     ids = tok(ref["text"], add_special_tokens=False)["input_ids"]
     report("tokenizer ids match", ids == ref["text_ids"], f"transformers {ids}, troupe {ref['text_ids']}" if ids != ref["text_ids"] else "")
+    bad = [d["name"] for d in ref["corpus"] if tok(d["text"], add_special_tokens=False)["input_ids"] != d["ids"]]
+    report(f"corpus ids match ({len(ref['corpus'])} documents)", not bad and len(ref["corpus"]) > 0,
+           f"{len(bad)} differ: {bad[:10]}" if bad else "")
     chat = tok.apply_chat_template([{"role": "user", "content": "2+2?"}], tokenize=False, add_generation_prompt=True)
     report("chat template renders the same", chat == ref["chat"], f"transformers {chat!r}, troupe {ref['chat']!r}" if chat != ref["chat"] else "")
 
