@@ -153,8 +153,8 @@ func TestEndToEndDrMAS(t *testing.T) {
 	if want := []int{0, 1, 1, 2, 2, 3, 3, 4, 4}; !slices.Equal(steps, want) {
 		t.Fatalf("event steps after 2 + resume + 2: %v, want %v", steps, want)
 	}
-	// and TensorBoard's own reader agrees with metrics.jsonl, where it is installed
-	if py := os.Getenv("TROUPE_TENSORBOARD_PYTHON"); py != "" {
+	// and TensorBoard's own reader agrees with metrics.jsonl (tensorboardPython)
+	if py := tensorboardPython(t); py != "" {
 		out, err := exec.Command(py, "../../scripts/gpu/check_tensorboard.py", runB).CombinedOutput()
 		if err != nil {
 			t.Fatalf("check_tensorboard.py: %v\n%s", err, out)

@@ -81,6 +81,21 @@ func find() {
 	}
 }
 
+// Find returns the reference interpreter, or an error that says why there
+// is none; for a test that runs a reference check as one part of a larger
+// test (Python skips the whole test).
+func Find() (string, error) {
+	findOnce.Do(find)
+	if found != "" {
+		return found, nil
+	}
+	return "", errors.New(missing)
+}
+
+// Required reports whether a missing environment must fail tests
+// (TROUPE_PYREF_REQUIRED=1).
+func Required() bool { return os.Getenv(RequiredEnv) == "1" }
+
 // Python returns the reference interpreter, or skips the test (fails it
 // under TROUPE_PYREF_REQUIRED=1) when there is none.
 func Python(t testing.TB) string {
@@ -89,7 +104,7 @@ func Python(t testing.TB) string {
 	if found != "" {
 		return found
 	}
-	if os.Getenv(RequiredEnv) == "1" {
+	if Required() {
 		t.Fatalf("%s=1 but the Python reference environment is unusable: %s", RequiredEnv, missing)
 	}
 	t.Skipf("skipped, no Python reference environment: %s", missing)

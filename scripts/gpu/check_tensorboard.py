@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""check_tensorboard.py RUN_DIR — reads a troupe run's TensorBoard event file
-with the tensorboard package's own reader (EventAccumulator), independently of
-troupe's Go writer, and checks it against the run's metrics.jsonl:
+"""check_tensorboard.py [--dump] RUN_DIR — reads a troupe run's TensorBoard
+event file with the tensorboard package's own reader (EventAccumulator),
+independently of troupe's Go writer, and checks it against the run's
+metrics.jsonl:
 
   * every numeric metric of every metrics.jsonl line is a scalar with the same
     tag, at the same step, with the same value (as float32; NaN and ±Inf too);
@@ -9,8 +10,17 @@ troupe's Go writer, and checks it against the run's metrics.jsonl:
   * the per-step "episodes" text summaries decode to non-empty text.
 
 Exit status 0 when all hold, 1 with the first mismatches otherwise. Run where
-the tensorboard package is installed (the GPU machines): the end-to-end test
-calls it when TROUPE_TENSORBOARD_PYTHON names such an interpreter.
+the tensorboard package is installed: the Python reference environment
+(scripts/pyref) or a GPU machine's python3; cmd/train's end-to-end test calls
+it with one of them.
+
+With --dump it checks nothing and prints, as one JSON object, everything
+EventAccumulator read: {"scalars": {tag: [[step, float32 bits], ...]},
+"texts": {tag: [{"step": step, "text": text}, ...]}, "plugins": {text tag:
+the plugin its metadata names}} in the order it read them (float32 bits
+as an unsigned integer, so NaN, ±Inf and -0 travel exactly).
+internal/metrics' TestEventsReadByTensorBoard compares that with what it
+wrote.
 """
 import json
 import math
@@ -29,15 +39,40 @@ def same(a, b):
     return a == b
 
 
+def f32bits(x):
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def dump(acc):
+    from tensorboard.util import tensor_util
+
+    tags = acc.Tags()
+    out = {"scalars": {}, "texts": {}, "plugins": {}}
+    for tag in tags.get("scalars", []):
+        out["scalars"][tag] = [[e.step, f32bits(e.value)] for e in acc.Scalars(tag)]
+    for tag in tags.get("tensors", []):
+        out["texts"][tag] = [{"step": e.step, "text": tensor_util.make_ndarray(e.tensor_proto).item().decode("utf-8")}
+                             for e in acc.Tensors(tag)]
+        out["plugins"][tag] = acc.SummaryMetadata(tag).plugin_data.plugin_name
+    print(json.dumps(out))
+
+
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: check_tensorboard.py RUN_DIR")
-    run = sys.argv[1]
+    args = sys.argv[1:]
+    as_dump = args[:1] == ["--dump"]
+    if as_dump:
+        args = args[1:]
+    if len(args) != 1:
+        sys.exit("usage: check_tensorboard.py [--dump] RUN_DIR")
+    run = args[0]
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
     from tensorboard.util import tensor_util
 
     acc = EventAccumulator(run, size_guidance={"scalars": 0, "tensors": 0})
     acc.Reload()
+    if as_dump:
+        dump(acc)
+        return
     tags = acc.Tags()
     scalars = {t: acc.Scalars(t) for t in tags.get("scalars", [])}
     problems = []
