@@ -22,9 +22,14 @@ package policy
 //     the policy term, as verl's actor does (algorithms.md writes the entropy
 //     term with token-mean, which is the default mode, so the two agree there).
 //     By linearity this equals aggregating the three terms separately.
-//  2. seq-mean-token-sum-norm is Dr. GRPO's mean over sequences of
-//     (token sum / L) with L the configured constant; verl's version divides
-//     the sum over all sequences by the padded width, which omits the 1/B.
+//  2. The seq-mean modes average over all B rows of the micro-batch, a row
+//     without response tokens counting as 0, as TRL's GRPOTrainer does;
+//     verl 0.9's agg_loss averages over the rows that have tokens, so with
+//     such a row troupe's loss is verl's × (rows with tokens)/B.
+//     seq-mean-token-sum-norm is Dr. GRPO's (1/B)·Σ_b (token sum / L) with
+//     L the configured constant (verl's loss_scale_factor, TRL's
+//     max_completion_length). reference_test.go checks both against verl
+//     0.9.1 and TRL 1.16.0.
 //  3. Denominators (token counts) are clamped at 1, so a micro-batch or row
 //     without response tokens contributes 0 instead of NaN.
 //
