@@ -30,11 +30,12 @@ vet:
 	$(GO) vet ./...
 
 # The tests, after compiling the shim's CUDA build paths against Debian's
-# torch 2.6 (CUDA 12.4) and newest torch headers (check-gpu-build; a machine
-# that cannot reach Debian's mirror skips it, saying so), and after installing
-# the pinned Python reference environment (scripts/pyref; docs/references.md):
-# where it installs, TROUPE_PYREF_REQUIRED=1 makes a reference test that
-# cannot find it fail instead of skipping.
+# torch 2.6 (CUDA 12.4) headers (check-gpu-build; a machine that cannot reach
+# Debian's mirror skips it, saying so) and installing the pinned Python
+# reference environment (scripts/pyref, docs/references.md). Where it
+# installs, TROUPE_PYREF_REQUIRED=1 makes a reference test that cannot find
+# it fail instead of skipping, and afterwards the shim's CUDA build is linked
+# against PyPI's torch and the packages that use it are tested again on it.
 test: setup vet
 	@bash scripts/gpu/check-builds.sh; rc=$$?; \
 	  if [ $$rc -eq 2 ]; then echo "make test: the shim's CUDA build was NOT checked (could not fetch the headers from Debian)"; \
@@ -42,9 +43,11 @@ test: setup vet
 	@bash scripts/pyref/setup.sh; rc=$$?; \
 	  if [ $$rc -eq 2 ]; then echo "make test: the Python reference checks are SKIPPED (PyPI unreachable)"; \
 	  elif [ $$rc -ne 0 ]; then exit $$rc; else export TROUPE_PYREF_REQUIRED=1; fi; \
-	  echo "$(GO) test -timeout 45m ./..."; $(GO) test -timeout 45m ./...
+	  echo "$(GO) test -timeout 45m ./..."; $(GO) test -timeout 45m ./... || exit 1; \
+	  if [ $$rc -eq 0 ]; then GO=$(GO) bash scripts/pyref/test-shim.sh; fi
 
-# The shim's CUDA build paths, compiled (not linked) without a GPU.
+# The shim's CUDA build paths, compiled (not linked) without a GPU against
+# torch 2.6; `make test` also links them against PyPI's torch (test-shim.sh).
 check-gpu-build:
 	@bash scripts/gpu/check-builds.sh
 

@@ -12,6 +12,16 @@
 #               1: require it; 0: CPU-only build
 #   CUDA_HOME   where cuda_runtime_api.h lives (include/), if not found otherwise
 #   NCCL_HOME   where nccl.h lives (include/), if not in the wheel's nvidia/ packages
+#   GLOO_INCLUDE
+#               a directory holding gloo/ (Debian's libgloo-dev: /usr/include),
+#               for a torch whose include/ lacks Gloo's headers (the PyPI
+#               wheels: their libtorch_cpu has Gloo built in but ships no gloo/)
+#   TSHIM_STRICT
+#               1: a feature this torch lacks, or whose file does not compile
+#               with it, is an error, not a fallback; and the link must
+#               resolve every symbol (--no-undefined, with the CUDA runtime
+#               linked by name: the shim calls it directly). For
+#               scripts/pyref/test-shim.sh, which must build everything.
 #   CXX, JOBS   compiler (default g++) and parallel compiles (default nproc)
 #   TSHIM_CHECK_INCLUDE
 #               a torch include directory (ATen/, c10/, torch/csrc/api/include/)
@@ -108,7 +118,15 @@ fi
 # not compile with them it is compiled without: the shim always builds, and
 # `train --nproc` then says which backend is missing.
 dist_flags=()
-if [ -f "$inc/gloo/algorithm.h" ]; then dist_flags+=(-DTSHIM_GLOO -DUSE_C10D_GLOO); fi
+if [ -f "$inc/gloo/algorithm.h" ]; then
+  dist_flags+=(-DTSHIM_GLOO -DUSE_C10D_GLOO)
+elif [ -n "${GLOO_INCLUDE:-}" ] && [ -f "$GLOO_INCLUDE/gloo/algorithm.h" ]; then
+  # a directory with gloo/ alone: -isystem /usr/include itself would break
+  # libstdc++'s #include_next
+  mkdir -p "$out/gloo-include"
+  ln -sfn "$(cd "$GLOO_INCLUDE" && pwd)/gloo" "$out/gloo-include/gloo"
+  dist_flags+=(-DTSHIM_GLOO -DUSE_C10D_GLOO -isystem "$out/gloo-include")
+fi
 if ((cuda)) && [ -f "$inc/torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp" ]; then
   site=$(dirname "$torch_dir")
   nccl_dirs=()
@@ -132,6 +150,17 @@ if ((cuda)) && [ -f "$inc/ATen/ops/_fused_rms_norm.h" ]; then norm_flags+=(-DTSH
 # CUDA graphs (graph.cc), for the engine's decode step: the same fallback.
 graph_flags=()
 if ((cuda)) && [ -f "$inc/ATen/cuda/CUDAGraph.h" ]; then graph_flags+=(-DTSHIM_CUDA_GRAPHS); fi
+
+if [ "${TSHIM_STRICT:-0}" = 1 ]; then
+  missing=()
+  ((cuda)) || missing+=("CUDA (torch $torch_version has no libtorch_cuda.so)")
+  [[ " ${dist_flags[*]} " = *" -DTSHIM_GLOO "* ]] || missing+=("Gloo (no gloo/ headers in the wheel; set GLOO_INCLUDE)")
+  [[ " ${dist_flags[*]} " = *" -DTSHIM_NCCL "* ]] || missing+=("NCCL (no nccl.h; set NCCL_HOME)")
+  ((${#fused_flags[@]})) || missing+=("fused AdamW (no ATen/ops/_fused_adamw.h)")
+  ((${#norm_flags[@]})) || missing+=("fused RMSNorm (no ATen/ops/_fused_rms_norm.h)")
+  ((${#graph_flags[@]})) || missing+=("CUDA graphs (no ATen/cuda/CUDAGraph.h)")
+  ((${#missing[@]} == 0)) || die "TSHIM_STRICT=1 and this torch lacks: ${missing[*]}"
+fi
 
 obj="$out/obj"
 rm -rf "$obj"
@@ -162,7 +191,9 @@ for src in "${srcs[@]}"; do
     if [ -n "$check" ]; then  # a feature that does not compile is a failure here, not a fallback
       "$cxx" "${flags[@]}" "${extra[@]}" -fsyntax-only "$src" >"$obj/$name.log" 2>&1 || touch "$obj/$name.failed"
     elif ! "$cxx" "${flags[@]}" "${extra[@]}" -c "$src" -o "$obj/$name.o" >"$obj/$name.log" 2>&1; then
-      if ((${#extra[@]})) && "$cxx" "${flags[@]}" -c "$src" -o "$obj/$name.o" >>"$obj/$name.log" 2>&1; then
+      if [ "${TSHIM_STRICT:-0}" = 1 ]; then
+        touch "$obj/$name.failed"
+      elif ((${#extra[@]})) && "$cxx" "${flags[@]}" -c "$src" -o "$obj/$name.o" >>"$obj/$name.log" 2>&1; then
         echo "build-shim: $name.cc did not compile with ${extra[*]}; built without (log: $obj/$name.log)" >&2
       else
         touch "$obj/$name.failed"
@@ -190,9 +221,24 @@ if [ -n "$check" ]; then
   exit 0
 fi
 
+link_flags=()
+if [ "${TSHIM_STRICT:-0}" = 1 ]; then
+  link_flags+=(-Wl,--no-undefined)
+  if ((cuda)); then
+    cudart=""
+    for d in "$(dirname "$cuda_inc")"/lib "$(dirname "$cuda_inc")"/lib64; do
+      for f in "$d"/libcudart.so.*; do
+        if [ -e "$f" ]; then cudart=$f; break 2; fi
+      done
+    done
+    [ -n "$cudart" ] || die "TSHIM_STRICT=1: no libcudart.so.* beside $cuda_inc"
+    link_flags+=(-L"$(dirname "$cudart")" -Wl,-rpath,"$(dirname "$cudart")" -l:"$(basename "$cudart")")
+  fi
+fi
+
 tmp="$out/.libtshim.so.tmp"
 "$cxx" -shared -o "$tmp" "$obj"/*.o -L"$lib" -Wl,-rpath,"$lib" \
-  -Wl,--no-as-needed "${libs[@]}" -Wl,--as-needed
+  -Wl,--no-as-needed "${libs[@]}" "${link_flags[@]}" -Wl,--as-needed
 mv "$tmp" "$out/libtshim.so"
 
 if ((cuda)); then
