@@ -17,10 +17,7 @@ package advantage
 // ~1e-7 on these advantages of order 1).
 
 import (
-	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"troupe/internal/pyref"
@@ -29,7 +26,6 @@ import (
 const refAdvTol = 1e-6
 
 func TestGRPOMatchesVerlAndTRL(t *testing.T) {
-	pyref.Python(t)
 	verlRewards := []float64{1, 0, 0.5, 2, 2, 3, 0.25, 1, 0.7}
 	verlGroups := []int{0, 0, 0, 1, 1, 2, 3, 3, 3}
 	const G = 4
@@ -38,22 +34,11 @@ func TestGRPOMatchesVerlAndTRL(t *testing.T) {
 		"rewards": verlRewards, "groups": verlGroups, "epsilon": 1e-6,
 		"trl_rewards": trlRewards, "num_generations": G,
 	}}
-	path := filepath.Join(t.TempDir(), "in.json")
-	data, err := json.Marshal(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	var out struct {
 		Versions   map[string]string
 		Advantages map[string][]float64
 	}
-	raw := pyref.Run(t, "scripts/pyref/rl_reference.py", path)
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("rl_reference.py: %v\n%s", err, raw)
-	}
+	pyref.RunJSON(t, "scripts/pyref/rl_reference.py", in, &out)
 	t.Logf("references: %v", out.Versions)
 
 	rowsOf := func(rewards []float64, group func(i int) int) []Row {

@@ -21,10 +21,7 @@ package policy
 // verl's × (rows with tokens)/B — loss.go's departure 2, checked as such.
 
 import (
-	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"troupe/internal/pyref"
@@ -49,7 +46,6 @@ var trlLossTypes = map[string]string{
 }
 
 func TestLossMatchesVerlAndTRL(t *testing.T) {
-	pyref.Python(t)
 	full := newLossCase()
 	empty := newLossCase() // plus a row whose tokens are all masked out
 	empty.logp = append(empty.logp, []float64{-1, -2, -0.5, -0.1, -3})
@@ -73,14 +69,6 @@ func TestLossMatchesVerlAndTRL(t *testing.T) {
 		in.Losses = append(in.Losses, map[string]any{"logp": c.logp, "old": c.old, "ref": c.ref, "adv": c.adv, "mask": mask,
 			"clip_low": testClipLow, "clip_high": testClipHigh, "dual_clip": testDual, "length": refDrGRPOLen})
 	}
-	path := filepath.Join(t.TempDir(), "in.json")
-	data, err := json.Marshal(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	var out struct {
 		Versions map[string]string
 		Losses   []struct {
@@ -89,9 +77,9 @@ func TestLossMatchesVerlAndTRL(t *testing.T) {
 			VerlKL map[string][][]float64 `json:"verl_kl"`
 		}
 	}
-	raw := pyref.Run(t, "scripts/pyref/rl_reference.py", path)
-	if err := json.Unmarshal(raw, &out); err != nil || len(out.Losses) != len(cases) {
-		t.Fatalf("rl_reference.py: %v, %d results for %d cases\n%s", err, len(out.Losses), len(cases), raw)
+	pyref.RunJSON(t, "scripts/pyref/rl_reference.py", in, &out)
+	if len(out.Losses) != len(cases) {
+		t.Fatalf("rl_reference.py: %d results for %d cases", len(out.Losses), len(cases))
 	}
 	t.Logf("references: %v", out.Versions)
 

@@ -16,6 +16,8 @@
 package pyref
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -138,6 +140,32 @@ func Run(t testing.TB, script string, args ...string) []byte {
 		t.Fatalf("%s %s %v: %v\n%s", py, script, args, err, out)
 	}
 	return out
+}
+
+// RunJSON writes in as JSON to a temp file, runs the reference interpreter on
+// script with that file's path, and decodes the script's standard output
+// (one JSON value) into out; what it writes to standard error (library
+// warnings) is only shown on failure.
+func RunJSON(t testing.TB, script string, in, out any) {
+	t.Helper()
+	data, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "in.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	py := Python(t)
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(py, Script(t, script), path)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\n%s%s", py, script, err, stdout.Bytes(), stderr.Bytes())
+	}
+	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
+		t.Fatalf("%s %s: its output is not the JSON expected: %v\n%s%s", py, script, err, stdout.Bytes(), stderr.Bytes())
+	}
 }
 
 func trimNewline(b []byte) []byte {
