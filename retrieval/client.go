@@ -14,8 +14,8 @@
 // call carries "Authorization: Bearer <token>", as `train serve
 // --token-file` wants.
 //
-// What it deliberately is not: a connection pool manager or a cache. Every
-// call is one POST; failures that may pass (connection errors, timeouts,
+// What it deliberately is not: a cache. Every call is one POST, over at
+// most 16 kept-alive connections (more calls at once wait for one); failures that may pass (connection errors, timeouts,
 // 408, 429 and 5xx answers) are retried with exponential backoff, the
 // others (4xx, malformed JSON, too many bytes, wrong result count) fail at
 // once. A refusal's message is the server's "error" (or FastAPI's "detail").
@@ -42,6 +42,10 @@ type ClientOptions struct {
 	MaxBytes int64         // largest accepted response body (default 64 MiB)
 	Token    string        // bearer token sent with every call ("" = none)
 }
+
+// clientConns bounds a client's connections to its server: a quarter of a
+// `train serve`'s default --max-conns, so a few troupe processes share one.
+const clientConns = 16
 
 // Client calls a Search-R1-compatible retrieval server. It is safe for
 // concurrent use.
@@ -77,7 +81,12 @@ func NewClient(rawURL string, opts ClientOptions) (*Client, error) {
 			return nil, fmt.Errorf("retrieval: %w", err)
 		}
 	}
-	return &Client{url: rawURL, opts: opts, http: &http.Client{Timeout: opts.Timeout}}, nil
+	// a pool of kept-alive connections, at most clientConns: the calls past
+	// it wait for one (within their timeout) instead of opening more than a
+	// server's --max-conns takes
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxConnsPerHost, tr.MaxIdleConnsPerHost = clientConns, clientConns
+	return &Client{url: rawURL, opts: opts, http: &http.Client{Timeout: opts.Timeout, Transport: tr}}, nil
 }
 
 // Request is the body of a retrieval call.

@@ -107,7 +107,7 @@ func do(t *testing.T, req *http.Request) reply {
 func wantRefusal(t *testing.T, what string, r reply, status int, flag string) {
 	t.Helper()
 	if r.status != status {
-		t.Errorf("%s: HTTP %d %q, want %d", what, r.status, r.body, status)
+		t.Errorf("%s: HTTP %d %.300q, want %d", what, r.status, r.body, status)
 		return
 	}
 	e := r.err
@@ -158,7 +158,7 @@ func TestServerRefusesPastEachLimit(t *testing.T) {
 
 	// at the limits, an answer
 	if r := post(t, addr, `{"queries": `+queries(8, "nothing matches")+`, "topk": 5, "return_scores": true}`); r.status != http.StatusOK {
-		t.Errorf("8 queries, topk 5: HTTP %d %s", r.status, r.body)
+		t.Errorf("8 queries, topk 5: HTTP %d %.300s", r.status, r.body)
 	}
 }
 
@@ -259,12 +259,12 @@ func TestInFlightLimit(t *testing.T) {
 			<-g.entered
 			close(g.release)
 			if r := <-third; r.status != http.StatusOK {
-				t.Errorf("the waiting request: HTTP %d %s", r.status, r.body)
+				t.Errorf("the waiting request: HTTP %d %.300s", r.status, r.body)
 			}
 		}
 		for i := 0; i < 2; i++ {
 			if r := <-held; r.status != http.StatusOK {
-				t.Errorf("held request: HTTP %d %s", r.status, r.body)
+				t.Errorf("held request: HTTP %d %.300s", r.status, r.body)
 			}
 		}
 	}
@@ -364,6 +364,31 @@ func TestConnectionCap(t *testing.T) {
 	waitFor(t, "the closed connection's place", func() bool { return s.Stats().OpenConns == 1 })
 	if r := dial(t, addr).roundTrip(t, `{"queries": ["a"]}`); r.StatusCode != http.StatusOK {
 		t.Errorf("after a close: HTTP %d", r.StatusCode)
+	}
+}
+
+// A client's many calls at once stay within a server whose --max-conns is
+// the client's own bound: they wait for a connection, none is refused.
+func TestClientStaysWithinTheConnectionCap(t *testing.T) {
+	ix, _ := Build(tinyCorpus())
+	lim := DefaultLimits()
+	lim.MaxConns = clientConns
+	_, addr := serve(t, ix, lim, "")
+	c, err := NewClient("http://"+addr+"/retrieve", ClientOptions{Retries: -1, Timeout: patience})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 6*clientConns)
+	for i := 0; i < cap(errs); i++ {
+		go func() {
+			_, err := c.Retrieve([]string{"c"}, 1)
+			errs <- err
+		}()
+	}
+	for i := 0; i < cap(errs); i++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }
 
