@@ -54,7 +54,7 @@ type Limits struct {
 // DefaultLimits suit a trainer sending a batch of a few thousand short
 // queries with topk up to 100 over a corpus of Wikipedia-sized passages
 // (~700 bytes): a Search-R1 batch of 2,560 queries × 3 passages answers in
-// about 6 MB. Their worst case holds about 400 MiB (MemoryBound).
+// about 6 MB. Their worst case holds about 457 MiB (MemoryBound).
 func DefaultLimits() Limits {
 	return Limits{
 		MaxBodyBytes:      1 << 20,
