@@ -36,7 +36,8 @@ import (
 const refusalLinger = time.Second
 
 // Serve answers on ln until ctx ends, then stops taking connections and
-// waits up to 5 s for the requests being answered.
+// waits up to 5 s for the requests being answered; it closes what is left
+// then, and fails only if an answer was cut off.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           s,
@@ -57,8 +58,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("retrieval: shutting down: %w", err)
+	err := srv.Shutdown(sctx)
+	if err == nil || errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	// past the grace period: what still holds on is either an answer being
+	// built, or a connection a client opened and sent nothing on (Shutdown
+	// waits 5 s for those too); close them all, and report only the first
+	inFlight := s.Stats().InFlight
+	srv.Close()
+	if inFlight > 0 {
+		return fmt.Errorf("retrieval: shutting down: %d answers were still being built after 5 s and were cut off", inFlight)
 	}
 	return nil
 }

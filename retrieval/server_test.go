@@ -53,6 +53,9 @@ func serve(t *testing.T, r Retriever, lim Limits, token string) (*Server, string
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ctx, ln) }()
 	t.Cleanup(func() {
+		// connections the test's clients dialed and never used would hold
+		// the graceful stop for its 5 s
+		http.DefaultTransport.(*http.Transport).CloseIdleConnections()
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("serve: %v", err)
