@@ -207,6 +207,8 @@ models:
 		{searchTeam + "workflow: {name: search}\nenv: {name: search, search: {retriever: {kind: http, url: localhost:8000}}}\n", "env.search.retriever.url"},
 		{searchTeam + "workflow: {name: search}\nenv: {name: search, search: {retriever: {kind: bm25, corpus: /no/such.jsonl}}}\n", `env.search.retriever.corpus: file "/no/such.jsonl" not found`},
 		{searchTeam + "workflow: {name: search}\nenv: {name: search, search: {retriever: {topk: 3, tokp: 2}}}\n", "tokp"},
+		{searchTeam + "workflow: {name: search}\nenv: {name: search, search: {retriever: {kind: http, url: \"http://127.0.0.1:8000/retrieve\", token_file: /no/such.token}}}\n", `env.search.retriever.token_file: file "/no/such.token" not found`},
+		{searchTeam + "workflow: {name: search}\nenv: {name: search, search: {retriever: {token_file: /etc/hostname}}}\n", `env.search.retriever.token_file: set for kind "bm25"`},
 	} {
 		got := run(c.yaml)
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {

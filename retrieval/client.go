@@ -10,10 +10,15 @@
 // were asked for, or the bare document otherwise. The client always asks for
 // scores and accepts both shapes.
 //
-// What it deliberately is not: a connection pool manager or a cache. Every
-// call is one POST; failures that may pass (connection errors, timeouts,
-// 429 and 5xx answers) are retried with exponential backoff, the others
-// (4xx, malformed JSON, too many bytes, wrong result count) fail at once.
+// With a token (ClientOptions.Token, env.search.retriever.token_file) every
+// call carries "Authorization: Bearer <token>", as `train serve
+// --token-file` wants.
+//
+// What it deliberately is not: a cache. Every call is one POST, over at
+// most 16 kept-alive connections (more calls at once wait for one); failures that may pass (connection errors, timeouts,
+// 408, 429 and 5xx answers) are retried with exponential backoff, the
+// others (4xx, malformed JSON, too many bytes, wrong result count) fail at
+// once. A refusal's message is the server's "error" (or FastAPI's "detail").
 package retrieval
 
 import (
@@ -35,7 +40,12 @@ type ClientOptions struct {
 	Retries  int           // further attempts after the first (default 2; negative = none)
 	Backoff  time.Duration // wait before the first retry, doubled after each (default 500 ms)
 	MaxBytes int64         // largest accepted response body (default 64 MiB)
+	Token    string        // bearer token sent with every call ("" = none)
 }
+
+// clientConns bounds a client's connections to its server: a quarter of a
+// `train serve`'s default --max-conns, so a few troupe processes share one.
+const clientConns = 16
 
 // Client calls a Search-R1-compatible retrieval server. It is safe for
 // concurrent use.
@@ -66,7 +76,17 @@ func NewClient(rawURL string, opts ClientOptions) (*Client, error) {
 	if opts.MaxBytes == 0 {
 		opts.MaxBytes = 64 << 20
 	}
-	return &Client{url: rawURL, opts: opts, http: &http.Client{Timeout: opts.Timeout}}, nil
+	if opts.Token != "" {
+		if _, err := checkToken(opts.Token); err != nil {
+			return nil, fmt.Errorf("retrieval: %w", err)
+		}
+	}
+	// a pool of kept-alive connections, at most clientConns: the calls past
+	// it wait for one (within their timeout) instead of opening more than a
+	// server's --max-conns takes
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxConnsPerHost, tr.MaxIdleConnsPerHost = clientConns, clientConns
+	return &Client{url: rawURL, opts: opts, http: &http.Client{Timeout: opts.Timeout, Transport: tr}}, nil
 }
 
 // Request is the body of a retrieval call.
@@ -116,6 +136,9 @@ func (c *Client) once(body []byte, want int) ([][]Hit, error) {
 		return nil, errPermanent{err}
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if c.opts.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.opts.Token)
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "Client.Timeout") {
@@ -135,8 +158,8 @@ func (c *Client) once(body []byte, want int) ([][]Hit, error) {
 		return nil, errPermanent{fmt.Errorf("the answer is larger than %d bytes (retrieval.max_response_bytes); ask for fewer documents", c.opts.MaxBytes)}
 	}
 	if resp.StatusCode != http.StatusOK {
-		err := fmt.Errorf("HTTP %s: %s", resp.Status, snippet(data))
-		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
+		err := fmt.Errorf("HTTP %s: %s", resp.Status, refusal(data))
+		if resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
 			return nil, err
 		}
 		return nil, errPermanent{err}
@@ -146,6 +169,24 @@ func (c *Client) once(body []byte, want int) ([][]Hit, error) {
 		return nil, errPermanent{err}
 	}
 	return hits, nil
+}
+
+// refusal is the message of an error body: its "error" or "detail" string
+// when it is JSON with one, else its start.
+func refusal(b []byte) string {
+	var e struct {
+		Error  string `json:"error"`
+		Detail any    `json:"detail"`
+	}
+	if json.Unmarshal(b, &e) == nil {
+		if e.Error != "" {
+			return snippet([]byte(e.Error))
+		}
+		if d, ok := e.Detail.(string); ok && d != "" {
+			return snippet([]byte(d))
+		}
+	}
+	return snippet(b)
 }
 
 func snippet(b []byte) string {

@@ -182,7 +182,11 @@ func TestLoadCorpusLayouts(t *testing.T) {
 
 func TestClientAgainstServerOnLoopback(t *testing.T) {
 	ix, _ := Build(tinyCorpus())
-	srv := httptest.NewServer(Handler(ix))
+	s, err := NewServer(ix, DefaultLimits(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
 	defer srv.Close()
 	c, err := NewClient(srv.URL+"/retrieve", ClientOptions{})
 	if err != nil {

@@ -11,10 +11,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -150,54 +148,86 @@ writes it to one checksummed file that env.search.retriever.index and
 
 func newServe() *cobra.Command {
 	var src retrieverSource
-	var addr string
+	var addr, tokenFile string
+	lim := retrieval.DefaultLimits()
 	cmd := &cobra.Command{
-		Use:   "serve (--index FILE | --corpus FILE | -c CONFIG) [--addr HOST:PORT]",
+		Use:   "serve (--index FILE | --corpus FILE | -c CONFIG) [--addr HOST:PORT] [--token-file FILE]",
 		Short: "Serve a BM25 index over the Search-R1 retrieval API (POST /retrieve)",
 		Long: `serve answers POST /retrieve with {"queries": [...], "topk": k, "return_scores": bool}
 as a Search-R1 retrieval server does, from troupe's embedded BM25 index. Point
 env.search.retriever (kind: http, url: http://ADDR/retrieve) or any
-Search-R1-compatible trainer at it. It binds to loopback by default and has no
-authentication; stop it with Ctrl-C.`,
+Search-R1-compatible trainer at it. Stop it with Ctrl-C.
+
+It binds to loopback (127.0.0.1:8000) by default. With --token-file (or
+$` + retrieval.TokenEnv + `) every request needs "Authorization: Bearer <token>"
+(a troupe client: env.search.retriever.token_file); binding beyond loopback
+without a token warns.
+
+A request past a limit below gets a JSON error naming the limit and its flag:
+413 too large (body, queries, answer), 400 topk, 503 busy (in flight, open
+connections), 408 a stalled upload, 401 no token. The defaults hold at most
+about ` + fmt.Sprint(retrieval.DefaultLimits().MemoryBound()>>20) + ` MiB for requests at once (docs/retrieval.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			token, tokenFrom, err := retrieval.ServerToken(tokenFile)
+			if err != nil {
+				return fmt.Errorf("serve: %w", err)
+			}
 			ix, from, err := src.load("serve")
 			if err != nil {
 				return err
+			}
+			srv, err := retrieval.NewServer(ix, lim, token)
+			if err != nil {
+				return fmt.Errorf("serve: %w", err)
 			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("serve: --addr %s: %w", addr, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "serve: %d documents from %s on http://%s/retrieve (Ctrl-C stops)\n", ix.Len(), from, ln.Addr())
+			if token != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "serve: requests need the bearer token from %s\n", tokenFrom)
+			}
+			if w := retrieval.TokenFileWarning(tokenFile); tokenFile != "" && w != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), "serve: "+w)
+			}
+			if w := retrieval.ExposureWarning(ln.Addr(), token != ""); w != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), "serve: "+w)
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			if err := serveIndex(ctx, ln, ix); err != nil {
-				return err
+			if err := srv.Serve(ctx, ln); err != nil {
+				return fmt.Errorf("serve: %w", err)
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "serve: stopped")
 			return nil
 		},
 	}
 	src.flags(cmd, true)
-	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8000", "host:port to listen on")
+	f := cmd.Flags()
+	f.StringVar(&addr, "addr", "127.0.0.1:8000", "host:port to listen on (0.0.0.0:8000: every interface; warns without a token)")
+	f.StringVar(&tokenFile, "token-file", "", "file holding a bearer token every request must carry (or set $"+retrieval.TokenEnv+")")
+	f.Int64Var(&lim.MaxBodyBytes, "max-body-bytes", lim.MaxBodyBytes, "largest request body; larger gets 413")
+	f.IntVar(&lim.MaxQueries, "max-queries", lim.MaxQueries, "most queries in one request; more gets 413")
+	f.IntVar(&lim.MaxTopK, "max-topk", lim.MaxTopK, fmt.Sprintf("largest topk a request may ask (at most %d); larger gets 400", retrieval.MaxTopK))
+	f.Int64Var(&lim.MaxResponseBytes, "max-response-bytes", lim.MaxResponseBytes, "largest answer; a larger one is refused with 413 before it is built in full")
+	f.IntVar(&lim.MaxInFlight, "max-inflight", lim.MaxInFlight, "requests answered at once; the next waits up to --queue-timeout, then gets 503")
+	f.DurationVar(&lim.QueueTimeout, "queue-timeout", lim.QueueTimeout, "how long a request waits for a --max-inflight slot")
+	f.IntVar(&lim.MaxConns, "max-conns", lim.MaxConns, "open connections; one more gets 503 and is closed")
+	f.DurationVar(&lim.ReadHeaderTimeout, "read-header-timeout", lim.ReadHeaderTimeout, "time to read a request's headers; a client that stalls is dropped")
+	f.DurationVar(&lim.ReadTimeout, "read-timeout", lim.ReadTimeout, "time to read a whole request; a stalled upload gets 408 and is dropped")
+	f.DurationVar(&lim.WriteTimeout, "write-timeout", lim.WriteTimeout, "time to write an answer once it is ready; a client that stops reading is dropped")
+	f.DurationVar(&lim.IdleTimeout, "idle-timeout", lim.IdleTimeout, "a kept-alive connection with no request is closed after this")
 	return cmd
 }
 
-// serveIndex serves ix on ln until ctx ends, then shuts down gracefully.
+// serveIndex serves ix on ln with the default limits and no token until
+// ctx ends, then shuts down gracefully.
 func serveIndex(ctx context.Context, ln net.Listener, ix retrieval.Retriever) error {
-	srv := &http.Server{Handler: retrieval.Handler(ix), ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err := <-done:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
+	srv, err := retrieval.NewServer(ix, retrieval.DefaultLimits(), "")
+	if err != nil {
+		return err
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve: shutting down: %w", err)
-	}
-	return nil
+	return srv.Serve(ctx, ln)
 }

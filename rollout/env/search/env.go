@@ -41,6 +41,7 @@ type RetrieverConfig struct {
 	TimeoutSeconds   float64 `yaml:"timeout_s"`          // http: per attempt
 	Retries          int     `yaml:"retries"`            // http: further attempts after a failure that may pass
 	MaxResponseBytes int64   `yaml:"max_response_bytes"` // http: largest accepted answer
+	TokenFile        string  `yaml:"token_file"`         // http: file holding the server's bearer token (train serve --token-file)
 }
 
 // DefaultConfig is the offline setting: the synthetic world, embedded BM25,
@@ -84,6 +85,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("env.search.retriever.kind: must be \"bm25\" or \"http\", got %q", r.Kind)
 	}
 	switch {
+	case r.TokenFile != "" && r.Kind != "http":
+		return fmt.Errorf("env.search.retriever.token_file: set for kind %q; a token is for kind: http (a retrieval server started with --token-file)", r.Kind)
 	case r.TopK < 1 || r.TopK > retrieval.MaxTopK:
 		return fmt.Errorf("env.search.retriever.topk: must be in [1, %d], got %d", retrieval.MaxTopK, r.TopK)
 	case !(r.TimeoutSeconds > 0):
@@ -166,10 +169,18 @@ func newRetriever(c RetrieverConfig, corpus []retrieval.Document) (retrieval.Ret
 		if retries == 0 {
 			retries = -1 // the client reads 0 as its default
 		}
+		var token string
+		if c.TokenFile != "" {
+			var err error
+			if token, err = retrieval.ReadTokenFile(c.TokenFile); err != nil {
+				return nil, fmt.Errorf("env.search.retriever.token_file: %w", err)
+			}
+		}
 		return retrieval.NewClient(c.URL, retrieval.ClientOptions{
 			Timeout:  time.Duration(c.TimeoutSeconds * float64(time.Second)),
 			Retries:  retries,
 			MaxBytes: c.MaxResponseBytes,
+			Token:    token,
 		})
 	}
 	switch {

@@ -9,7 +9,8 @@ func init() {
 		Validate: func(o any) error { return o.(Config).Validate() },
 		Files: func(o any) map[string]string {
 			c := o.(Config)
-			files := map[string]string{"env.search.retriever.corpus": c.Retriever.Corpus, "env.search.retriever.index": c.Retriever.Index}
+			files := map[string]string{"env.search.retriever.corpus": c.Retriever.Corpus, "env.search.retriever.index": c.Retriever.Index,
+				"env.search.retriever.token_file": c.Retriever.TokenFile}
 			if c.Source == "file" {
 				files["env.search.train"], files["env.search.test"] = c.Train, c.Test
 			}
