@@ -14,6 +14,8 @@
 //	sampler.go     the batched sampler: many episodes, one Generate call per model and batch
 //	sample.go      the Sample row and the reward rule
 //	task.go        Task, TaskSource, Scorer, Environment, the resumable TaskIterator
+//	registry.go    the environment registry (RegisterEnvironment)
+//	oracle.go      train sft's demonstration writers, found by workflow and environment (OracleFor)
 //	eval.go        accuracy, avg@k, pass@k, validity, turns and tokens
 //	seed.go        SplitMix64 seeds and shuffles, fixed across Go releases
 //

@@ -5,8 +5,8 @@
 // options' YAML key and functions over its options value (the type the
 // config's env.<key> section decodes into). config looks the section up by
 // that key, validates it with Validate and Files, cmd/train builds the
-// splits with Build, and `train init --text NAME` learns tokenizer merges
-// from Text.
+// splits with Build, `train init --text NAME` learns tokenizer merges
+// from Text, and `train sft` writes demonstrations with Oracle.
 package rollout
 
 import (
@@ -35,6 +35,10 @@ type EnvironmentSpec struct {
 	// Workflows names the workflows that can play in it; config refuses
 	// any other.
 	Workflows []string
+	// Oracle, when set, writes `train sft`'s demonstrations in this
+	// environment for workflows without their own (see OracleFor); an
+	// environment that implements Demonstrator needs none. May be nil.
+	Oracle Oracle
 }
 
 var environments = map[string]EnvironmentSpec{}

@@ -141,10 +141,3 @@ type SliceSource []Task
 
 func (s SliceSource) Len() int        { return len(s) }
 func (s SliceSource) Task(i int) Task { return s[i] }
-
-// Demonstrator is implemented by environments that can write the
-// demonstration `train sft` trains an agent on: the response an informed
-// agent would give to prompt (right: a correct one; else a typical mistake).
-type Demonstrator interface {
-	Demonstrate(agent string, task Task, prompt string, right bool) string
-}

@@ -157,7 +157,8 @@ type WorkflowSpec struct {
 	// Oracle, when set, writes the demonstration `train sft` trains on for
 	// one call: agent is the acting agent's name, prompt its rendered chat,
 	// right whether this demonstration should be correct (drawn with
-	// --p-correct). Workflows without one use the math oracle of train sft.
+	// --p-correct). Workflows without one use their environment's (see
+	// OracleFor).
 	Oracle func(opts any, agent string, task Task, prompt string, right bool) string
 	// Key is a plug-in's options section under workflow (e.g. "search");
 	// empty for the built-ins, whose options are WorkflowOptions.
@@ -210,12 +211,6 @@ func listRoles(section string, agents []string) map[string]string {
 		out[fmt.Sprintf("workflow.%s.agents[%d]", section, i)] = a
 	}
 	return out
-}
-
-// WorkflowOracle returns a workflow's demonstration writer, nil if it has
-// none.
-func WorkflowOracle(name string) func(opts any, agent string, task Task, prompt string, right bool) string {
-	return workflows[name].Oracle
 }
 
 // linearEstimators are those that need only (prompt group, agent) keys:

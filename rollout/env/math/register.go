@@ -28,6 +28,7 @@ func init() {
 		},
 		Text:      mergeText,
 		Workflows: []string{"math-refine", "single"},
+		Oracle:    Oracle,
 	})
 }
 
