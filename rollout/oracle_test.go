@@ -35,6 +35,7 @@ func init() {
 		Key: "oracle_none", Defaults: func() any { return struct{}{} }, Validate: func(any) error { return nil }, Build: build,
 	})
 	single, _ := rollout.WorkflowOf("single")
+	single.Key = "with_oracle"
 	single.Oracle = func(opts any, agent string, _ rollout.Task, _ string, right bool) string {
 		if right {
 			return "workflow:" + opts.(string) + ":" + agent + ":right"

@@ -42,11 +42,11 @@ func TestOracle(t *testing.T) {
 			t.Errorf("wrong solver, seed %d: got %q, want a number within 5 of 7 but not 7", seed, got)
 		}
 	}
-	o, err := rollout.OracleFor("single", nil, "math", &Env{})
+	o, err := rollout.OracleFor("math-refine", nil, "math", &Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := o("solver", task, "", draw(1)); got != Oracle("solver", task, "", draw(1)) {
-		t.Errorf("OracleFor(single, math): got %q, want the math oracle's demonstration", got)
+		t.Errorf("OracleFor(math-refine, math): got %q, want the math oracle's demonstration", got)
 	}
 }

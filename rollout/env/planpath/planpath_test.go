@@ -8,6 +8,7 @@ import (
 
 	"troupe/rollout"
 	"troupe/rollout/scripted"
+	"troupe/rollout/workflow/tree"
 )
 
 func TestGeneratorDeterministicSolvableAndSplit(t *testing.T) {
@@ -173,7 +174,7 @@ func TestTreeSamplingOnPlanPath(t *testing.T) {
 		}
 		agents = append(agents, a)
 	}
-	wf, err := rollout.NewWorkflow("tree", rollout.DefaultWorkflowOptions(), agents, env)
+	wf, err := rollout.NewWorkflow("tree", tree.DefaultOptions(), agents, env)
 	if err != nil {
 		t.Fatal(err)
 	}
