@@ -25,9 +25,11 @@ type EnvironmentSpec struct {
 	// fields are the section's keys (config decodes env.<key> over it).
 	Defaults func() any
 	// Validate checks the options; errors name the key (env.<key>.…).
+	// nil: the options' own Validate() error method.
 	Validate func(opts any) error
 	// Files lists the option paths that must exist on disk (config key →
-	// path; empty paths are skipped). May be nil.
+	// path; empty paths are skipped). nil: the options' own
+	// Files() map[string]string method, if they have one.
 	Files func(opts any) map[string]string
 	// Build makes the train and test splits; test is nil when there is none.
 	Build func(opts any) (train, test Environment, err error)
@@ -48,10 +50,43 @@ var environments = registry[EnvironmentSpec]{noun: "environment", section: "env"
 // RegisterEnvironment adds an environment; registering a name or an options
 // key twice is a programming error and panics.
 func RegisterEnvironment(name string, spec EnvironmentSpec) {
-	if spec.Key == "" || spec.Defaults == nil || spec.Validate == nil || spec.Build == nil {
-		panic(fmt.Sprintf("rollout: environment %q: Key, Defaults, Validate and Build must be set", name))
+	if spec.Key == "" || spec.Defaults == nil || spec.Build == nil {
+		panic(fmt.Sprintf("rollout: environment %q: Key, Defaults and Build must be set", name))
+	}
+	spec.Validate = validateOf("environment", name, spec.Validate, spec.Defaults)
+	if _, ok := spec.Defaults().(filer); ok && spec.Files == nil {
+		spec.Files = func(o any) map[string]string { return o.(filer).Files() }
 	}
 	environments.add(name, spec)
+}
+
+// validator and filer are the methods an options type may have in place of
+// a spec's Validate and Files.
+type (
+	validator interface{ Validate() error }
+	filer     interface{ Files() map[string]string }
+)
+
+// validateOf is a spec's Validate, else its options' Validate method; a
+// plug-in with neither is a programming error.
+func validateOf(noun, name string, validate func(any) error, defaults func() any) func(any) error {
+	if validate != nil {
+		return validate
+	}
+	if _, ok := defaults().(validator); !ok {
+		panic(fmt.Sprintf("rollout: %s %q: set Validate, or give the options type (%T) a Validate() error method", noun, name, defaults()))
+	}
+	return func(o any) error { return o.(validator).Validate() }
+}
+
+// DatasetFiles is the Files of an environment whose tasks come from a
+// generator or, with source "file", from the train and test files named
+// under section (env.<key>).
+func DatasetFiles(section, source, train, test string) map[string]string {
+	if source != "file" {
+		return nil
+	}
+	return map[string]string{section + ".train": train, section + ".test": test}
 }
 
 // EnvironmentNames lists the registered environments.
@@ -160,6 +195,7 @@ type WorkflowSpec struct {
 	// fields are the section's keys (config decodes workflow.<key> over it).
 	Defaults func() any
 	// Validate checks the options; errors name the key (workflow.<key>.…).
+	// nil: the options' own Validate() error method.
 	Validate func(opts any) error
 	// Roles maps each option that names an agent (its config path) to the
 	// agent it names, so config can check they exist. May be nil.
@@ -191,9 +227,10 @@ var workflows = registry[WorkflowSpec]{noun: "workflow", section: "workflow", ke
 // Registering a name or an options key twice is a programming error and
 // panics.
 func RegisterWorkflow(name string, spec WorkflowSpec) {
-	if spec.Key == "" || spec.Defaults == nil || spec.Validate == nil || spec.Build == nil || spec.Agents == nil {
-		panic(fmt.Sprintf("rollout: workflow %q: Key, Defaults, Validate, Build and Agents must be set", name))
+	if spec.Key == "" || spec.Defaults == nil || spec.Build == nil || spec.Agents == nil {
+		panic(fmt.Sprintf("rollout: workflow %q: Key, Defaults, Build and Agents must be set", name))
 	}
+	spec.Validate = validateOf("workflow", name, spec.Validate, spec.Defaults)
 	workflows.add(name, spec)
 }
 

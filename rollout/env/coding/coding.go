@@ -53,6 +53,11 @@ func DefaultConfig() Config {
 	return Config{Source: "procedural", Seed: 1, TimeoutSeconds: 10, MemoryMiB: 512, Interpreter: "python3"}
 }
 
+// Files names the dataset files config checks exist (source: file).
+func (c Config) Files() map[string]string {
+	return rollout.DatasetFiles("env.coding", c.Source, c.Train, c.Test)
+}
+
 // Validate checks the settings; errors name the key and the fix.
 func (c Config) Validate() error {
 	switch c.Source {

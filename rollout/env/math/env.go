@@ -31,6 +31,11 @@ func DefaultConfig() Config {
 	return Config{Source: "procedural", Procedural: DefaultProceduralConfig()}
 }
 
+// Files names the dataset files config checks exist (source: file).
+func (c Config) Files() map[string]string {
+	return rollout.DatasetFiles("env.math", c.Source, c.Train, c.Test)
+}
+
 // Validate checks the settings; errors name the key and the fix.
 func (c Config) Validate() error {
 	switch c.Source {

@@ -304,7 +304,6 @@ The matching documents will be shown to your team.`,
 		Oracle:     Oracle,
 		Key:        "search",
 		Defaults:   func() any { return DefaultOptions() },
-		Validate:   func(o any) error { return o.(Options).Validate() },
 		Roles: func(o any) map[string]string {
 			s := o.(Options)
 			return map[string]string{"workflow.search.verifier": s.Verifier, "workflow.search.search": s.Search, "workflow.search.answer": s.Answer}

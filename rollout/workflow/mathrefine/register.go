@@ -6,7 +6,6 @@ func init() {
 	rollout.RegisterWorkflow("math-refine", rollout.WorkflowSpec{
 		Key:      "math_refine",
 		Defaults: func() any { return DefaultOptions() },
-		Validate: func(o any) error { return o.(Options).Validate() },
 		Roles: func(o any) map[string]string {
 			m := o.(Options)
 			return rollout.RoleKeys("math_refine", map[string]string{"solver": m.Solver, "verifier": m.Verifier})

@@ -20,6 +20,9 @@ type Options struct {
 // DefaultOptions answers with the only agent configured.
 func DefaultOptions() Options { return Options{} }
 
+// Validate accepts any agent name; New checks that the agent exists.
+func (o Options) Validate() error { return nil }
+
 // Workflow is the one-agent, one-turn workflow.
 type Workflow struct {
 	agent  *rollout.Agent
@@ -61,7 +64,6 @@ func init() {
 	rollout.RegisterWorkflow("single", rollout.WorkflowSpec{
 		Key:      "single",
 		Defaults: func() any { return DefaultOptions() },
-		Validate: func(any) error { return nil },
 		Build: func(o any, agents []*rollout.Agent, env rollout.Scorer) (rollout.Workflow, error) {
 			opts, err := rollout.OptionsOf("single", o, DefaultOptions)
 			if err != nil {

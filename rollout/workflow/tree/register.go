@@ -6,7 +6,6 @@ func init() {
 	rollout.RegisterWorkflow("tree", rollout.WorkflowSpec{
 		Key:      "tree",
 		Defaults: func() any { return DefaultOptions() },
-		Validate: func(o any) error { return o.(Options).Validate() },
 		Roles:    func(o any) map[string]string { return rollout.ListRoles("tree", o.(Options).Agents) },
 		Build: func(o any, agents []*rollout.Agent, env rollout.Scorer) (rollout.Workflow, error) {
 			opts, err := rollout.OptionsOf("tree", o, DefaultOptions)

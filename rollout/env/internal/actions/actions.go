@@ -42,14 +42,11 @@ func parser(re *regexp.Regexp, what string, check func(string) error) rollout.Pa
 	})
 }
 
-// ToolParser reads "Actions List: …".
-func ToolParser(check func(string) error) rollout.Parser {
-	return parser(toolLine, "'Actions List: [...]'", check)
-}
-
-// PlanParser reads a "#### …" line.
-func PlanParser(check func(string) error) rollout.Parser {
-	return parser(planLine, "'#### [...]'", check)
+// Parsers returns the tool agent's parser, which reads "Actions List: …",
+// and the plan agent's, which reads a "#### …" line; check checks the
+// action either holds.
+func Parsers(check func(string) error) (tool, plan rollout.Parser) {
+	return parser(toolLine, "'Actions List: [...]'", check), parser(planLine, "'#### [...]'", check)
 }
 
 // Moves reads a move list: a JSON list (["U", "R"]), moves separated by
