@@ -4,6 +4,10 @@
 // sandbox (internal/sandbox: a separate, confined python3 process with CPU,
 // memory, output and wall-clock limits, no network, its own directory).
 //
+// Files: coding.go (options, the environment, the joint reward), tasks.go
+// (JSONL and procedural tasks, the two roles' presets and
+// demonstrations), register.go (the registration).
+//
 // The joint reward is level-gated, as CoMLRL's is, with troupe's own terms
 // (each reported as reward/<term>):
 //

@@ -2,6 +2,10 @@
 // from a start cell to a goal cell on a grid with walls, with a tool agent
 // that proposes a route and a plan agent whose route is executed.
 //
+// Files: planpath.go (options, grids, states, the environment), agents.go
+// (the two roles' presets, parsers, demonstrations and Score), register.go
+// (the registration).
+//
 // Instances (procedural, seeded): an R×C grid (default 6×6; the paper uses
 // 10×10) whose cells are walls with probability wall_prob (0.22); start and
 // goal are distinct free cells joined by a 4-neighbour path; a grid that

@@ -4,7 +4,9 @@
 // Files: env.go (configuration, tasks, retrieval, the exact-match reward),
 // normalize.go (QA normalisation, EM, F1), synthetic.go (an offline
 // multi-hop QA world), workflow.go (the orchestra, its parsers and prompt
-// presets, registered with rollout on import).
+// presets, registered with rollout on import), oracle.go (train sft's
+// demonstrations of the orchestra), register.go (the environment's
+// registration).
 //
 // What it deliberately is not: a retriever. Retrieval is package
 // retrieval's: an embedded BM25 index, or any Search-R1-compatible server.

@@ -2,6 +2,10 @@
 // box onto the goal, with a tool agent that proposes moves (scored on a
 // copy) and a plan agent whose moves are executed.
 //
+// Files: sokoban.go (options, rooms, the solver, states, the environment),
+// agents.go (the two roles' presets, parsers, demonstrations and Score),
+// register.go (the registration).
+//
 // Rooms (procedural, seeded, disjoint train/test seed streams), generated
 // by reverse play as the reference does: a room carved by a random walk of
 // small masks inside an outer wall; the box placed on the goal; the player

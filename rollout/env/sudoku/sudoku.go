@@ -2,6 +2,10 @@
 // with a tool agent that proposes fills and a plan agent whose fills are
 // written into the grid.
 //
+// Files: sudoku.go (options, puzzles, states, the environment), agents.go
+// (the two roles' presets, parsers, demonstrations and Score), register.go
+// (the registration).
+//
 // Instances (procedural, seeded, disjoint train/test seed streams): a random
 // complete grid, then clues removed in a random order while the puzzle
 // keeps exactly one solution (the reference's generator does not check

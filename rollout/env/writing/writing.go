@@ -2,6 +2,9 @@
 // answer one writing prompt together, the first with a concise summary, the
 // second with a detailed expansion, and one joint reward scores the pair.
 //
+// Files: writing.go (options, tasks, the joint reward, the two roles'
+// presets and demonstrations), register.go (the registration).
+//
 // The joint reward is level-gated, as CoMLRL's is, with troupe's own terms
 // (each reported as a metric, reward/<term>):
 //

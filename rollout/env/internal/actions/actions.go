@@ -1,6 +1,11 @@
-// Package actions reads the action lines of the grid games' agents: a tool
-// agent's "Actions List: [...]" and a plan agent's "#### [...]", and the
-// move lists they hold (U, D, L, R).
+// Package actions is what the grid games' two roles share: reading their
+// action lines (a tool agent's "Actions List: [...]" and a plan agent's
+// "#### [...]") and the move lists they hold (U, D, L, R), their prompt
+// layout and presets, the end of their demonstrations, and the score of a
+// plan line played from the start.
+//
+// Files: actions.go (the parsers and move lists), roles.go (presets,
+// demonstrations, ScorePlan).
 package actions
 
 import (

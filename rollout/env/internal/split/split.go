@@ -3,6 +3,8 @@
 // any instance the train split also holds (small games repeat: a 6×6
 // Sokoban room or a 4×4 Sudoku can come out of two seeds). RegisterGame
 // registers such a game with rollout.
+//
+// Files: split.go (Draw), register.go (RegisterGame).
 package split
 
 import (
