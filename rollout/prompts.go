@@ -1,5 +1,7 @@
-// prompts.go — built-in prompt presets for the agents of the built-in
-// workflows.
+// prompts.go — prompt presets: the math team's (math-solver, math-verifier,
+// math-single), the preset registry plug-ins add theirs to
+// (RegisterPreset, RegisterRoles), and the template pieces they share
+// (TeamAndRole, FeedbackUserTemplate).
 //
 // What it is: the default system message, role text, user template and
 // parser of each preset role, in the layout of the Dr. MAS orchestras —

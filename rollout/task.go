@@ -6,7 +6,7 @@
 //
 // What it deliberately is not: a stateful multi-step environment. Math and
 // search score a final text; the grid games (plan-path, sokoban, sudoku)
-// add a Stepper next to Scorer (tree.go: reset, step an action, clone a
+// add a Stepper next to Scorer (stepper.go: reset, step an action, clone a
 // state for tree sampling) without changing these types.
 package rollout
 
