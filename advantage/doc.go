@@ -13,6 +13,21 @@
 //	// res.Advantages[i] belongs to rows[i]; train on rows with res.Train[i];
 //	// log res.Metrics() with the step.
 //
+// # Files
+//
+//	doc.go          this overview
+//	row.go          Row, the estimators' input, and its score
+//	estimator.go    New and Names: an estimator by its config name; Result
+//	options.go      the estimator settings (advantage section of the config)
+//	groups.go       what the group estimators share: samples and their groups
+//	normalise.go    the group normalisation every group estimator shares
+//	grpo.go         GRPO as the Dr. MAS codebase implements it, and grpo-step
+//	drmas.go        Dr. MAS's agent-wise normalisation
+//	atgrpo.go       AT-GRPO's agent- and turn-wise groups over tree candidates
+//	magrpo.go       MAGRPO's joint-reward returns over a tree of joint actions
+//	rloo.go         REINFORCE leave-one-out over the prompt group
+//	diagnostics.go  per-step and per-agent statistics for the metrics log
+//
 // # Estimators
 //
 //	name       group key                    sample unit   normaliser

@@ -2,6 +2,15 @@
 // defaults, loading with strict keys and `--set a.b.c=value` overrides, and
 // validation whose every message names the key and the fix.
 //
+// Files:
+//
+//	config.go     the schema (Config and its sections) and Default
+//	load.go       Load, --set overrides, the key-by-key check against the schema
+//	validate.go   Validate, and resolving agents into trained models
+//	sections.go   the env and workflow sections, whose options come from the plug-in registries
+//	plugins.go    the environments and workflows troupe ships (their only importer)
+//	lora.go       the lora section and per-agent lora blocks
+//
 // Precedence: Default() < the YAML file < --set flags, in that order. Unknown
 // keys are errors naming their full path (and the nearest known key). The
 // resolved config (Marshal) is printed at the start of a run and saved with

@@ -267,3 +267,18 @@ env: {name: search, search: {retriever: {topk: 2}}, plan_path: {rows: 7}}
 		}
 	}
 }
+
+// The dataset files an environment's options name (their Files method) must
+// exist; a procedural source names none.
+func TestDatasetFilesChecked(t *testing.T) {
+	for _, env := range []string{"math", "writing", "coding"} {
+		y := base(t) + "env: {name: " + env + ", " + env + ": {source: file, train: /no/such.jsonl}}\n"
+		want := "env." + env + `.train: file "/no/such.jsonl" not found`
+		if _, err := Parse([]byte(y), nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", env, err, want)
+		}
+		if _, err := Parse([]byte(base(t)+"env: {name: "+env+"}\n"), nil); err != nil && strings.Contains(err.Error(), "not found") {
+			t.Errorf("%s, procedural: %v", env, err)
+		}
+	}
+}

@@ -221,24 +221,11 @@ func checkNode(n *yaml.Node, t reflect.Type, path string) error {
 	if n.Tag == "!!null" {
 		return nil
 	}
-	if t == reflect.TypeOf(Env{}) {
-		return checkEnv(n, path)
-	}
-	if t == reflect.TypeOf(Workflow{}) {
-		if n.Kind != yaml.MappingNode {
-			return fmt.Errorf("config: %s: must be a section of keys", path)
-		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			key := n.Content[i].Value
-			kt, ok := workflowKeyType(key)
-			if !ok {
-				return fmt.Errorf("config: %s: unknown key%s", join(path, key), suggest(key, workflowKeys()))
-			}
-			if err := checkNode(n.Content[i+1], kt, join(path, key)); err != nil {
-				return err
-			}
-		}
-		return nil
+	switch t {
+	case reflect.TypeOf(Env{}):
+		return envs.check(n, path)
+	case reflect.TypeOf(Workflow{}):
+		return flows.check(n, path)
 	}
 	switch t.Kind() {
 	case reflect.Struct:
@@ -280,33 +267,6 @@ func checkNode(n *yaml.Node, t reflect.Type, path string) error {
 		}
 		if err := n.Decode(reflect.New(t).Interface()); err != nil {
 			return fmt.Errorf("config: %s: %q is not a valid %s", path, n.Value, kindName(t))
-		}
-	}
-	return nil
-}
-
-// checkEnv checks the env section: name, and each registered
-// environment's options against their type.
-func checkEnv(n *yaml.Node, path string) error {
-	if n.Kind != yaml.MappingNode {
-		return fmt.Errorf("config: %s: must be a section of keys", path)
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		key := n.Content[i].Value
-		var t reflect.Type
-		if key == "name" {
-			t = reflect.TypeOf("")
-		} else if st, ok := envSectionType(key); ok {
-			t = st
-		} else {
-			known := map[string]reflect.StructField{}
-			for _, k := range envKeys() {
-				known[k] = reflect.StructField{}
-			}
-			return fmt.Errorf("config: %s: unknown key%s", join(path, key), suggest(key, known))
-		}
-		if err := checkNode(n.Content[i+1], t, join(path, key)); err != nil {
-			return err
 		}
 	}
 	return nil

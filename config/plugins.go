@@ -1,7 +1,10 @@
 package config
 
-// plugins.go — the environments and plug-in workflows troupe ships. Each
-// registers itself with rollout on import; a new one is one line here.
+// plugins.go — the environments and workflows troupe ships. Each registers
+// itself with rollout on import (rollout.RegisterEnvironment,
+// rollout.RegisterWorkflow); a new one is one line here. This is the only
+// file outside the environments themselves that imports an environment or
+// a workflow package.
 
 import (
 	_ "troupe/rollout/env/coding"
@@ -11,4 +14,8 @@ import (
 	_ "troupe/rollout/env/sokoban"
 	_ "troupe/rollout/env/sudoku"
 	_ "troupe/rollout/env/writing"
+	_ "troupe/rollout/workflow/joint"
+	_ "troupe/rollout/workflow/mathrefine"
+	_ "troupe/rollout/workflow/single"
+	_ "troupe/rollout/workflow/tree"
 )

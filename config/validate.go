@@ -12,10 +12,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"troupe/optim"
 
 	"troupe/advantage"
 	"troupe/internal/kind"
+	"troupe/optim"
 	"troupe/rollout"
 )
 
@@ -207,12 +207,7 @@ func (c *Config) validateWorkflow() error {
 		return err
 	}
 	opts := c.Workflow.Options()
-	if spec.Validate != nil {
-		err = spec.Validate(opts)
-	} else {
-		err = c.Workflow.WorkflowOptions.Validate(c.Workflow.Name)
-	}
-	if err != nil {
+	if err := spec.Validate(opts); err != nil {
 		return err
 	}
 	names := c.agentNames()
@@ -227,11 +222,15 @@ func (c *Config) validateWorkflow() error {
 	if spec.OwnGroups && c.Batch.N != 1 {
 		return fmt.Errorf("batch.n: workflow %q samples its own comparison group; set batch.n: 1, got %d", c.Workflow.Name, c.Batch.N)
 	}
-	if c.Workflow.Name == "joint" && c.Advantage.Estimator == "magrpo" && c.Advantage.MAGRPO.Joint != c.Workflow.Joint.Mode {
-		return fmt.Errorf("advantage.magrpo.joint: %q, but workflow.joint.mode is %q; set both to the same mode", c.Advantage.MAGRPO.Joint, c.Workflow.Joint.Mode)
+	if j, ok := opts.(jointModer); ok && c.Advantage.Estimator == "magrpo" && c.Advantage.MAGRPO.Joint != j.JointMode() {
+		return fmt.Errorf("advantage.magrpo.joint: %q, but workflow.%s.mode is %q; set both to the same mode", c.Advantage.MAGRPO.Joint, spec.Key, j.JointMode())
 	}
 	return nil
 }
+
+// jointModer is the options of a workflow whose rows are joint actions
+// (workflow.joint): MAGRPO must combine them in the same mode.
+type jointModer interface{ JointMode() string }
 
 func (c *Config) agentNames() []string {
 	var names []string

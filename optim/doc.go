@@ -6,6 +6,7 @@
 // settings. It is the one place where agent-to-model grouping is decided;
 // config validates with it and policy trains with its Groups.
 //
+//	doc.go        this overview
 //	settings.go   Settings, DefaultSettings (Dr. MAS math), Validate
 //	overrides.go  per-agent partial settings; the key-by-key diff
 //	schedule.go   constant / cosine learning rate with warmup

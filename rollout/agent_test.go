@@ -6,6 +6,8 @@ import (
 
 	"troupe/rollout"
 	"troupe/rollout/scripted"
+	"troupe/rollout/workflow/mathrefine"
+	"troupe/rollout/workflow/single"
 )
 
 func TestAgentConfigErrors(t *testing.T) {
@@ -119,12 +121,14 @@ func TestNewAgents(t *testing.T) {
 		!strings.Contains(err.Error(), `agents[1].name: "solver" is used twice`) {
 		t.Errorf("duplicate name error: %v", err)
 	}
-	opts := rollout.DefaultWorkflowOptions()
-	opts.MathRefine.MaxLoops = -1
-	if err := opts.Validate("math-refine"); err == nil || !strings.Contains(err.Error(), "max_loops") {
+	opts := mathrefine.DefaultOptions()
+	opts.MaxLoops = -1
+	mr, _ := rollout.WorkflowOf("math-refine")
+	if err := mr.Validate(opts); err == nil || !strings.Contains(err.Error(), "max_loops") {
 		t.Errorf("Validate(math-refine): %v", err)
 	}
-	if err := opts.Validate("single"); err != nil {
+	sg, _ := rollout.WorkflowOf("single")
+	if err := sg.Validate(single.DefaultOptions()); err != nil {
 		t.Errorf("Validate(single) looked at math-refine's options: %v", err)
 	}
 }

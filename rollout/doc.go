@@ -3,14 +3,16 @@
 //
 // The pieces, one file each:
 //
+//	doc.go         this overview
 //	generator.go   Codec, ChatRenderer, Generator: what rollout needs of model/ and tokenizer/
 //	agent.go       Agent and AgentConfig: name, model, prompt templates, sampling, parser, penalty
 //	prompts.go     built-in prompt presets (math-solver, math-verifier, math-single)
 //	parse.go       output parsers and their validity check (boxed, verdict, free)
-//	workflow.go    Episode, Call, the Workflow interface and the registry (NewWorkflow)
-//	mathrefine.go  Dr. MAS's Solver/Verifier refinement loop ("math-refine")
-//	single.go      one agent answers once ("single")
-//	tree.go        AT-GRPO's tree sampling over a Stepper environment ("tree")
+//	workflow.go    Episode, Call, the Workflow interface and helpers for workflow packages
+//	registry.go    the plug-in registries: environments and workflows by name, with their options keys
+//	oracle.go      train sft's demonstration writers, found by workflow and environment (OracleFor)
+//	stepper.go     State, StepResult, Stepper: the contract of turn-based environments
+//	jointscorer.go JointScorer, JointResult, JointCredit: the contract of cooperative environments
 //	sampler.go     the batched sampler: many episodes, one Generate call per model and batch
 //	sample.go      the Sample row and the reward rule
 //	task.go        Task, TaskSource, Scorer, Environment, the resumable TaskIterator
@@ -18,11 +20,20 @@
 //	seed.go        SplitMix64 seeds and shuffles, fixed across Go releases
 //
 // Subpackages: answer (final-answer and tag extraction shared by parsers and
-// rewards), scripted (a test double for Generator), env/math (the math
-// environment), env/search (Dr. MAS's search environment and orchestra),
-// env/planpath, env/sokoban, env/sudoku (AT-GRPO's games). Environment
-// packages register their presets, parsers and workflows on import.
-// rollout never imports model, torch or tokenizer.
+// rewards), scripted (a test double for Generator), internal/rollouttest
+// (the scripted team the tests share). The plug-ins, each registering
+// itself on import (config/plugins.go imports them all):
+//
+//	workflow/mathrefine  Dr. MAS's Solver/Verifier refinement loop ("math-refine")
+//	workflow/single      one agent answers once ("single")
+//	workflow/tree        AT-GRPO's tree sampling over a Stepper environment ("tree")
+//	workflow/joint       MAGRPO's joint actions over a JointScorer environment ("joint")
+//	env/math             the math environment (procedural or dataset problems)
+//	env/search           Dr. MAS's search environment and its orchestra ("search")
+//	env/planpath, env/sokoban, env/sudoku   AT-GRPO's games
+//	env/writing, env/coding                 CoMLRL's cooperative tasks
+//
+// rollout never imports model, torch or tokenizer, nor any plug-in.
 //
 // # How a step runs
 //
@@ -45,22 +56,25 @@
 // passages to the team context. One call per turn: rows key (Prompt, Traj,
 // Agent, Turn), Node = Turn, Candidate = 0.
 //
-// AT-GRPO tree sampling (tree.go, over a Stepper: env/planpath, sokoban,
-// sudoku): Advance returns K calls for the acting agent, all with the same
-// Turn and Node and Candidate 0…K−1, generated in the same batch. When they
-// are back it steps K clones of the state, sets each call's TeamReward
-// (α·r), keeps the best branch (argmax, lowest index on ties) and returns
-// the next agent's K calls from it. The row contract with the estimator
-// (advantage.ATGRPO): an episode is one environment, so cmd/train keys each
-// row's Env by its Traj, and the group (Prompt, Env, Turn, Agent) holds
-// exactly the K candidates of one state; the estimator, not the workflow,
-// normalises them.
+// AT-GRPO tree sampling (workflow/tree, over a Stepper: env/planpath,
+// sokoban, sudoku): Advance returns K calls for the acting agent, all with
+// the same Turn and Node and Candidate 0…K−1, generated in the same batch.
+// When they are back it steps K clones of the state, sets each call's
+// TeamReward (α·r), keeps the best branch (argmax, lowest index on ties)
+// and returns the next agent's K calls from it. The row contract with the
+// estimator (advantage.ATGRPO): an episode is one environment, so cmd/train
+// keys each row's Env by its Traj, and the group (Prompt, Env, Turn, Agent)
+// holds exactly the K candidates of one state; the estimator, not the
+// workflow, normalises them.
 //
-// MAGRPO joint actions (not written yet): Advance returns G calls per agent
-// at a node (all agents at once, so different models generate in the same
-// round). When all are back it forms joint actions (aligned: the g-th of
-// each agent; cross: the Cartesian product), scores each with the joint
-// reward, opens a child Node per joint action for the next turn, and sets
-// every call's Joint id; the estimator computes returns with γ over the
-// tree from the rewards, as it does today from rows.
+// MAGRPO joint actions (workflow/joint, over a JointScorer: env/writing,
+// env/coding): Begin and Advance return G calls per agent at a node (all
+// agents at once, so different models generate in the same round). When a
+// node's calls are back the workflow forms its joint actions (aligned: the
+// g-th of each agent; cross: the Cartesian product), scores each with the
+// environment's joint reward, and, below the last turn, opens a child Node
+// per joint action whose prompts carry the feedback. Each completion gets
+// one Credit (Joint id, reward) per joint action it is in, and so one row
+// each; the estimator (advantage.MAGRPO) computes returns with γ over the
+// tree from those rows.
 package rollout

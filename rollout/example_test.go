@@ -5,6 +5,7 @@ import (
 
 	"troupe/rollout"
 	"troupe/rollout/scripted"
+	"troupe/rollout/workflow/mathrefine"
 )
 
 // Example wires a two-agent math team to a (scripted) model and runs one
@@ -17,7 +18,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	wf, err := rollout.NewWorkflow("math-refine", rollout.DefaultWorkflowOptions(), agents, exactScorer{})
+	wf, err := rollout.NewWorkflow("math-refine", mathrefine.DefaultOptions(), agents, exactScorer{})
 	if err != nil {
 		panic(err)
 	}

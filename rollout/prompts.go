@@ -1,5 +1,7 @@
-// prompts.go — built-in prompt presets for the agents of the built-in
-// workflows.
+// prompts.go — prompt presets: the math team's (math-solver, math-verifier,
+// math-single), the preset registry plug-ins add theirs to
+// (RegisterPreset, RegisterRoles), and the template pieces they share
+// (TeamAndRole, FeedbackUserTemplate).
 //
 // What it is: the default system message, role text, user template and
 // parser of each preset role, in the layout of the Dr. MAS orchestras —
@@ -18,11 +20,10 @@ import (
 	"strings"
 )
 
-// DefaultUserTemplate is the user prompt used when an agent config sets
-// none. Fields: see PromptData.
-const DefaultUserTemplate = `# Task Introduction
-{{.Task}}
-{{- if .TeamContext}}
+// TeamAndRole ends a user template: the teammates' outputs (only when
+// there are any), then the agent's role. Environments' templates end with
+// it too.
+const TeamAndRole = `{{- if .TeamContext}}
 
 # Your Teammates' Outputs
 {{.TeamContext}}
@@ -30,6 +31,18 @@ const DefaultUserTemplate = `# Task Introduction
 
 # Your Role
 {{.Role}}`
+
+// FeedbackUserTemplate lays out the prompt of an agent in a cooperative
+// task (a JointScorer's): intro and the task, the feedback on the team's
+// last attempt when there is any (JointResult.Feedback, which the joint
+// workflow passes as .Extra.feedback), then the role.
+func FeedbackUserTemplate(intro string) string {
+	return "# Task\n" + intro + "{{.Task}}\n{{- with index .Extra \"feedback\"}}\n\n# Feedback on the team's last attempt\n{{.}}\n{{- end}}\n\n# Your Role\n{{.Role}}"
+}
+
+// DefaultUserTemplate is the user prompt used when an agent config sets
+// none. Fields: see PromptData.
+const DefaultUserTemplate = "# Task Introduction\n{{.Task}}\n" + TeamAndRole
 
 // Preset is a named set of prompt defaults for one kind of agent.
 type Preset struct {
@@ -86,6 +99,15 @@ func PresetByName(name string) (Preset, error) {
 		return Preset{}, fmt.Errorf("unknown preset %q; use one of %s", name, strings.Join(PresetNames(), ", "))
 	}
 	return p, nil
+}
+
+// RegisterRoles registers one preset per role of a team whose members
+// share a system message, a user template and a parser: roles maps each
+// preset's name to its role text.
+func RegisterRoles(system, user, parser string, roles map[string]string) {
+	for name, role := range roles {
+		RegisterPreset(name, Preset{System: system, Role: role, User: user, Parser: parser})
+	}
 }
 
 // RegisterPreset adds a preset; a plug-in package calls it from init.

@@ -7,6 +7,7 @@ import (
 
 	"troupe/rollout"
 	"troupe/rollout/scripted"
+	"troupe/rollout/workflow/mathrefine"
 )
 
 // mathRefineStep is a Dr. MAS-sized math step (32 tasks, math-refine) with
@@ -30,7 +31,7 @@ func mathRefineStep(b *testing.B) (rollout.Workflow, []rollout.Task, scripted.Re
 	if err != nil {
 		b.Fatal(err)
 	}
-	wf, err := rollout.NewWorkflow("math-refine", rollout.DefaultWorkflowOptions(), agents, exactScorer{})
+	wf, err := rollout.NewWorkflow("math-refine", mathrefine.DefaultOptions(), agents, exactScorer{})
 	if err != nil {
 		b.Fatal(err)
 	}

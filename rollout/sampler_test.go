@@ -7,6 +7,8 @@ import (
 
 	"troupe/rollout"
 	"troupe/rollout/scripted"
+	"troupe/rollout/workflow/mathrefine"
+	"troupe/rollout/workflow/single"
 )
 
 // coinFlips answers from the per-row seed: solver right or wrong, verifier
@@ -40,7 +42,7 @@ func goldOf(prompt string) string {
 
 func TestSamplerBatchesPerModelWithCapAndDerivedSeeds(t *testing.T) {
 	agents := team(t, "model-a", "model-b")
-	wf := mathRefine(t, rollout.DefaultMathRefineOptions(), agents)
+	wf := mathRefine(t, mathrefine.DefaultOptions(), agents)
 	approve := scripted.Fixed("<verify>approve</verify>")
 	a := scripted.New(solverVerifier(func(p string, _ uint64) string { return `\boxed{` + goldOf(p) + `}` }, approve))
 	b := scripted.New(solverVerifier(scripted.Fixed("unused"), approve))
@@ -88,7 +90,7 @@ func TestSamplerBatchesPerModelWithCapAndDerivedSeeds(t *testing.T) {
 
 func TestSamplerRerunIsIdentical(t *testing.T) {
 	runOnce := func(seed uint64, workers, cap int) *rollout.Rollout {
-		wf := mathRefine(t, rollout.DefaultMathRefineOptions(), team(t, "policy", "policy"))
+		wf := mathRefine(t, mathrefine.DefaultOptions(), team(t, "policy", "policy"))
 		s := rollout.Sampler{Generators: map[string]rollout.Generator{"policy": scripted.New(coinFlips())}, Workers: workers, MaxBatchRows: cap}
 		out, err := s.Run(wf, tasks, 8, seed)
 		if err != nil {
@@ -128,7 +130,7 @@ func TestSamplerTruncationAndPerAgentSampling(t *testing.T) {
 		}
 		agents = append(agents, a)
 	}
-	wf := mathRefine(t, rollout.DefaultMathRefineOptions(), agents)
+	wf := mathRefine(t, mathrefine.DefaultOptions(), agents)
 	gen := scripted.New(solverVerifier(scripted.Fixed(`a long derivation \boxed{4}`), scripted.Fixed("<verify>approve</verify>")))
 	out := run(t, wf, gen, 1, 1)
 	s := out.Samples[0]
@@ -168,7 +170,7 @@ func (g badGenerator) Generate(reqs []rollout.GenRequest, _ uint64) ([]rollout.G
 }
 
 func TestSamplerRejectsContractBreaks(t *testing.T) {
-	wf := mathRefine(t, rollout.DefaultMathRefineOptions(), team(t, "policy", "policy"))
+	wf := mathRefine(t, mathrefine.DefaultOptions(), team(t, "policy", "policy"))
 	for mode, want := range map[string]string{
 		"count":    "generator returned 0 results for 1 requests",
 		"stop":     "finish reason is stop but the last token is not one of the stop ids",
@@ -198,7 +200,7 @@ func (p panicky) Advance(*rollout.Episode, []*rollout.Call) ([]*rollout.Call, er
 }
 
 func TestSamplerTurnsWorkerPanicIntoError(t *testing.T) {
-	wf := panicky{mathRefine(t, rollout.DefaultMathRefineOptions(), team(t, "policy", "policy"))}
+	wf := panicky{mathRefine(t, mathrefine.DefaultOptions(), team(t, "policy", "policy"))}
 	s := rollout.Sampler{Generators: map[string]rollout.Generator{"policy": scripted.New(scripted.Fixed(`\boxed{4}`))}}
 	_, err := s.Run(wf, tasks[:1], 2, 0)
 	if err == nil || !strings.Contains(err.Error(), `task "t0": panic: boom`) {
@@ -212,7 +214,7 @@ func TestSingleWorkflowAndEval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wf, err := rollout.NewWorkflow("single", rollout.DefaultWorkflowOptions(), []*rollout.Agent{a}, exactScorer{})
+	wf, err := rollout.NewWorkflow("single", single.DefaultOptions(), []*rollout.Agent{a}, exactScorer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +272,7 @@ func TestSingleWorkflowAndEval(t *testing.T) {
 func TestSamplerContinuousEpisodesAdvanceOnTheirOwn(t *testing.T) {
 	run := func(workers int) (*rollout.Rollout, *scripted.Engine) {
 		agents := team(t, "policy", "policy")
-		wf := mathRefine(t, rollout.DefaultMathRefineOptions(), agents)
+		wf := mathRefine(t, mathrefine.DefaultOptions(), agents)
 		// solver responses of very different lengths, by seed
 		e := scripted.NewEngine(solverVerifier(
 			func(p string, seed uint64) string {
@@ -320,7 +322,7 @@ func TestSamplerContinuousEpisodesAdvanceOnTheirOwn(t *testing.T) {
 
 func TestSamplerReportsProgress(t *testing.T) {
 	agents := team(t, "policy", "policy")
-	wf := mathRefine(t, rollout.DefaultMathRefineOptions(), agents)
+	wf := mathRefine(t, mathrefine.DefaultOptions(), agents)
 	e := scripted.NewEngine(solverVerifier(
 		func(p string, seed uint64) string {
 			return strings.Repeat("think ", int(seed%40)) + `\boxed{` + goldOf(p) + `}`

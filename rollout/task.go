@@ -6,7 +6,7 @@
 //
 // What it deliberately is not: a stateful multi-step environment. Math and
 // search score a final text; the grid games (plan-path, sokoban, sudoku)
-// add a Stepper next to Scorer (tree.go: reset, step an action, clone a
+// add a Stepper next to Scorer (stepper.go: reset, step an action, clone a
 // state for tree sampling) without changing these types.
 package rollout
 
@@ -141,10 +141,3 @@ type SliceSource []Task
 
 func (s SliceSource) Len() int        { return len(s) }
 func (s SliceSource) Task(i int) Task { return s[i] }
-
-// Demonstrator is implemented by environments that can write the
-// demonstration `train sft` trains an agent on: the response an informed
-// agent would give to prompt (right: a correct one; else a typical mistake).
-type Demonstrator interface {
-	Demonstrate(agent string, task Task, prompt string, right bool) string
-}

@@ -22,7 +22,6 @@ import (
 
 	"troupe/config"
 	"troupe/retrieval"
-	"troupe/rollout/env/search"
 )
 
 type retrieverSource struct {
@@ -68,31 +67,22 @@ func (s *retrieverSource) load(cmd string) (*retrieval.Index, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	sc, ok := cfg.Env.Section("search").(search.Config)
+	sc, ok := cfg.Env.Section("search").(indexSource)
 	if !ok {
 		return nil, "", fmt.Errorf("%s: no search environment is registered", cmd)
 	}
-	r := sc.Retriever
-	switch {
-	case r.Index != "":
-		ix, err := retrieval.Open(r.Index)
-		return ix, r.Index, err
-	case r.Corpus != "":
-		docs, err := retrieval.LoadCorpus(r.Corpus)
-		if err != nil {
-			return nil, "", err
-		}
-		ix, err := retrieval.Build(docs)
-		return ix, r.Corpus, err
-	case sc.Source == "synthetic":
-		w, err := search.NewWorld(sc.Synthetic)
-		if err != nil {
-			return nil, "", err
-		}
-		ix, err := retrieval.Build(w.Corpus)
-		return ix, fmt.Sprintf("the synthetic world of %s (seed %d)", s.config, sc.Synthetic.Seed), err
+	ix, what, err := sc.OpenIndex(s.config)
+	if err == nil && ix == nil {
+		err = fmt.Errorf("%s: %s: env.search has no corpus, index or synthetic world to index", cmd, s.config)
 	}
-	return nil, "", fmt.Errorf("%s: %s: env.search has no corpus, index or synthetic world to index", cmd, s.config)
+	return ix, what, err
+}
+
+// indexSource is the options of an environment that retrieves from a BM25
+// index (env.search): OpenIndex opens or builds it, and returns a nil index
+// when there is none to index.
+type indexSource interface {
+	OpenIndex(name string) (*retrieval.Index, string, error)
 }
 
 func newIndex() *cobra.Command {

@@ -7,14 +7,12 @@ package main
 //
 // Demonstrations come from the real workflow: the sampler runs it with an
 // oracle generator per agent instead of a model, so the prompts are exactly
-// those RL will show. The oracle is the workflow's (search: registered with
-// it), else the environment's (rollout.Demonstrator: the games, writing,
-// coding), else math's: it answers from the task's gold answer, right with
-// probability --p-correct and otherwise with the task's typical mistake (a
-// nearby wrong number when it records none), and a verifying agent (by
-// name) approves exactly the right answers. Each source checkpoint
-// is then trained with cross-entropy on the response tokens of every agent
-// that uses it, and written as a Hugging Face directory under --out.
+// those RL will show. The oracle is found by name in the registries
+// (rollout.OracleFor): the workflow's (search), else the environment's (the
+// games, writing, coding, math); it answers from the task's gold answer,
+// right with probability --p-correct. Each source checkpoint is then
+// trained with cross-entropy on the response tokens of every agent that
+// uses it, and written as a Hugging Face directory under --out.
 //
 // What it is not: general instruction tuning. For that, train with your own
 // data elsewhere and point models.<name>.path at the result.
@@ -23,9 +21,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"math/big"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -37,8 +33,6 @@ import (
 	"troupe/model"
 	"troupe/policy"
 	"troupe/rollout"
-	"troupe/rollout/answer"
-	mathenv "troupe/rollout/env/math"
 	"troupe/tokenizer"
 	"troupe/torch"
 )
@@ -188,9 +182,13 @@ func (c *sftCmd) demonstrations(t *team) ([]rollout.Sample, error) {
 	for i := range tasks {
 		tasks[i] = t.train.Task(i % t.train.Len())
 	}
+	o, err := rollout.OracleFor(t.cfg.Workflow.Name, t.cfg.Workflow.Options(), t.cfg.Env.Name, t.train)
+	if err != nil {
+		return nil, fmt.Errorf("sft: %w", err)
+	}
 	s := &rollout.Sampler{Generators: map[string]rollout.Generator{}, MaxBatchRows: t.cfg.Batch.MaxBatchRows}
 	for _, a := range t.agents {
-		s.Generators[a.Model] = oracle(t.cfg, t.train, a, tasks, t.tokenizers[a.Model], c.pCorrect)
+		s.Generators[a.Model] = oracle(o, a, tasks, t.tokenizers[a.Model], c.pCorrect)
 	}
 	ro, err := s.Run(t.workflow, tasks, 1, rollout.DeriveSeed(c.seed, 7))
 	if err != nil {
@@ -199,32 +197,10 @@ func (c *sftCmd) demonstrations(t *team) ([]rollout.Sample, error) {
 	return ro.Samples, nil
 }
 
-// oracle answers an agent's prompts from the gold answers.
-func oracle(cfg *config.Config, env rollout.Environment, a *rollout.Agent, tasks []rollout.Task, tok *tokenizer.Tokenizer, pCorrect float64) rollout.Generator {
-	verifying := strings.Contains(strings.ToLower(a.Name), "verif")
-	o := rollout.WorkflowOracle(cfg.Workflow.Name)
-	if d, ok := env.(rollout.Demonstrator); ok && o == nil {
-		o = func(_ any, agent string, task rollout.Task, prompt string, right bool) string {
-			return d.Demonstrate(agent, task, prompt, right)
-		}
-	}
-	if o != nil {
-		return rollout.GeneratorFunc(func(reqs []rollout.GenRequest, seed uint64) ([]rollout.GenResult, error) {
-			r := rollout.NewRand(seed)
-			out := make([]rollout.GenResult, len(reqs))
-			for i, req := range reqs {
-				prompt := tok.Decode(req.Prompt)
-				task, ok := findTask(prompt, tasks)
-				if !ok {
-					return nil, fmt.Errorf("sft: oracle for %s: no task question found in the prompt", a.Name)
-				}
-				out[i] = demoResult(tok, req, o(cfg.Workflow.Options(), a.Name, task, prompt, r.Float64() < pCorrect))
-			}
-			return out, nil
-		})
-	}
+// oracle answers an agent's prompts with the demonstrations of o.
+func oracle(o rollout.Oracle, a *rollout.Agent, tasks []rollout.Task, tok *tokenizer.Tokenizer, pCorrect float64) rollout.Generator {
 	return rollout.GeneratorFunc(func(reqs []rollout.GenRequest, seed uint64) ([]rollout.GenResult, error) {
-		r := rollout.NewRand(seed)
+		draw := &rollout.Draw{Rand: rollout.NewRand(seed), PCorrect: pCorrect}
 		out := make([]rollout.GenResult, len(reqs))
 		for i, req := range reqs {
 			prompt := tok.Decode(req.Prompt)
@@ -232,24 +208,7 @@ func oracle(cfg *config.Config, env rollout.Environment, a *rollout.Agent, tasks
 			if !ok {
 				return nil, fmt.Errorf("sft: oracle for %s: no task question found in the prompt", a.Name)
 			}
-			var text string
-			if verifying {
-				proposed, _ := answer.LastBoxed(prompt)
-				if mathenv.Equivalent(proposed, mathenv.GoldAnswer(task.Answer)) {
-					text = "I checked each step and the final answer is correct.\n<verify>approve</verify>"
-				} else {
-					text = "The final answer does not follow from the problem.\n<verify>reject</verify>"
-				}
-			} else {
-				ans := mathenv.GoldAnswer(task.Answer)
-				if r.Float64() >= pCorrect {
-					if ans = task.Meta["mistake"]; ans == "" {
-						ans = wrongAnswer(mathenv.GoldAnswer(task.Answer), r)
-					}
-				}
-				text = solverDemo(task, ans)
-			}
-			out[i] = demoResult(tok, req, text)
+			out[i] = demoResult(tok, req, o(a.Name, task, prompt, draw))
 		}
 		return out, nil
 	})
@@ -269,34 +228,6 @@ func demoResult(tok *tokenizer.Tokenizer, req rollout.GenRequest, text string) r
 	return rollout.GenResult{Tokens: ids, LogProbs: make([]float32, len(ids)), Finish: finish}
 }
 
-// solverDemo is a Solver's demonstrated answer. A wrong one is the task's
-// recorded typical mistake when it has one (Meta["mistake"]), else a nearby
-// number. An expression question
-// shows its working, the expression copied and set equal to the answer,
-// before the boxed answer: the model learns to read the question where the
-// working starts, and the answer is then next to what it depends on.
-func solverDemo(task rollout.Task, ans string) string {
-	if m := placeNumber.FindStringSubmatch(task.Question); m != nil && task.Meta["kind"] == "place-value" {
-		// the working names every digit's place; a wrong answer picks the
-		// digit of another place
-		places := []string{"hundreds", "tens", "units"}[3-len(m[1]):]
-		parts := make([]string, len(m[1]))
-		for i := range m[1] {
-			parts[i] = m[1][i:i+1] + " " + places[i]
-		}
-		return "Reading the number: $" + m[1] + "$ is " + strings.Join(parts, ", ") + ".\nThe answer is \\boxed{" + ans + "}."
-	}
-	if m := dollarExpr.FindStringSubmatch(task.Question); m != nil {
-		return "Working through the problem step by step: $" + m[1] + " = " + ans + "$.\nThe answer is \\boxed{" + ans + "}."
-	}
-	return "Working through the problem step by step gives the result.\nThe answer is \\boxed{" + ans + "}."
-}
-
-var (
-	dollarExpr  = regexp.MustCompile(`\$([^$]+)\$`)
-	placeNumber = regexp.MustCompile(`of \$(\d{2,3})\$\?$`)
-)
-
 // findTask returns the task whose question the prompt contains (the longest,
 // when one question contains another).
 func findTask(prompt string, tasks []rollout.Task) (rollout.Task, bool) {
@@ -310,23 +241,6 @@ func findTask(prompt string, tasks []rollout.Task) (rollout.Task, bool) {
 		return rollout.Task{}, false
 	}
 	return tasks[best], true
-}
-
-// wrongAnswer is a nearby wrong value of a numeric answer.
-func wrongAnswer(gold string, r *rollout.Rand) string {
-	q, ok := mathenv.ParseRational(mathenv.Normalize(gold))
-	if !ok {
-		return gold + "1"
-	}
-	off := int64(r.Range(1, 5))
-	if r.IntN(2) == 0 {
-		off = -off
-	}
-	w := new(big.Rat).Add(q, new(big.Rat).SetInt64(off))
-	if w.IsInt() {
-		return w.Num().String()
-	}
-	return fmt.Sprintf("\\frac{%s}{%s}", w.Num(), w.Denom())
 }
 
 // train fits m to the demonstrations: cross-entropy on the response tokens

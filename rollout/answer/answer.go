@@ -2,6 +2,8 @@
 // response text: the part after </think>, the last \boxed{…} with balanced
 // braces, the GSM8K-style "#### answer" line, and the last <tag>…</tag>.
 //
+// Files: answer.go (all of it).
+//
 // What it is: plain string scanning, shared by the agents' output parsers
 // (rollout) and the environments' rewards (rollout/env/…), so that "valid
 // format" and "what gets scored" cannot disagree.

@@ -2,6 +2,8 @@
 // codec, a ChatML-like chat renderer, and a generator whose responses are
 // written by the test as a function of the prompt text and a seed.
 //
+// Files: scripted.go (all of it).
+//
 // What it is: enough of a model for orchestration tests of rollout and of
 // the packages that drive it (cmd/train), offline and without libtorch —
 // with its own byte codec, or with a real tokenizer (Generator.Codec). It

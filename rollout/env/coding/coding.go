@@ -4,6 +4,10 @@
 // sandbox (internal/sandbox: a separate, confined python3 process with CPU,
 // memory, output and wall-clock limits, no network, its own directory).
 //
+// Files: coding.go (options, the environment, the joint reward), tasks.go
+// (JSONL and procedural tasks, the two roles' presets and
+// demonstrations), register.go (the registration).
+//
 // The joint reward is level-gated, as CoMLRL's is, with troupe's own terms
 // (each reported as reward/<term>):
 //
@@ -51,6 +55,11 @@ type Config struct {
 // DefaultConfig is the procedural set with short limits.
 func DefaultConfig() Config {
 	return Config{Source: "procedural", Seed: 1, TimeoutSeconds: 10, MemoryMiB: 512, Interpreter: "python3"}
+}
+
+// Files names the dataset files config checks exist (source: file).
+func (c Config) Files() map[string]string {
+	return rollout.DatasetFiles("env.coding", c.Source, c.Train, c.Test)
 }
 
 // Validate checks the settings; errors name the key and the fix.

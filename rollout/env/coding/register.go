@@ -6,14 +6,6 @@ func init() {
 	rollout.RegisterEnvironment("coding", rollout.EnvironmentSpec{
 		Key:      "coding",
 		Defaults: func() any { return DefaultConfig() },
-		Validate: func(o any) error { return o.(Config).Validate() },
-		Files: func(o any) map[string]string {
-			c := o.(Config)
-			if c.Source != "file" {
-				return nil
-			}
-			return map[string]string{"env.coding.train": c.Train, "env.coding.test": c.Test}
-		},
 		Build: func(o any) (train, test rollout.Environment, err error) {
 			return rollout.SplitsOptionalTest("env.coding.train", func(split string) (*Env, error) { return New(o.(Config), split) })
 		},

@@ -3,35 +3,20 @@
 package coding
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 
 	"troupe/rollout"
+	"troupe/rollout/env/internal/jsonl"
 )
 
 // LoadJSONL reads HumanEval-style records (prompt, entry_point, test: a
 // check(candidate) function) or MBPP-style ones (text, test_list: asserts;
 // the entry point is the function the first assert calls, or entry_point).
 func LoadJSONL(path string) (rollout.SliceSource, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("coding: dataset: %w", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	var tasks rollout.SliceSource
-	line := 0
-	for sc.Scan() {
-		line++
-		b := strings.TrimSpace(sc.Text())
-		if b == "" {
-			continue
-		}
+	return jsonl.Tasks("coding", path, func(line int, b string) (rollout.Task, error) {
 		var rec struct {
 			TaskID     any      `json:"task_id"`
 			Prompt     string   `json:"prompt"`
@@ -41,7 +26,7 @@ func LoadJSONL(path string) (rollout.SliceSource, error) {
 			TestList   []string `json:"test_list"`
 		}
 		if err := json.Unmarshal([]byte(b), &rec); err != nil {
-			return nil, fmt.Errorf("coding: dataset %s:%d: %v", path, line, err)
+			return rollout.Task{}, fmt.Errorf("coding: dataset %s:%d: %v", path, line, err)
 		}
 		where := fmt.Sprintf("coding: dataset %s:%d", path, line)
 		question := rec.Prompt
@@ -49,14 +34,14 @@ func LoadJSONL(path string) (rollout.SliceSource, error) {
 			question = rec.Text
 		}
 		if strings.TrimSpace(question) == "" {
-			return nil, fmt.Errorf("%s: no prompt (HumanEval) or text (MBPP)", where)
+			return rollout.Task{}, fmt.Errorf("%s: no prompt (HumanEval) or text (MBPP)", where)
 		}
 		entry := rec.EntryPoint
 		var tests []string
 		switch {
 		case rec.Test != "":
 			if entry == "" {
-				return nil, fmt.Errorf("%s: a check(candidate) test needs entry_point", where)
+				return rollout.Task{}, fmt.Errorf("%s: a check(candidate) test needs entry_point", where)
 			}
 			tests = []string{rec.Test + "\ncheck(" + entry + ")\n"}
 		case len(rec.TestList) > 0:
@@ -67,25 +52,18 @@ func LoadJSONL(path string) (rollout.SliceSource, error) {
 				}
 			}
 			if entry == "" {
-				return nil, fmt.Errorf("%s: no entry_point, and the first assert calls no function", where)
+				return rollout.Task{}, fmt.Errorf("%s: no entry_point, and the first assert calls no function", where)
 			}
 		default:
-			return nil, fmt.Errorf("%s: no test (HumanEval) or test_list (MBPP)", where)
+			return rollout.Task{}, fmt.Errorf("%s: no test (HumanEval) or test_list (MBPP)", where)
 		}
 		enc, _ := json.Marshal(tests)
 		id := fmt.Sprintf("%s:%d", path, line)
 		if rec.TaskID != nil {
 			id = fmt.Sprint(rec.TaskID)
 		}
-		tasks = append(tasks, rollout.Task{ID: id, Question: question, Meta: map[string]string{"entry_point": entry, "tests": string(enc)}})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("coding: dataset %s: %w", path, err)
-	}
-	if len(tasks) == 0 {
-		return nil, fmt.Errorf("coding: dataset %s has no tasks", path)
-	}
-	return tasks, nil
+		return rollout.Task{ID: id, Question: question, Meta: map[string]string{"entry_point": entry, "tests": string(enc)}}, nil
+	})
 }
 
 var callee = regexp.MustCompile(`assert\s+\(?\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(`)
@@ -246,32 +224,14 @@ func Procedural(seed uint64, split string) rollout.SliceSource {
 }
 
 // UserTemplate lays out a coding prompt.
-const UserTemplate = `# Task
-Complete this Python function:
-{{.Task}}
-{{- with index .Extra "feedback"}}
-
-# Feedback on the team's last attempt
-{{.}}
-{{- end}}
-
-# Your Role
-{{.Role}}`
+var UserTemplate = rollout.FeedbackUserTemplate("Complete this Python function:\n")
 
 const teamSystem = "You are one of two programmers who write one Python program together. Each writes only their own function."
 
 func init() {
-	rollout.RegisterPreset("coding-helper", rollout.Preset{
-		System: teamSystem,
-		Role:   "Write only a helper function named aux that does one useful part of the task; your teammate writes the main function and may call aux. Answer with one ```python block.",
-		User:   UserTemplate,
-		Parser: "free",
-	})
-	rollout.RegisterPreset("coding-main", rollout.Preset{
-		System: teamSystem,
-		Role:   "Write only the main function with the exact name and arguments above. A helper aux(...) written by your teammate will be defined next to it; call it where it helps. Answer with one ```python block.",
-		User:   UserTemplate,
-		Parser: "free",
+	rollout.RegisterRoles(teamSystem, UserTemplate, "free", map[string]string{
+		"coding-helper": "Write only a helper function named aux that does one useful part of the task; your teammate writes the main function and may call aux. Answer with one ```python block.",
+		"coding-main":   "Write only the main function with the exact name and arguments above. A helper aux(...) written by your teammate will be defined next to it; call it where it helps. Answer with one ```python block.",
 	})
 }
 

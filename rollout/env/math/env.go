@@ -4,7 +4,8 @@
 // Files: env.go (the Environment and its config), procedural.go,
 // arithmetic.go and wordproblems.go (the generator), dataset.go and
 // parquet.go (file loaders), normalize.go and equiv.go (answer
-// comparison), reward.go (the Scorer).
+// comparison), reward.go (the Scorer), oracle.go (train sft's
+// demonstrations), register.go (the registration).
 //
 // The package is named math after its directory; inside it the standard
 // library's math is not needed (exact arithmetic uses math/big).
@@ -28,6 +29,11 @@ type Config struct {
 // DefaultConfig uses the procedural generator.
 func DefaultConfig() Config {
 	return Config{Source: "procedural", Procedural: DefaultProceduralConfig()}
+}
+
+// Files names the dataset files config checks exist (source: file).
+func (c Config) Files() map[string]string {
+	return rollout.DatasetFiles("env.math", c.Source, c.Train, c.Test)
 }
 
 // Validate checks the settings; errors name the key and the fix.

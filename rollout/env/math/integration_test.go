@@ -8,6 +8,7 @@ import (
 	"troupe/rollout"
 	mathenv "troupe/rollout/env/math"
 	"troupe/rollout/scripted"
+	"troupe/rollout/workflow/mathrefine"
 )
 
 // TestMathRefineOnProceduralTasks drives the real reward through the
@@ -50,7 +51,7 @@ func TestMathRefineOnProceduralTasks(t *testing.T) {
 		}
 		agents = append(agents, a)
 	}
-	wf, err := rollout.NewWorkflow("math-refine", rollout.DefaultWorkflowOptions(), agents, env)
+	wf, err := rollout.NewWorkflow("math-refine", mathrefine.DefaultOptions(), agents, env)
 	if err != nil {
 		t.Fatal(err)
 	}

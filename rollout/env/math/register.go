@@ -6,14 +6,6 @@ func init() {
 	rollout.RegisterEnvironment("math", rollout.EnvironmentSpec{
 		Key:      "math",
 		Defaults: func() any { return DefaultConfig() },
-		Validate: func(o any) error { return o.(Config).Validate() },
-		Files: func(o any) map[string]string {
-			c := o.(Config)
-			if c.Source != "file" {
-				return nil
-			}
-			return map[string]string{"env.math.train": c.Train, "env.math.test": c.Test}
-		},
 		Build: func(o any) (train, test rollout.Environment, err error) {
 			c := o.(Config)
 			if train, err = New(c, SplitTrain); err != nil {
@@ -28,6 +20,7 @@ func init() {
 		},
 		Text:      mergeText,
 		Workflows: []string{"math-refine", "single"},
+		Oracle:    Oracle,
 	})
 }
 

@@ -2,6 +2,10 @@
 // from a start cell to a goal cell on a grid with walls, with a tool agent
 // that proposes a route and a plan agent whose route is executed.
 //
+// Files: planpath.go (options, grids, states, the environment), agents.go
+// (the two roles' presets, parsers, demonstrations and Score), register.go
+// (the registration).
+//
 // Instances (procedural, seeded): an R×C grid (default 6×6; the paper uses
 // 10×10) whose cells are walls with probability wall_prob (0.22); start and
 // goal are distinct free cells joined by a 4-neighbour path; a grid that
@@ -35,7 +39,7 @@ import (
 
 // Config configures the environment.
 type Config struct {
-	Seed      uint64  `yaml:"seed"`       // instance seed
+	Seed      uint64  `yaml:"seed"`       // seed of the grids (train and test draw disjoint streams)
 	Rows      int     `yaml:"rows"`       // grid rows
 	Cols      int     `yaml:"cols"`       // grid columns
 	WallProb  float64 `yaml:"wall_prob"`  // probability that a cell is a wall
@@ -48,6 +52,9 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{Seed: 1, Rows: 6, Cols: 6, WallProb: 0.22, TrainSize: 1000, TestSize: 100}
 }
+
+// Sizes returns the number of train and test instances.
+func (c Config) Sizes() (train, test int) { return c.TrainSize, c.TestSize }
 
 // Validate checks ranges; errors name the key and the fix.
 func (c Config) Validate() error {
@@ -273,18 +280,11 @@ type Env struct {
 	cfg Config
 }
 
-// Splits.
-const (
-	SplitTrain = split.Train
-	SplitTest  = split.Test
-)
+func (*Env) Name() string { return "plan-path" }
 
 // New builds a split's instances (tasks hold the grid, start and goal).
 func New(cfg Config, which string) (*Env, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	tasks, err := split.Draw("plan-path", which, cfg.TrainSize, cfg.TestSize, func(stream, i uint64) rollout.Task {
+	tasks, err := split.Draw("plan-path", which, cfg, func(stream, i uint64) rollout.Task {
 		g := NewGrid(cfg.Rows, cfg.Cols, cfg.WallProb, rollout.DeriveSeed(cfg.Seed, stream, i))
 		path, _ := g.ShortestPath(g.Start, g.Goal)
 		return rollout.Task{
@@ -310,8 +310,6 @@ func parseCell(s string) (Cell, error) {
 	}
 	return p, nil
 }
-
-func (*Env) Name() string { return "plan-path" }
 
 // Reset rebuilds a task's grid from its Meta.
 func (e *Env) Reset(task rollout.Task) (rollout.State, error) {
@@ -355,20 +353,4 @@ func (e *Env) Step(s rollout.State, agent, action string) rollout.StepResult {
 		msg += "; the goal is reached"
 	}
 	return rollout.StepResult{Reward: r, Message: msg, Metrics: map[string]float64{"moves": float64(len(path)), "invalid_moves": float64(invalid), "unparsed_actions": 0}}
-}
-
-// Score plays a whole response's move list from the start (for evaluation
-// outside tree sampling): 1 at the goal, else 0.
-func (e *Env) Score(task rollout.Task, response string) rollout.Score {
-	s, err := e.Reset(task)
-	if err != nil {
-		return rollout.Score{}
-	}
-	v := planParser.Parse(response)
-	if !v.Valid {
-		return rollout.Score{}
-	}
-	r := e.Step(s, "plan", v.Value)
-	ok := s.Success()
-	return rollout.Score{Reward: r.Reward, Success: ok, Extracted: v.Value}
 }

@@ -7,21 +7,23 @@ import (
 	"testing"
 
 	"troupe/rollout"
+	"troupe/rollout/env/internal/split"
 	"troupe/rollout/scripted"
+	"troupe/rollout/workflow/tree"
 )
 
 func TestGeneratorDeterministicSolvableAndSplit(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.TrainSize, cfg.TestSize = 300, 100
-	a, err := New(cfg, SplitTrain)
+	a, err := New(cfg, split.Train)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := New(cfg, SplitTrain)
+	b, _ := New(cfg, split.Train)
 	if !reflect.DeepEqual(a, b) {
 		t.Fatal("one seed gave two different train splits")
 	}
-	test, _ := New(cfg, SplitTest)
+	test, _ := New(cfg, split.Test)
 	trainGrids := map[string]bool{}
 	for i := 0; i < a.Len(); i++ {
 		tk := a.Task(i)
@@ -48,7 +50,7 @@ func TestGeneratorDeterministicSolvableAndSplit(t *testing.T) {
 		t.Errorf("%d of %d test instances also appear in train", same, test.Len())
 	}
 	cfg.Seed++
-	c, _ := New(cfg, SplitTrain)
+	c, _ := New(cfg, split.Train)
 	if reflect.DeepEqual(a.Task(0), c.Task(0)) && reflect.DeepEqual(a.Task(1), c.Task(1)) {
 		t.Error("another seed gave the same instances")
 	}
@@ -158,7 +160,7 @@ func TestBadGridsAreErrors(t *testing.T) {
 // agent whose candidates are right, wrong or unparsable by seed (scored on
 // a copy, never executed) and a planner that follows the demonstrations.
 func TestTreeSamplingOnPlanPath(t *testing.T) {
-	env, err := New(DefaultConfig(), SplitTrain)
+	env, err := New(DefaultConfig(), split.Train)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +175,7 @@ func TestTreeSamplingOnPlanPath(t *testing.T) {
 		}
 		agents = append(agents, a)
 	}
-	wf, err := rollout.NewWorkflow("tree", rollout.DefaultWorkflowOptions(), agents, env)
+	wf, err := rollout.NewWorkflow("tree", tree.DefaultOptions(), agents, env)
 	if err != nil {
 		t.Fatal(err)
 	}

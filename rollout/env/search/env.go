@@ -4,7 +4,9 @@
 // Files: env.go (configuration, tasks, retrieval, the exact-match reward),
 // normalize.go (QA normalisation, EM, F1), synthetic.go (an offline
 // multi-hop QA world), workflow.go (the orchestra, its parsers and prompt
-// presets, registered with rollout on import).
+// presets, registered with rollout on import), oracle.go (train sft's
+// demonstrations of the orchestra), register.go (the environment's
+// registration).
 //
 // What it deliberately is not: a retriever. Retrieval is package
 // retrieval's: an embedded BM25 index, or any Search-R1-compatible server.
@@ -183,6 +185,12 @@ func newRetriever(c RetrieverConfig, corpus []retrieval.Document) (retrieval.Ret
 			Token:    token,
 		})
 	}
+	return bm25(c, corpus)
+}
+
+// bm25 opens the retriever's index file, else indexes its corpus file,
+// else corpus.
+func bm25(c RetrieverConfig, corpus []retrieval.Document) (*retrieval.Index, error) {
 	switch {
 	case c.Index != "":
 		return retrieval.Open(c.Index)
@@ -194,6 +202,31 @@ func newRetriever(c RetrieverConfig, corpus []retrieval.Document) (retrieval.Ret
 		corpus = docs
 	}
 	return retrieval.Build(corpus)
+}
+
+// OpenIndex opens or builds the BM25 index of this configuration, for
+// `train index -c` and `train serve -c`: the retriever's index file, else
+// its corpus file, else the synthetic world's documents. source says what
+// was indexed (name: the config file the section came from). It returns a
+// nil index and no error when the configuration has nothing to index.
+func (c Config) OpenIndex(name string) (ix *retrieval.Index, source string, err error) {
+	r := c.Retriever
+	switch {
+	case r.Index != "":
+		ix, err = bm25(r, nil)
+		return ix, r.Index, err
+	case r.Corpus != "":
+		ix, err = bm25(r, nil)
+		return ix, r.Corpus, err
+	case c.Source == "synthetic":
+		w, err := NewWorld(c.Synthetic)
+		if err != nil {
+			return nil, "", err
+		}
+		ix, err := retrieval.Build(w.Corpus)
+		return ix, fmt.Sprintf("the synthetic world of %s (seed %d)", name, c.Synthetic.Seed), err
+	}
+	return nil, "", nil
 }
 
 // Search retrieves the top passages for a query and formats them the

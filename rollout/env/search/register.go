@@ -6,7 +6,6 @@ func init() {
 	rollout.RegisterEnvironment("search", rollout.EnvironmentSpec{
 		Key:      "search",
 		Defaults: func() any { return DefaultConfig() },
-		Validate: func(o any) error { return o.(Config).Validate() },
 		Files: func(o any) map[string]string {
 			c := o.(Config)
 			files := map[string]string{"env.search.retriever.corpus": c.Retriever.Corpus, "env.search.retriever.index": c.Retriever.Index,

@@ -287,13 +287,9 @@ The matching documents will be shown to your team.`,
 	})
 	rollout.RegisterWorkflow("search", rollout.WorkflowSpec{
 		Build: func(o any, agents []*rollout.Agent, env rollout.Scorer) (rollout.Workflow, error) {
-			opts := DefaultOptions()
-			switch v := o.(type) {
-			case Options:
-				opts = v
-			case nil:
-			default:
-				return nil, fmt.Errorf("workflow search: options are a %T, want search.Options", o)
+			opts, err := rollout.OptionsOf("search", o, DefaultOptions)
+			if err != nil {
+				return nil, err
 			}
 			return NewWorkflow(opts, agents, env)
 		},
@@ -304,11 +300,10 @@ The matching documents will be shown to your team.`,
 				{Name: "answer", Model: "policy", Preset: "search-answer", FormatPenalty: 0.01},
 			}
 		},
-		Estimators: []string{"grpo", "grpo-step", "drmas", "rloo"},
+		Estimators: rollout.LinearEstimators,
 		Oracle:     Oracle,
 		Key:        "search",
 		Defaults:   func() any { return DefaultOptions() },
-		Validate:   func(o any) error { return o.(Options).Validate() },
 		Roles: func(o any) map[string]string {
 			s := o.(Options)
 			return map[string]string{"workflow.search.verifier": s.Verifier, "workflow.search.search": s.Search, "workflow.search.answer": s.Answer}

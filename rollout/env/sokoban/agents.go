@@ -1,12 +1,12 @@
 // agents.go — the two roles of Sokoban (tool: proposes moves, scored on a
-// copy; plan: commits to moves), their parsers, prompt presets and the
-// demonstrations `train sft` trains on.
+// copy; plan: commits to moves), their parsers, prompt presets, the
+// demonstrations `train sft` trains on, and Score (a plan agent's whole
+// answer played from the start).
 package sokoban
 
 import (
 	"fmt"
 	"regexp"
-	"strings"
 
 	"troupe/rollout"
 	"troupe/rollout/env/internal/actions"
@@ -14,47 +14,19 @@ import (
 
 func checkMoves(v string) error { _, err := actions.Moves(v); return err }
 
-var (
-	toolParser = actions.ToolParser(checkMoves)
-	planParser = actions.PlanParser(checkMoves)
-)
-
-// UserTemplate lays out a Sokoban prompt.
-const UserTemplate = `# Task Introduction
-Push the box onto the goal. '#' wall, ' ' floor, '.' goal, '$' box, '@' you, '*' box on the goal, '+' you on the goal.
-Moves: U (up), D (down), L (left), R (right); walking into the box pushes it one cell if the cell beyond is free. A box in a corner can never move again.
-{{.Task}}
-
-# Current State
-{{index .Extra "observation"}}
-{{- if .TeamContext}}
-
-# Your Teammates' Outputs
-{{.TeamContext}}
-{{- end}}
-
-# Your Role
-{{.Role}}`
-
-const teamSystem = "You are one member of a team that solves Sokoban puzzles. Each member has its own role; follow yours exactly."
+var toolParser, planParser = actions.Parsers(checkMoves)
 
 func init() {
-	rollout.RegisterParser("sokoban-tool", toolParser)
-	rollout.RegisterParser("sokoban-plan", planParser)
-	rollout.RegisterPreset("sokoban-tool", rollout.Preset{
-		System: teamSystem,
-		Role: `You are the Tool agent. Search (breadth-first) for the shortest move sequence that pushes the box onto the goal.
+	actions.Roles{
+		Game:   "sokoban",
+		System: "You are one member of a team that solves Sokoban puzzles. Each member has its own role; follow yours exactly.",
+		Rules: `Push the box onto the goal. '#' wall, ' ' floor, '.' goal, '$' box, '@' you, '*' box on the goal, '+' you on the goal.
+Moves: U (up), D (down), L (left), R (right); walking into the box pushes it one cell if the cell beyond is free. A box in a corner can never move again.`,
+		Tool: `You are the Tool agent. Search (breadth-first) for the shortest move sequence that pushes the box onto the goal.
 End with one line: Actions List: ["R", "D", ...]`,
-		User:   UserTemplate,
-		Parser: "sokoban-tool",
-	})
-	rollout.RegisterPreset("sokoban-plan", rollout.Preset{
-		System: teamSystem,
-		Role: `You are the Plan agent. Check the Tool agent's moves against the room and fix them if they push the box into a wall or a corner.
+		Plan: `You are the Plan agent. Check the Tool agent's moves against the room and fix them if they push the box into a wall or a corner.
 End with one line holding the moves to execute: #### ["R", "D", ...]`,
-		User:   UserTemplate,
-		Parser: "sokoban-plan",
-	})
+	}.Register(toolParser, planParser)
 }
 
 var roomInPrompt = regexp.MustCompile(`Current room:\n([# .$@*+\n]+)\nMoves made`)
@@ -73,16 +45,13 @@ func (e *Env) Demonstrate(agent string, task rollout.Task, prompt string, right 
 		}
 	}
 	path, ok := room.Solve()
-	if !ok || path == "" {
-		path = "U"
-	}
-	if !right {
-		flip := map[byte]byte{'U': 'D', 'D': 'U', 'L': 'R', 'R': 'L'}
-		path = string(flip[path[0]]) + path[1:]
-	}
-	moves := actions.MoveList(path)
-	if agent == "tool" || strings.Contains(prompt, "You are the Tool agent") {
-		return fmt.Sprintf("Breadth-first search finds %d moves.\nActions List: %s", len(path), moves)
-	}
-	return fmt.Sprintf("The moves never push the box into a corner.\n#### %s", moves)
+	path = actions.DemoPath(path, ok, right)
+	return actions.Demo(agent, prompt, actions.MoveList(path),
+		fmt.Sprintf("Breadth-first search finds %d moves.", len(path)),
+		"The moves never push the box into a corner.")
+}
+
+// Score plays one response's moves from the start: 1 when solved.
+func (e *Env) Score(task rollout.Task, response string) rollout.Score {
+	return actions.ScorePlan(e, planParser, task, response)
 }

@@ -2,6 +2,10 @@
 // box onto the goal, with a tool agent that proposes moves (scored on a
 // copy) and a plan agent whose moves are executed.
 //
+// Files: sokoban.go (options, rooms, the solver, states, the environment),
+// agents.go (the two roles' presets, parsers, demonstrations and Score),
+// register.go (the registration).
+//
 // Rooms (procedural, seeded, disjoint train/test seed streams), generated
 // by reverse play as the reference does: a room carved by a random walk of
 // small masks inside an outer wall; the box placed on the goal; the player
@@ -34,7 +38,7 @@ import (
 
 // Config configures the environment.
 type Config struct {
-	Seed      uint64 `yaml:"seed"`       // instance seed
+	Seed      uint64 `yaml:"seed"`       // seed of the rooms (train and test draw disjoint streams)
 	Size      int    `yaml:"size"`       // room side, outer wall included (the reference: 6)
 	TrainSize int    `yaml:"train_size"` // train instances
 	TestSize  int    `yaml:"test_size"`  // test instances
@@ -45,6 +49,9 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{Seed: 1, Size: 6, TrainSize: 1000, TestSize: 100, MaxMoves: 200}
 }
+
+// Sizes returns the number of train and test instances.
+func (c Config) Sizes() (train, test int) { return c.TrainSize, c.TestSize }
 
 // Validate checks ranges; errors name the key and the fix.
 func (c Config) Validate() error {
@@ -386,18 +393,11 @@ type Env struct {
 	cfg Config
 }
 
-// Splits.
-const (
-	SplitTrain = split.Train
-	SplitTest  = split.Test
-)
+func (*Env) Name() string { return "sokoban" }
 
 // New builds a split's rooms.
 func New(cfg Config, which string) (*Env, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	tasks, err := split.Draw("sokoban", which, cfg.TrainSize, cfg.TestSize, func(stream, i uint64) rollout.Task {
+	tasks, err := split.Draw("sokoban", which, cfg, func(stream, i uint64) rollout.Task {
 		room := NewRoom(cfg.Size, rollout.DeriveSeed(cfg.Seed, stream, i))
 		path, _ := room.Solve()
 		return rollout.Task{
@@ -412,8 +412,6 @@ func New(cfg Config, which string) (*Env, error) {
 	}
 	return &Env{TaskSource: tasks, cfg: cfg}, nil
 }
-
-func (*Env) Name() string { return "sokoban" }
 
 // Reset rebuilds a task's room from its Meta; an unsolvable room is refused.
 func (e *Env) Reset(task rollout.Task) (rollout.State, error) {
@@ -461,18 +459,4 @@ func (e *Env) Step(s rollout.State, agent, action string) rollout.StepResult {
 	}
 	return rollout.StepResult{Reward: r, Message: msg, Metrics: map[string]float64{"moves": float64(len(path)), "invalid_moves": float64(invalid),
 		"unparsed_actions": 0, "deadlocks": deadlocks}}
-}
-
-// Score plays one response's moves from the start: 1 when solved.
-func (e *Env) Score(task rollout.Task, response string) rollout.Score {
-	s, err := e.Reset(task)
-	if err != nil {
-		return rollout.Score{}
-	}
-	v := planParser.Parse(response)
-	e.Step(s, "plan", v.Value)
-	if s.(*State).Success() {
-		return rollout.Score{Reward: 1, Success: true, Extracted: v.Value}
-	}
-	return rollout.Score{Extracted: v.Value}
 }

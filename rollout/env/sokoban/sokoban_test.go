@@ -7,20 +7,21 @@ import (
 	"testing"
 
 	"troupe/rollout"
+	"troupe/rollout/env/internal/split"
 )
 
 func TestRoomsAreDeterministicSolvableAndSplit(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.TrainSize, cfg.TestSize = 300, 100
-	a, err := New(cfg, SplitTrain)
+	a, err := New(cfg, split.Train)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := New(cfg, SplitTrain)
+	b, _ := New(cfg, split.Train)
 	if !reflect.DeepEqual(a, b) {
 		t.Fatal("one seed, two train splits")
 	}
-	test, _ := New(cfg, SplitTest)
+	test, _ := New(cfg, split.Test)
 	seen := map[string]bool{}
 	for i := 0; i < a.Len(); i++ {
 		tk := a.Task(i)

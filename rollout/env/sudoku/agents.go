@@ -1,6 +1,7 @@
 // agents.go — the two roles of Sudoku (tool: proposes fills, scored on a
-// copy; plan: commits to fills), their parsers, prompt presets and the
-// demonstrations `train sft` trains on.
+// copy; plan: commits to fills), their parsers, prompt presets, the
+// demonstrations `train sft` trains on, and Score (a plan agent's whole
+// answer played from the start).
 package sudoku
 
 import (
@@ -22,47 +23,19 @@ func checkAction(v string) error {
 	return err
 }
 
-var (
-	toolParser = actions.ToolParser(checkAction)
-	planParser = actions.PlanParser(checkAction)
-)
-
-// UserTemplate lays out a Sudoku prompt.
-const UserTemplate = `# Task Introduction
-Fill the blanks ('.') of the Sudoku so that every row, column and box holds each digit once. Clues cannot change.
-Write fills as [row, column, value] with rows and columns counted from 1.
-{{.Task}}
-
-# Current State
-{{index .Extra "observation"}}
-{{- if .TeamContext}}
-
-# Your Teammates' Outputs
-{{.TeamContext}}
-{{- end}}
-
-# Your Role
-{{.Role}}`
-
-const teamSystem = "You are one member of a team that solves Sudoku puzzles. Each member has its own role; follow yours exactly."
+var toolParser, planParser = actions.Parsers(checkAction)
 
 func init() {
-	rollout.RegisterParser("sudoku-tool", toolParser)
-	rollout.RegisterParser("sudoku-plan", planParser)
-	rollout.RegisterPreset("sudoku-tool", rollout.Preset{
-		System: teamSystem,
-		Role: `You are the Tool agent. Solve the puzzle by elimination and propose the fills for the blank cells.
+	actions.Roles{
+		Game:   "sudoku",
+		System: "You are one member of a team that solves Sudoku puzzles. Each member has its own role; follow yours exactly.",
+		Rules: `Fill the blanks ('.') of the Sudoku so that every row, column and box holds each digit once. Clues cannot change.
+Write fills as [row, column, value] with rows and columns counted from 1.`,
+		Tool: `You are the Tool agent. Solve the puzzle by elimination and propose the fills for the blank cells.
 End with one line: Actions List: [[1, 2, 3], ...]`,
-		User:   UserTemplate,
-		Parser: "sudoku-tool",
-	})
-	rollout.RegisterPreset("sudoku-plan", rollout.Preset{
-		System: teamSystem,
-		Role: `You are the Plan agent. Check the Tool agent's fills against the rules and fix any that break them.
+		Plan: `You are the Plan agent. Check the Tool agent's fills against the rules and fix any that break them.
 End with one line holding the fills to write: #### [[1, 2, 3], ...]`,
-		User:   UserTemplate,
-		Parser: "sudoku-plan",
-	})
+	}.Register(toolParser, planParser)
 }
 
 var gridInPrompt = regexp.MustCompile(`Current grid:\n([.0-9\n]+)\nSteps made`)
@@ -98,9 +71,12 @@ func (e *Env) Demonstrate(agent string, task rollout.Task, prompt string, right 
 	if len(fills) == 0 {
 		fills = []string{"[1, 1, 1]"}
 	}
-	list := "[" + strings.Join(fills, ", ") + "]"
-	if agent == "tool" || strings.Contains(prompt, "You are the Tool agent") {
-		return fmt.Sprintf("Each blank has one value left after elimination.\nActions List: %s", list)
-	}
-	return fmt.Sprintf("The fills keep every row, column and box valid.\n#### %s", list)
+	return actions.Demo(agent, prompt, "["+strings.Join(fills, ", ")+"]",
+		"Each blank has one value left after elimination.",
+		"The fills keep every row, column and box valid.")
+}
+
+// Score plays one response's fills on the puzzle: 1 when solved.
+func (e *Env) Score(task rollout.Task, response string) rollout.Score {
+	return actions.ScorePlan(e, planParser, task, response)
 }

@@ -2,6 +2,10 @@
 // with a tool agent that proposes fills and a plan agent whose fills are
 // written into the grid.
 //
+// Files: sudoku.go (options, puzzles, states, the environment), agents.go
+// (the two roles' presets, parsers, demonstrations and Score), register.go
+// (the registration).
+//
 // Instances (procedural, seeded, disjoint train/test seed streams): a random
 // complete grid, then clues removed in a random order while the puzzle
 // keeps exactly one solution (the reference's generator does not check
@@ -34,7 +38,7 @@ import (
 
 // Config configures the environment.
 type Config struct {
-	Seed      uint64 `yaml:"seed"`       // instance seed
+	Seed      uint64 `yaml:"seed"`       // seed of the puzzles (train and test draw disjoint streams)
 	Size      int    `yaml:"size"`       // 4 or 9
 	Blanks    int    `yaml:"blanks"`     // cells to blank (fewer if uniqueness stops earlier); 0 = 6 for 4×4, 40 for 9×9
 	TrainSize int    `yaml:"train_size"` // train instances
@@ -45,6 +49,9 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{Seed: 1, Size: 4, TrainSize: 1000, TestSize: 100}
 }
+
+// Sizes returns the number of train and test instances.
+func (c Config) Sizes() (train, test int) { return c.TrainSize, c.TestSize }
 
 // Validate checks ranges; errors name the key and the fix.
 func (c Config) Validate() error {
@@ -410,23 +417,13 @@ func (s *State) Apply(fills []Fill) (float64, string) {
 }
 
 // Env is the Sudoku environment for one split.
-type Env struct {
-	rollout.TaskSource
-	cfg Config
-}
+type Env struct{ rollout.TaskSource }
 
-// Splits.
-const (
-	SplitTrain = split.Train
-	SplitTest  = split.Test
-)
+func (*Env) Name() string { return "sudoku" }
 
 // New builds a split's puzzles.
 func New(cfg Config, which string) (*Env, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	tasks, err := split.Draw("sudoku", which, cfg.TrainSize, cfg.TestSize, func(stream, i uint64) rollout.Task {
+	tasks, err := split.Draw("sudoku", which, cfg, func(stream, i uint64) rollout.Task {
 		p, sol := NewPuzzle(cfg.Size, cfg.blanks(), rollout.DeriveSeed(cfg.Seed, stream, i))
 		return rollout.Task{
 			ID:       fmt.Sprintf("sudoku%d-%s-%d", cfg.Size, which, i),
@@ -438,10 +435,8 @@ func New(cfg Config, which string) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Env{TaskSource: tasks, cfg: cfg}, nil
+	return &Env{TaskSource: tasks}, nil
 }
-
-func (*Env) Name() string { return "sudoku" }
 
 // Reset rebuilds a task's puzzle from its Meta; a puzzle without exactly
 // one solution is refused.
@@ -478,18 +473,4 @@ func (e *Env) Step(s rollout.State, agent, action string) rollout.StepResult {
 	r, msg := st.Apply(fills)
 	return rollout.StepResult{Reward: r, Message: agent + ": " + msg,
 		Metrics: map[string]float64{"unparsed_actions": 0, "cells_filled": float64(st.filled() - before)}}
-}
-
-// Score plays one response's fills on the puzzle: 1 when solved.
-func (e *Env) Score(task rollout.Task, response string) rollout.Score {
-	s, err := e.Reset(task)
-	if err != nil {
-		return rollout.Score{}
-	}
-	v := planParser.Parse(response)
-	e.Step(s, "plan", v.Value)
-	if s.Success() {
-		return rollout.Score{Reward: 1, Success: true, Extracted: v.Value}
-	}
-	return rollout.Score{Extracted: v.Value}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"troupe/rollout"
+	"troupe/rollout/env/internal/split"
 )
 
 func TestPuzzlesAreDeterministicUniqueAndSplit(t *testing.T) {
@@ -16,15 +17,15 @@ func TestPuzzlesAreDeterministicUniqueAndSplit(t *testing.T) {
 		if size == 9 {
 			cfg.TrainSize, cfg.TestSize = 6, 3
 		}
-		a, err := New(cfg, SplitTrain)
+		a, err := New(cfg, split.Train)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := New(cfg, SplitTrain)
+		b, _ := New(cfg, split.Train)
 		if !reflect.DeepEqual(a, b) {
 			t.Fatalf("%d×%d: one seed, two train splits", size, size)
 		}
-		test, _ := New(cfg, SplitTest)
+		test, _ := New(cfg, split.Test)
 		seen := map[string]bool{}
 		for i := 0; i < a.Len(); i++ {
 			tk := a.Task(i)
@@ -69,7 +70,7 @@ func TestPuzzlesAreDeterministicUniqueAndSplit(t *testing.T) {
 //	4321       4321
 func TestRewardsOfHandMadeSteps(t *testing.T) {
 	task := rollout.Task{Meta: map[string]string{"puzzle": "1234\n3.12\n.1.3\n4321"}}
-	env := &Env{cfg: DefaultConfig()}
+	env := &Env{}
 	play := func(actions ...string) (*State, []rollout.StepResult) {
 		s, err := env.Reset(task)
 		if err != nil {
@@ -127,7 +128,7 @@ func TestRewardsOfHandMadeSteps(t *testing.T) {
 }
 
 func TestBadPuzzlesAndActions(t *testing.T) {
-	env := &Env{cfg: DefaultConfig()}
+	env := &Env{}
 	for _, p := range []string{"1234\n3412\n2143\n4321", "....\n....\n....\n....", "1134\n....\n....\n....", "123\n456"} {
 		if _, err := env.Reset(rollout.Task{Meta: map[string]string{"puzzle": p}}); err == nil {
 			t.Errorf("%q accepted", p)

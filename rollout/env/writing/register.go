@@ -6,14 +6,6 @@ func init() {
 	rollout.RegisterEnvironment("writing", rollout.EnvironmentSpec{
 		Key:      "writing",
 		Defaults: func() any { return DefaultConfig() },
-		Validate: func(o any) error { return o.(Config).Validate() },
-		Files: func(o any) map[string]string {
-			c := o.(Config)
-			if c.Source != "file" {
-				return nil
-			}
-			return map[string]string{"env.writing.train": c.Train, "env.writing.test": c.Test}
-		},
 		Build: func(o any) (train, test rollout.Environment, err error) {
 			return rollout.SplitsOptionalTest("env.writing.train", func(split string) (*Env, error) { return New(o.(Config), split) })
 		},

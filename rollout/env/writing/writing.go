@@ -2,6 +2,9 @@
 // answer one writing prompt together, the first with a concise summary, the
 // second with a detailed expansion, and one joint reward scores the pair.
 //
+// Files: writing.go (options, tasks, the joint reward, the two roles'
+// presets and demonstrations), register.go (the registration).
+//
 // The joint reward is level-gated, as CoMLRL's is, with troupe's own terms
 // (each reported as a metric, reward/<term>):
 //
@@ -36,14 +39,13 @@
 package writing
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"unicode"
 
 	"troupe/rollout"
+	"troupe/rollout/env/internal/jsonl"
 )
 
 // Config configures the environment.
@@ -58,6 +60,11 @@ type Config struct {
 
 // DefaultConfig is the procedural set.
 func DefaultConfig() Config { return Config{Source: "procedural", PromptField: "prompt", Seed: 1} }
+
+// Files names the dataset files config checks exist (source: file).
+func (c Config) Files() map[string]string {
+	return rollout.DatasetFiles("env.writing", c.Source, c.Train, c.Test)
+}
 
 // Validate checks the settings; errors name the key and the fix.
 func (c Config) Validate() error {
@@ -281,28 +288,14 @@ func New(cfg Config, split string) (*Env, error) {
 }
 
 func loadJSONL(path, field, idField string) (rollout.SliceSource, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("writing: dataset: %w", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	var tasks rollout.SliceSource
-	line := 0
-	for sc.Scan() {
-		line++
-		b := strings.TrimSpace(sc.Text())
-		if b == "" {
-			continue
-		}
+	return jsonl.Tasks("writing", path, func(line int, b string) (rollout.Task, error) {
 		var rec map[string]any
 		if err := json.Unmarshal([]byte(b), &rec); err != nil {
-			return nil, fmt.Errorf("writing: dataset %s:%d: not a JSON object: %v", path, line, err)
+			return rollout.Task{}, fmt.Errorf("writing: dataset %s:%d: not a JSON object: %v", path, line, err)
 		}
 		p, ok := rec[field].(string)
 		if !ok || strings.TrimSpace(p) == "" {
-			return nil, fmt.Errorf("writing: dataset %s:%d: no text field %q; set env.writing.prompt_field", path, line, field)
+			return rollout.Task{}, fmt.Errorf("writing: dataset %s:%d: no text field %q; set env.writing.prompt_field", path, line, field)
 		}
 		t := rollout.Task{ID: fmt.Sprintf("%s:%d", path, line), Question: p}
 		if idField != "" {
@@ -310,43 +303,19 @@ func loadJSONL(path, field, idField string) (rollout.SliceSource, error) {
 				t.ID = fmt.Sprint(v)
 			}
 		}
-		tasks = append(tasks, t)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("writing: dataset %s: %w", path, err)
-	}
-	if len(tasks) == 0 {
-		return nil, fmt.Errorf("writing: dataset %s has no tasks", path)
-	}
-	return tasks, nil
+		return t, nil
+	})
 }
 
 // UserTemplate lays out a writing prompt.
-const UserTemplate = `# Task
-{{.Task}}
-{{- with index .Extra "feedback"}}
-
-# Feedback on the team's last attempt
-{{.}}
-{{- end}}
-
-# Your Role
-{{.Role}}`
+var UserTemplate = rollout.FeedbackUserTemplate("")
 
 const teamSystem = "You are one of two writers who answer a prompt together. Each writer has its own part; write only yours."
 
 func init() {
-	rollout.RegisterPreset("writing-summary", rollout.Preset{
-		System: teamSystem,
-		Role:   "Write the concise summary: one or two sentences, 8 to 40 words. Your teammate will expand on it.",
-		User:   UserTemplate,
-		Parser: "free",
-	})
-	rollout.RegisterPreset("writing-expansion", rollout.Preset{
-		System: teamSystem,
-		Role:   "Write the detailed expansion: about two to three times as long as a short summary, covering the same points with more detail and varied words.",
-		User:   UserTemplate,
-		Parser: "free",
+	rollout.RegisterRoles(teamSystem, UserTemplate, "free", map[string]string{
+		"writing-summary":   "Write the concise summary: one or two sentences, 8 to 40 words. Your teammate will expand on it.",
+		"writing-expansion": "Write the detailed expansion: about two to three times as long as a short summary, covering the same points with more detail and varied words.",
 	})
 }
 

@@ -1,6 +1,11 @@
-// Package actions reads the action lines of the grid games' agents: a tool
-// agent's "Actions List: [...]" and a plan agent's "#### [...]", and the
-// move lists they hold (U, D, L, R).
+// Package actions is what the grid games' two roles share: reading their
+// action lines (a tool agent's "Actions List: [...]" and a plan agent's
+// "#### [...]") and the move lists they hold (U, D, L, R), their prompt
+// layout and presets, the end of their demonstrations, and the score of a
+// plan line played from the start.
+//
+// Files: actions.go (the parsers and move lists), roles.go (presets,
+// demonstrations, ScorePlan).
 package actions
 
 import (
@@ -42,14 +47,11 @@ func parser(re *regexp.Regexp, what string, check func(string) error) rollout.Pa
 	})
 }
 
-// ToolParser reads "Actions List: …".
-func ToolParser(check func(string) error) rollout.Parser {
-	return parser(toolLine, "'Actions List: [...]'", check)
-}
-
-// PlanParser reads a "#### …" line.
-func PlanParser(check func(string) error) rollout.Parser {
-	return parser(planLine, "'#### [...]'", check)
+// Parsers returns the tool agent's parser, which reads "Actions List: …",
+// and the plan agent's, which reads a "#### …" line; check checks the
+// action either holds.
+func Parsers(check func(string) error) (tool, plan rollout.Parser) {
+	return parser(toolLine, "'Actions List: [...]'", check), parser(planLine, "'#### [...]'", check)
 }
 
 // Moves reads a move list: a JSON list (["U", "R"]), moves separated by

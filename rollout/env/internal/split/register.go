@@ -16,7 +16,6 @@ func RegisterGame[C interface{ Validate() error }, E Game](name, key string, def
 	rollout.RegisterEnvironment(name, rollout.EnvironmentSpec{
 		Key:      key,
 		Defaults: func() any { return defaults() },
-		Validate: func(o any) error { return o.(C).Validate() },
 		Build: func(o any) (train, test rollout.Environment, err error) {
 			return rollout.Splits(func(s string) (E, error) { return build(o.(C), s) })
 		},

@@ -3,6 +3,8 @@
 // any instance the train split also holds (small games repeat: a 6×6
 // Sokoban room or a 4×4 Sudoku can come out of two seeds). RegisterGame
 // registers such a game with rollout.
+//
+// Files: split.go (Draw), register.go (RegisterGame).
 package split
 
 import (
@@ -17,9 +19,20 @@ const (
 	Test  = "test"
 )
 
-// Draw returns the tasks of split. draw makes the instance of (stream, i);
-// train uses stream 1, test stream 2; key identifies an instance's content.
-func Draw(env, split string, trainSize, testSize int, draw func(stream, i uint64) rollout.Task, key func(rollout.Task) string) (rollout.SliceSource, error) {
+// Options is what Draw needs of a game's options.
+type Options interface {
+	Validate() error
+	Sizes() (train, test int) // instances in each split
+}
+
+// Draw checks opts and returns the tasks of split. draw makes the instance
+// of (stream, i); train uses stream 1, test stream 2; key identifies an
+// instance's content.
+func Draw(env, split string, opts Options, draw func(stream, i uint64) rollout.Task, key func(rollout.Task) string) (rollout.SliceSource, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	trainSize, testSize := opts.Sizes()
 	train := make(rollout.SliceSource, trainSize)
 	for i := range train {
 		train[i] = draw(1, uint64(i))

@@ -8,6 +8,8 @@
 //	go run ./rollout/env/search/internal/fixturegen
 //
 // The questions and passages are troupe's own, written for these tests.
+//
+// Files: main.go (all of it).
 package main
 
 import (

@@ -1,4 +1,4 @@
-package rollout_test
+package joint_test
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"troupe/advantage"
 	"troupe/rollout"
 	"troupe/rollout/scripted"
+	"troupe/rollout/workflow/joint"
 )
 
 // jointToy rewards a joint action with the number the first agent wrote
@@ -48,11 +49,9 @@ func counting(replies func(prompt string, k int) string) scripted.Responder {
 	}
 }
 
-func runJoint(t *testing.T, opts rollout.JointOptions, respond scripted.Responder) *rollout.Rollout {
+func runJoint(t *testing.T, opts joint.Options, respond scripted.Responder) *rollout.Rollout {
 	t.Helper()
-	o := rollout.DefaultWorkflowOptions()
-	o.Joint = opts
-	wf, err := rollout.NewWorkflow("joint", o, jointAgents(t), jointToy{})
+	wf, err := rollout.NewWorkflow("joint", opts, jointAgents(t), jointToy{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +75,7 @@ func magrpoRows(out *rollout.Rollout) []advantage.Row {
 // mean-baseline advantages [1, −1, 0, 0] for every agent.
 func TestJointAlignedSingleTurn(t *testing.T) {
 	rewards := []string{"3", "1", "2", "2"}
-	out := runJoint(t, rollout.JointOptions{Agents: []string{"first", "second"}, Samples: 4, Turns: 1, Mode: rollout.JointAligned},
+	out := runJoint(t, joint.Options{Agents: []string{"first", "second"}, Samples: 4, Turns: 1, Mode: joint.Aligned},
 		counting(func(p string, k int) string {
 			if strings.Contains(p, "You write first.") {
 				return "r=" + rewards[k] + " draft"
@@ -113,7 +112,7 @@ func TestJointAlignedSingleTurn(t *testing.T) {
 func TestJointTwoTurnsReturns(t *testing.T) {
 	var prompts []string
 	var mu sync.Mutex
-	out := runJoint(t, rollout.JointOptions{Agents: []string{"first", "second"}, Samples: 2, Turns: 2, Mode: rollout.JointAligned},
+	out := runJoint(t, joint.Options{Agents: []string{"first", "second"}, Samples: 2, Turns: 2, Mode: joint.Aligned},
 		counting(func(p string, k int) string {
 			mu.Lock()
 			prompts = append(prompts, p)
@@ -162,7 +161,7 @@ func TestJointTwoTurnsReturns(t *testing.T) {
 // Cross mode: G^N joint actions; every completion appears in G^(N−1) rows,
 // and the estimator trains one of them.
 func TestJointCrossCounts(t *testing.T) {
-	out := runJoint(t, rollout.JointOptions{Agents: []string{"first", "second"}, Samples: 3, Turns: 1, Mode: rollout.JointCross},
+	out := runJoint(t, joint.Options{Agents: []string{"first", "second"}, Samples: 3, Turns: 1, Mode: joint.Cross},
 		counting(func(p string, k int) string {
 			if strings.Contains(p, "You write first.") {
 				return fmt.Sprintf("r=%d x", k)
@@ -199,8 +198,7 @@ func TestJointCrossCounts(t *testing.T) {
 }
 
 func TestJointRefusesWhatCannotWork(t *testing.T) {
-	o := rollout.DefaultWorkflowOptions()
-	o.Joint = rollout.JointOptions{Agents: []string{"first", "second"}, Samples: 2, Turns: 1, Mode: rollout.JointAligned}
+	o := joint.Options{Agents: []string{"first", "second"}, Samples: 2, Turns: 1, Mode: joint.Aligned}
 	if _, err := rollout.NewWorkflow("joint", o, jointAgents(t), exactScorer{}); err == nil || !strings.Contains(err.Error(), "joint actions") {
 		t.Errorf("a scorer-only environment: %v", err)
 	}
@@ -211,7 +209,7 @@ func TestJointRefusesWhatCannotWork(t *testing.T) {
 	if _, err := rollout.NewWorkflow("joint", o, penalised, jointToy{}); err == nil || !strings.Contains(err.Error(), "format_penalty") {
 		t.Errorf("a penalised agent: %v", err)
 	}
-	for _, bad := range []rollout.JointOptions{
+	for _, bad := range []joint.Options{
 		{Agents: []string{"a"}, Samples: 0, Turns: 1, Mode: "aligned"},
 		{Agents: []string{"a"}, Samples: 2, Turns: 0, Mode: "aligned"},
 		{Agents: []string{"a"}, Samples: 2, Turns: 1, Mode: "both"},

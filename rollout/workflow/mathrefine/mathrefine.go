@@ -1,5 +1,10 @@
-// mathrefine.go — Dr. MAS's math orchestra: a Solver answers, a Verifier
-// approves or rejects, and a rejected answer is refined, up to max_loops.
+// Package mathrefine is Dr. MAS's math orchestra: a Solver answers, a
+// Verifier approves or rejects, and a rejected answer is refined, up to
+// max_loops. It is registered as the workflow "math-refine" with its
+// options under workflow.math_refine.
+//
+// Files: mathrefine.go (the workflow and its options), register.go (the
+// registration: default team, estimators, roles).
 //
 // Per episode, for loop i = 0 … max_loops−1:
 //
@@ -23,14 +28,16 @@
 //  4. Team context holds each output's text after </think> (thinking is
 //     private to the agent that did it); the reference ran with thinking off,
 //     where the two agree.
-package rollout
+package mathrefine
 
 import (
 	"fmt"
+
+	"troupe/rollout"
 )
 
-// MathRefineOptions configures math-refine.
-type MathRefineOptions struct {
+// Options configures math-refine.
+type Options struct {
 	Solver         string `yaml:"solver"`          // name of the solving agent
 	Verifier       string `yaml:"verifier"`        // name of the verifying agent
 	MaxLoops       int    `yaml:"max_loops"`       // Solver turns at most
@@ -38,13 +45,13 @@ type MathRefineOptions struct {
 	VerifyFinal    bool   `yaml:"verify_final"`    // also verify the last Solver answer (reference: false)
 }
 
-// DefaultMathRefineOptions returns the reference settings.
-func DefaultMathRefineOptions() MathRefineOptions {
-	return MathRefineOptions{Solver: "solver", Verifier: "verifier", MaxLoops: 2, MissingVerdict: VerdictApprove}
+// DefaultOptions returns the reference settings.
+func DefaultOptions() Options {
+	return Options{Solver: "solver", Verifier: "verifier", MaxLoops: 2, MissingVerdict: rollout.VerdictApprove}
 }
 
 // Validate checks ranges; errors name the key and the fix.
-func (o MathRefineOptions) Validate() error {
+func (o Options) Validate() error {
 	switch {
 	case o.Solver == "":
 		return fmt.Errorf("workflow.math_refine.solver: must name the solving agent")
@@ -54,58 +61,58 @@ func (o MathRefineOptions) Validate() error {
 		return fmt.Errorf("workflow.math_refine.verifier: must differ from the solver, both are %q", o.Solver)
 	case o.MaxLoops < 1:
 		return fmt.Errorf("workflow.math_refine.max_loops: must be >= 1, got %d", o.MaxLoops)
-	case o.MissingVerdict != VerdictApprove && o.MissingVerdict != VerdictReject:
-		return fmt.Errorf("workflow.math_refine.missing_verdict: must be %q or %q, got %q", VerdictApprove, VerdictReject, o.MissingVerdict)
+	case o.MissingVerdict != rollout.VerdictApprove && o.MissingVerdict != rollout.VerdictReject:
+		return fmt.Errorf("workflow.math_refine.missing_verdict: must be %q or %q, got %q", rollout.VerdictApprove, rollout.VerdictReject, o.MissingVerdict)
 	}
 	return nil
 }
 
-// MathRefine is the Solver/Verifier iterative refinement workflow.
-type MathRefine struct {
-	opts     MathRefineOptions
-	solver   *Agent
-	verifier *Agent
-	scorer   Scorer
+// Workflow is the Solver/Verifier iterative refinement workflow.
+type Workflow struct {
+	opts     Options
+	solver   *rollout.Agent
+	verifier *rollout.Agent
+	scorer   rollout.Scorer
 }
 
 // mathRefineState is an episode's position in the loop.
 type mathRefineState struct {
-	loop       int   // current loop (0-based)
-	lastSolver *Call // the answer that will be scored
+	loop       int           // current loop (0-based)
+	lastSolver *rollout.Call // the answer that will be scored
 }
 
-// NewMathRefine builds the workflow; agents must include the two named roles.
-func NewMathRefine(opts MathRefineOptions, agents []*Agent, scorer Scorer) (*MathRefine, error) {
+// New builds the workflow; agents must include the two named roles.
+func New(opts Options, agents []*rollout.Agent, scorer rollout.Scorer) (*Workflow, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	s, err := agentByName(agents, opts.Solver, "workflow.math_refine.solver")
+	s, err := rollout.AgentByName(agents, opts.Solver, "workflow.math_refine.solver")
 	if err != nil {
 		return nil, err
 	}
-	v, err := agentByName(agents, opts.Verifier, "workflow.math_refine.verifier")
+	v, err := rollout.AgentByName(agents, opts.Verifier, "workflow.math_refine.verifier")
 	if err != nil {
 		return nil, err
 	}
-	return &MathRefine{opts: opts, solver: s, verifier: v, scorer: scorer}, nil
+	return &Workflow{opts: opts, solver: s, verifier: v, scorer: scorer}, nil
 }
 
-func (w *MathRefine) Name() string     { return "math-refine" }
-func (w *MathRefine) Agents() []*Agent { return []*Agent{w.solver, w.verifier} }
+func (w *Workflow) Name() string             { return "math-refine" }
+func (w *Workflow) Agents() []*rollout.Agent { return []*rollout.Agent{w.solver, w.verifier} }
 
-func (w *MathRefine) call(ep *Episode, a *Agent, loop int) *Call {
-	d := NewPromptData(ep.Task.Question, ep.Context, 0)
+func (w *Workflow) call(ep *rollout.Episode, a *rollout.Agent, loop int) *rollout.Call {
+	d := rollout.NewPromptData(ep.Task.Question, ep.Context, 0)
 	c := ep.Linear(a, d)
 	c.Data.Loop, c.Data.MaxLoops = loop, w.opts.MaxLoops
 	return c
 }
 
-func (w *MathRefine) Begin(ep *Episode) ([]*Call, error) {
+func (w *Workflow) Begin(ep *rollout.Episode) ([]*rollout.Call, error) {
 	ep.State = &mathRefineState{}
-	return []*Call{w.call(ep, w.solver, 0)}, nil
+	return []*rollout.Call{w.call(ep, w.solver, 0)}, nil
 }
 
-func (w *MathRefine) Advance(ep *Episode, done []*Call) ([]*Call, error) {
+func (w *Workflow) Advance(ep *rollout.Episode, done []*rollout.Call) ([]*rollout.Call, error) {
 	st, ok := ep.State.(*mathRefineState)
 	if !ok || len(done) != 1 {
 		return nil, fmt.Errorf("math-refine: episode %d: expected one completed call and the workflow's state, got %d calls", ep.Traj, len(done))
@@ -119,26 +126,26 @@ func (w *MathRefine) Advance(ep *Episode, done []*Call) ([]*Call, error) {
 		if last && !w.opts.VerifyFinal {
 			return w.finish(ep, st)
 		}
-		return []*Call{w.call(ep, w.verifier, st.loop)}, nil
+		return []*rollout.Call{w.call(ep, w.verifier, st.loop)}, nil
 	case w.verifier:
-		if w.verdict(c) == VerdictApprove || last {
+		if w.verdict(c) == rollout.VerdictApprove || last {
 			return w.finish(ep, st)
 		}
 		st.loop++
-		return []*Call{w.call(ep, w.solver, st.loop)}, nil
+		return []*rollout.Call{w.call(ep, w.solver, st.loop)}, nil
 	}
 	return nil, fmt.Errorf("math-refine: episode %d: call from unexpected agent %q", ep.Traj, c.Agent.Name)
 }
 
 // verdict applies the missing_verdict option to a parsed Verifier output.
-func (w *MathRefine) verdict(c *Call) string {
-	if c.Parsed.Value == VerdictApprove || c.Parsed.Value == VerdictReject {
+func (w *Workflow) verdict(c *rollout.Call) string {
+	if c.Parsed.Value == rollout.VerdictApprove || c.Parsed.Value == rollout.VerdictReject {
 		return c.Parsed.Value
 	}
 	return w.opts.MissingVerdict
 }
 
-func (w *MathRefine) finish(ep *Episode, st *mathRefineState) ([]*Call, error) {
+func (w *Workflow) finish(ep *rollout.Episode, st *mathRefineState) ([]*rollout.Call, error) {
 	ep.Finish(w.scorer.Score(ep.Task, st.lastSolver.Response))
 	return nil, nil
 }

@@ -1,4 +1,4 @@
-package rollout_test
+package tree_test
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"troupe/advantage"
 	"troupe/rollout"
 	"troupe/rollout/scripted"
+	"troupe/rollout/workflow/tree"
 )
 
 // toyState remembers the kept actions.
@@ -86,8 +87,7 @@ func TestTreeSamplingHandBuiltEpisode(t *testing.T) {
 		prompts[key] = append(prompts[key], prompt)
 		return fmt.Sprintf("r=%s c%d", rewards[key][k], k)
 	}
-	o := rollout.DefaultWorkflowOptions()
-	o.Tree = rollout.TreeOptions{Agents: []string{"tool", "plan"}, Candidates: 3, MaxTurns: 2, Alpha: 1}
+	o := tree.Options{Agents: []string{"tool", "plan"}, Candidates: 3, MaxTurns: 2, Alpha: 1}
 	wf, err := rollout.NewWorkflow("tree", o, treeAgents(t), toyEnv{})
 	if err != nil {
 		t.Fatal(err)
@@ -154,16 +154,16 @@ func TestTreeSamplingHandBuiltEpisode(t *testing.T) {
 }
 
 func TestTreeRefusesWhatCannotWork(t *testing.T) {
-	o := rollout.DefaultWorkflowOptions()
-	o.Tree.Agents = []string{"tool", "plan"}
+	o := tree.DefaultOptions()
+	o.Agents = []string{"tool", "plan"}
 	if _, err := rollout.NewWorkflow("tree", o, treeAgents(t), exactScorer{}); err == nil || !strings.Contains(err.Error(), "cannot be stepped") {
 		t.Errorf("a scorer-only environment: %v", err)
 	}
-	o.Tree.Agents = []string{"tool", "critic"}
+	o.Agents = []string{"tool", "critic"}
 	if _, err := rollout.NewWorkflow("tree", o, treeAgents(t), toyEnv{}); err == nil || !strings.Contains(err.Error(), "critic") {
 		t.Errorf("an unknown agent: %v", err)
 	}
-	for _, bad := range []rollout.TreeOptions{
+	for _, bad := range []tree.Options{
 		{Agents: []string{"a"}, Candidates: 0, MaxTurns: 1, Alpha: 1},
 		{Agents: []string{"a", "a"}, Candidates: 2, MaxTurns: 1, Alpha: 1},
 		{Agents: []string{"a"}, Candidates: 2, MaxTurns: 0, Alpha: 1},

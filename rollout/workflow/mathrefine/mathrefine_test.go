@@ -1,4 +1,4 @@
-package rollout_test
+package mathrefine_test
 
 import (
 	"fmt"
@@ -8,21 +8,12 @@ import (
 
 	"troupe/rollout"
 	"troupe/rollout/scripted"
+	"troupe/rollout/workflow/mathrefine"
 )
-
-func run(t *testing.T, wf rollout.Workflow, gen rollout.Generator, n int, seed uint64) *rollout.Rollout {
-	t.Helper()
-	s := rollout.Sampler{Generators: map[string]rollout.Generator{"policy": gen}}
-	out, err := s.Run(wf, tasks[:1], n, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 func TestMathRefineApprovePath(t *testing.T) {
 	agents := team(t, "policy", "policy")
-	wf := mathRefine(t, rollout.DefaultMathRefineOptions(), agents)
+	wf := mathRefine(t, mathrefine.DefaultOptions(), agents)
 	gen := scripted.New(solverVerifier(scripted.Fixed(`2 + 2 = 4, so \boxed{4}`), scripted.Fixed("All steps check out.\n<verify>approve</verify>")))
 	out := run(t, wf, gen, 1, 7)
 
@@ -64,7 +55,7 @@ func TestMathRefineApprovePath(t *testing.T) {
 
 func TestMathRefineRejectPath(t *testing.T) {
 	agents := team(t, "policy", "policy")
-	wf := mathRefine(t, rollout.DefaultMathRefineOptions(), agents)
+	wf := mathRefine(t, mathrefine.DefaultOptions(), agents)
 	gen := scripted.New(solverVerifier(
 		scripted.Sequence(`\boxed{5}`, `I was wrong: 2 + 2 = 4. \boxed{4}`),
 		scripted.Fixed("2 + 2 is not 5.\n<verify>reject</verify>")))
@@ -95,7 +86,7 @@ func TestMathRefineRejectPath(t *testing.T) {
 
 func TestMathRefineScoresLastSolverAnswer(t *testing.T) {
 	agents := team(t, "policy", "policy")
-	wf := mathRefine(t, rollout.DefaultMathRefineOptions(), agents)
+	wf := mathRefine(t, mathrefine.DefaultOptions(), agents)
 	// Right first, then talked out of it: the reward follows the last answer.
 	gen := scripted.New(solverVerifier(scripted.Sequence(`\boxed{4}`, `\boxed{5}`), scripted.Fixed("<verify>reject</verify>")))
 	out := run(t, wf, gen, 1, 7)
@@ -116,7 +107,7 @@ func TestMathRefineMissingVerdict(t *testing.T) {
 		{rollout.VerdictReject, "solver,verifier,solver"},
 	} {
 		t.Run(tc.missing, func(t *testing.T) {
-			opts := rollout.DefaultMathRefineOptions()
+			opts := mathrefine.DefaultOptions()
 			opts.MissingVerdict = tc.missing
 			wf := mathRefine(t, opts, team(t, "policy", "policy"))
 			out := run(t, wf, scripted.New(solverVerifier(scripted.Fixed(`\boxed{4}`), noTag)), 1, 3)
@@ -146,7 +137,7 @@ func TestMathRefineMaxLoops(t *testing.T) {
 		{3, true, "solver,verifier,solver,verifier,solver,verifier"},
 	} {
 		t.Run(fmt.Sprintf("loops=%d,verify_final=%v", tc.loops, tc.verifyFinal), func(t *testing.T) {
-			opts := rollout.DefaultMathRefineOptions()
+			opts := mathrefine.DefaultOptions()
 			opts.MaxLoops, opts.VerifyFinal = tc.loops, tc.verifyFinal
 			wf := mathRefine(t, opts, team(t, "policy", "policy"))
 			out := run(t, wf, scripted.New(solverVerifier(scripted.Fixed(`\boxed{4}`), reject)), 1, 3)
@@ -164,22 +155,22 @@ func TestMathRefineMaxLoops(t *testing.T) {
 func TestMathRefineOptionErrors(t *testing.T) {
 	agents := team(t, "policy", "policy")
 	for _, tc := range []struct {
-		edit func(*rollout.MathRefineOptions)
+		edit func(*mathrefine.Options)
 		want string
 	}{
-		{func(o *rollout.MathRefineOptions) { o.MaxLoops = 0 }, "workflow.math_refine.max_loops: must be >= 1, got 0"},
-		{func(o *rollout.MathRefineOptions) { o.MissingVerdict = "yes" }, `workflow.math_refine.missing_verdict: must be "approve" or "reject", got "yes"`},
-		{func(o *rollout.MathRefineOptions) { o.Verifier = "critic" }, `workflow.math_refine.verifier: no agent named "critic"; the agents are [solver, verifier]`},
-		{func(o *rollout.MathRefineOptions) { o.Verifier = "solver" }, "must differ from the solver"},
+		{func(o *mathrefine.Options) { o.MaxLoops = 0 }, "workflow.math_refine.max_loops: must be >= 1, got 0"},
+		{func(o *mathrefine.Options) { o.MissingVerdict = "yes" }, `workflow.math_refine.missing_verdict: must be "approve" or "reject", got "yes"`},
+		{func(o *mathrefine.Options) { o.Verifier = "critic" }, `workflow.math_refine.verifier: no agent named "critic"; the agents are [solver, verifier]`},
+		{func(o *mathrefine.Options) { o.Verifier = "solver" }, "must differ from the solver"},
 	} {
-		o := rollout.DefaultWorkflowOptions()
-		tc.edit(&o.MathRefine)
+		o := mathrefine.DefaultOptions()
+		tc.edit(&o)
 		_, err := rollout.NewWorkflow("math-refine", o, agents, exactScorer{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("error = %v, want it to contain %q", err, tc.want)
 		}
 	}
-	_, err := rollout.NewWorkflow("debate", rollout.DefaultWorkflowOptions(), agents, exactScorer{})
+	_, err := rollout.NewWorkflow("debate", mathrefine.DefaultOptions(), agents, exactScorer{})
 	if err == nil || !strings.Contains(err.Error(), "use one of joint, math-refine, single, tree") {
 		t.Errorf("unknown workflow error = %v, want the valid names listed", err)
 	}
@@ -193,7 +184,7 @@ func TestRewardScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfgs[1].RewardScale = 5
-	wf := mathRefine(t, rollout.DefaultMathRefineOptions(), compileAgents(t, cfgs))
+	wf := mathRefine(t, mathrefine.DefaultOptions(), compileAgents(t, cfgs))
 	gen := scripted.New(solverVerifier(scripted.Fixed(`\boxed{4}`), scripted.Fixed("no verdict here")))
 	out := run(t, wf, gen, 1, 7)
 	for _, r := range out.Samples {

@@ -1,5 +1,9 @@
-// tree.go — AT-GRPO's tree sampling over a steppable environment, and the
-// Stepper interface such environments implement.
+// Package tree is AT-GRPO's tree sampling over a steppable environment
+// (rollout.Stepper), registered as the workflow "tree" with its options
+// under workflow.tree.
+//
+// Files: tree.go (the workflow and its options), register.go (the
+// registration: default team, estimators, roles).
 //
 // Per episode (one environment instance), for turn t = 0 … max_turns−1 and
 // each agent a in the configured order:
@@ -25,41 +29,18 @@
 //     later turns).
 //  2. Evaluation samples one candidate per agent and turn (K = 1): choosing
 //     among candidates by reward would use the environment's answer key.
-package rollout
+package tree
 
 import (
 	"fmt"
 	"math"
 	"slices"
+
+	"troupe/rollout"
 )
 
-// State is one environment instance's mutable state.
-type State interface {
-	Clone() State        // a deep copy: stepping it never changes the original
-	Observation() string // the text shown to the agents (.Extra.observation)
-	Done() bool          // the episode is over (solved, or no moves remain)
-	Success() bool       // counts as solved
-}
-
-// StepResult is the outcome of one action.
-type StepResult struct {
-	Reward  float64            // the action's reward
-	Message string             // feedback shown to the team (e.g. "hit a wall at (2,3)")
-	Metrics map[string]float64 // per-step measures, summed over the episode's kept steps
-}
-
-// Stepper is an environment that can be played turn by turn.
-type Stepper interface {
-	Environment
-	// Reset returns the initial state of a task.
-	Reset(task Task) (State, error)
-	// Step applies an agent's parsed action (its parser's Value; "" when the
-	// output held none) to s, mutating it.
-	Step(s State, agent string, action string) StepResult
-}
-
-// TreeOptions configures the tree-sampling workflow.
-type TreeOptions struct {
+// Options configures the tree-sampling workflow.
+type Options struct {
 	Agents     []string `yaml:"agents"`     // acting order within a turn
 	Candidates int      `yaml:"candidates"` // K: candidates per (turn, agent)
 	MaxTurns   int      `yaml:"max_turns"`  // turns at most
@@ -67,13 +48,13 @@ type TreeOptions struct {
 	Simulate   []string `yaml:"simulate"`   // agents whose actions are scored on a copy but not executed
 }
 
-// DefaultTreeOptions is AT-GRPO's game setting with a tool and a plan agent.
-func DefaultTreeOptions() TreeOptions {
-	return TreeOptions{Agents: []string{"tool", "plan"}, Candidates: 4, MaxTurns: 4, Alpha: 1, Simulate: []string{"tool"}}
+// DefaultOptions is AT-GRPO's game setting with a tool and a plan agent.
+func DefaultOptions() Options {
+	return Options{Agents: []string{"tool", "plan"}, Candidates: 4, MaxTurns: 4, Alpha: 1, Simulate: []string{"tool"}}
 }
 
 // Validate checks ranges; errors name the key and the fix.
-func (o TreeOptions) Validate() error {
+func (o Options) Validate() error {
 	switch {
 	case len(o.Agents) == 0:
 		return fmt.Errorf("workflow.tree.agents: name the acting agents in turn order")
@@ -106,15 +87,15 @@ func (o TreeOptions) Validate() error {
 	return nil
 }
 
-// Tree is AT-GRPO's tree-sampling workflow.
-type Tree struct {
-	opts   TreeOptions
-	agents []*Agent
-	env    Stepper
+// Workflow is AT-GRPO's tree-sampling workflow.
+type Workflow struct {
+	opts   Options
+	agents []*rollout.Agent
+	env    rollout.Stepper
 }
 
 type treeState struct {
-	state   State
+	state   rollout.State
 	turn    int
 	agent   int     // index into agents of the agent acting now
 	node    int     // states visited so far (Node ids)
@@ -122,18 +103,18 @@ type treeState struct {
 	metrics map[string]float64
 }
 
-// NewTree builds the workflow; env must be a Stepper.
-func NewTree(opts TreeOptions, agents []*Agent, env Scorer) (*Tree, error) {
+// New builds the workflow; env must be a Stepper.
+func New(opts Options, agents []*rollout.Agent, env rollout.Scorer) (*Workflow, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	st, ok := env.(Stepper)
+	st, ok := env.(rollout.Stepper)
 	if !ok {
 		return nil, fmt.Errorf("workflow tree: the environment (%T) cannot be stepped; use a turn-based environment such as plan-path", env)
 	}
-	w := &Tree{opts: opts, env: st}
+	w := &Workflow{opts: opts, env: st}
 	for i, name := range opts.Agents {
-		a, err := agentByName(agents, name, fmt.Sprintf("workflow.tree.agents[%d]", i))
+		a, err := rollout.AgentByName(agents, name, fmt.Sprintf("workflow.tree.agents[%d]", i))
 		if err != nil {
 			return nil, err
 		}
@@ -142,31 +123,31 @@ func NewTree(opts TreeOptions, agents []*Agent, env Scorer) (*Tree, error) {
 	return w, nil
 }
 
-func (w *Tree) Name() string     { return "tree" }
-func (w *Tree) Agents() []*Agent { return w.agents }
+func (w *Workflow) Name() string             { return "tree" }
+func (w *Workflow) Agents() []*rollout.Agent { return w.agents }
 
 // ForEval returns the workflow with one candidate per (turn, agent).
-func (w *Tree) ForEval() Workflow {
+func (w *Workflow) ForEval() rollout.Workflow {
 	e := *w
 	e.opts.Candidates = 1
 	return &e
 }
 
-func (w *Tree) calls(ep *Episode, st *treeState) []*Call {
+func (w *Workflow) calls(ep *rollout.Episode, st *treeState) []*rollout.Call {
 	a := w.agents[st.agent]
-	d := NewPromptData(ep.Task.Question, ep.Context, st.turn)
+	d := rollout.NewPromptData(ep.Task.Question, ep.Context, st.turn)
 	d.Loop, d.MaxLoops = st.turn, w.opts.MaxTurns
 	d.Extra = map[string]string{"observation": st.state.Observation()}
-	out := make([]*Call, w.opts.Candidates)
+	out := make([]*rollout.Call, w.opts.Candidates)
 	for k := range out {
 		dk := d
 		dk.Extra = map[string]string{"observation": d.Extra["observation"]}
-		out[k] = &Call{Agent: a, Turn: st.turn, Node: st.node, Candidate: k, Data: dk}
+		out[k] = &rollout.Call{Agent: a, Turn: st.turn, Node: st.node, Candidate: k, Data: dk}
 	}
 	return out
 }
 
-func (w *Tree) Begin(ep *Episode) ([]*Call, error) {
+func (w *Workflow) Begin(ep *rollout.Episode) ([]*rollout.Call, error) {
 	s, err := w.env.Reset(ep.Task)
 	if err != nil {
 		return nil, fmt.Errorf("tree: task %q: %w", ep.Task.ID, err)
@@ -176,14 +157,14 @@ func (w *Tree) Begin(ep *Episode) ([]*Call, error) {
 	return w.calls(ep, st), nil
 }
 
-func (w *Tree) Advance(ep *Episode, done []*Call) ([]*Call, error) {
+func (w *Workflow) Advance(ep *rollout.Episode, done []*rollout.Call) ([]*rollout.Call, error) {
 	st, ok := ep.State.(*treeState)
 	if !ok || len(done) != w.opts.Candidates {
 		return nil, fmt.Errorf("tree: episode %d: expected %d completed calls and the workflow's state, got %d", ep.Traj, w.opts.Candidates, len(done))
 	}
 	best, bestReward := -1, math.Inf(-1)
-	var bestState State
-	var bestStep StepResult
+	var bestState rollout.State
+	var bestStep rollout.StepResult
 	for k, c := range done {
 		clone := st.state.Clone()
 		r := w.env.Step(clone, c.Agent.Name, c.Parsed.Value)
@@ -199,7 +180,7 @@ func (w *Tree) Advance(ep *Episode, done []*Call) ([]*Call, error) {
 	ep.Remember(chosen)
 	if slices.Contains(w.opts.Simulate, chosen.Agent.Name) {
 		if bestStep.Message != "" {
-			ep.Context = append(ep.Context, TeamEntry{Agent: "environment", Text: "if executed: " + bestStep.Message})
+			ep.Context = append(ep.Context, rollout.TeamEntry{Agent: "environment", Text: "if executed: " + bestStep.Message})
 		}
 	} else {
 		st.state = bestState
@@ -208,7 +189,7 @@ func (w *Tree) Advance(ep *Episode, done []*Call) ([]*Call, error) {
 			st.metrics[k] += v
 		}
 		if bestStep.Message != "" {
-			ep.Context = append(ep.Context, TeamEntry{Agent: "environment", Text: bestStep.Message})
+			ep.Context = append(ep.Context, rollout.TeamEntry{Agent: "environment", Text: bestStep.Message})
 		}
 	}
 	st.node++
@@ -225,7 +206,7 @@ func (w *Tree) Advance(ep *Episode, done []*Call) ([]*Call, error) {
 
 // end finishes the episode without touching the calls' rewards (each
 // candidate keeps its own step reward).
-func (w *Tree) end(ep *Episode, st *treeState) error {
+func (w *Workflow) end(ep *rollout.Episode, st *treeState) error {
 	ep.Done, ep.Reward, ep.Success = true, st.total, st.state.Success()
 	turns := st.turn
 	if st.agent > 0 { // ended within a turn (the environment finished)
@@ -236,10 +217,4 @@ func (w *Tree) end(ep *Episode, st *treeState) error {
 		ep.Metrics[k] = v
 	}
 	return nil
-}
-
-// EvalWorkflow is implemented by workflows whose evaluation differs from
-// their training rollouts (tree sampling evaluates one candidate).
-type EvalWorkflow interface {
-	ForEval() Workflow
 }

@@ -1,6 +1,12 @@
-// joint.go — MAGRPO's joint actions: N agents answer one task together,
-// several completions each, combined into joint actions that share one
-// reward, over T turns with the environment's feedback in between.
+// Package joint is MAGRPO's joint actions: N agents answer one task
+// together, several completions each, combined into joint actions that
+// share one reward, over T turns with the environment's feedback in
+// between. It is registered as the workflow "joint" with its options under
+// workflow.joint, and plays in environments that score joint actions
+// (rollout.JointScorer).
+//
+// Files: joint.go (the workflow and its options), register.go (the
+// registration: default team, estimators, roles).
 //
 // Per episode (one task), the tree of algorithms.md §5:
 //
@@ -25,38 +31,17 @@
 //     joint action per turn, the episode's success that of the last one.
 //     In training an episode succeeds when any of its last-turn joint
 //     actions does (pass@G of the tree's leaves).
-package rollout
+package joint
 
 import (
 	"fmt"
 	"strings"
+
+	"troupe/rollout"
 )
 
-// JointResult is an environment's judgement of one joint action.
-type JointResult struct {
-	Reward   float64            // the joint reward
-	Success  bool               // the joint action solves the task
-	Feedback string             // shown to the agents at the next turn ("" = none)
-	Terms    map[string]float64 // the reward's terms, reported as reward/<term>
-	Stats    map[string]float64 // other per-joint-action measures (e.g. run/timed_out), reported as is
-}
-
-// JointScorer is an environment that scores joint actions.
-type JointScorer interface {
-	Environment
-	// JointScore scores the agents' outputs (in the workflow's agent order)
-	// at a turn. It must be safe for concurrent use.
-	JointScore(task Task, turn int, outputs []string) JointResult
-}
-
-// JointCredit is one joint action a completion takes part in.
-type JointCredit struct {
-	Joint  int
-	Reward float64
-}
-
-// JointOptions configures the joint-action workflow.
-type JointOptions struct {
+// Options configures the joint-action workflow.
+type Options struct {
 	Agents  []string `yaml:"agents"`  // the agents, in the order the environment reads their outputs
 	Samples int      `yaml:"samples"` // G: completions per agent at each node
 	Turns   int      `yaml:"turns"`   // T: turns (1 = single-turn)
@@ -65,17 +50,17 @@ type JointOptions struct {
 
 // Joint modes.
 const (
-	JointAligned = "aligned"
-	JointCross   = "cross"
+	Aligned = "aligned"
+	Cross   = "cross"
 )
 
-// DefaultJointOptions is CoMLRL's two-agent single-turn setting.
-func DefaultJointOptions() JointOptions {
-	return JointOptions{Agents: []string{"first", "second"}, Samples: 4, Turns: 1, Mode: JointAligned}
+// DefaultOptions is CoMLRL's two-agent single-turn setting.
+func DefaultOptions() Options {
+	return Options{Agents: []string{"first", "second"}, Samples: 4, Turns: 1, Mode: Aligned}
 }
 
 // Validate checks ranges; errors name the key and the fix.
-func (o JointOptions) Validate() error {
+func (o Options) Validate() error {
 	switch {
 	case len(o.Agents) < 1:
 		return fmt.Errorf("workflow.joint.agents: name the agents in the environment's order")
@@ -83,8 +68,8 @@ func (o JointOptions) Validate() error {
 		return fmt.Errorf("workflow.joint.samples: must be in [1, 64], got %d", o.Samples)
 	case o.Turns < 1 || o.Turns > 4:
 		return fmt.Errorf("workflow.joint.turns: must be in [1, 4] (the tree grows as samples^turns), got %d", o.Turns)
-	case o.Mode != JointAligned && o.Mode != JointCross:
-		return fmt.Errorf("workflow.joint.mode: must be %q or %q, got %q", JointAligned, JointCross, o.Mode)
+	case o.Mode != Aligned && o.Mode != Cross:
+		return fmt.Errorf("workflow.joint.mode: must be %q or %q, got %q", Aligned, Cross, o.Mode)
 	}
 	seen := map[string]bool{}
 	for _, a := range o.Agents {
@@ -96,11 +81,15 @@ func (o JointOptions) Validate() error {
 	return nil
 }
 
-// Joint is the joint-action workflow.
-type Joint struct {
-	opts   JointOptions
-	agents []*Agent
-	env    JointScorer
+// JointMode is the mode the rows' joint actions are formed in (the MAGRPO
+// estimator must combine them the same way).
+func (o Options) JointMode() string { return o.Mode }
+
+// Workflow is the joint-action workflow.
+type Workflow struct {
+	opts   Options
+	agents []*rollout.Agent
+	env    rollout.JointScorer
 }
 
 // jointNode is a node waiting for its completions.
@@ -119,18 +108,18 @@ type jointState struct {
 	actions int                   // joint actions scored
 }
 
-// NewJoint builds the workflow; env must score joint actions.
-func NewJoint(opts JointOptions, agents []*Agent, env Scorer) (*Joint, error) {
+// New builds the workflow; env must score joint actions.
+func New(opts Options, agents []*rollout.Agent, env rollout.Scorer) (*Workflow, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	js, ok := env.(JointScorer)
+	js, ok := env.(rollout.JointScorer)
 	if !ok {
 		return nil, fmt.Errorf("workflow joint: the environment (%T) does not score joint actions; use a cooperative environment such as writing or coding", env)
 	}
-	w := &Joint{opts: opts, env: js}
+	w := &Workflow{opts: opts, env: js}
 	for i, name := range opts.Agents {
-		a, err := agentByName(agents, name, fmt.Sprintf("workflow.joint.agents[%d]", i))
+		a, err := rollout.AgentByName(agents, name, fmt.Sprintf("workflow.joint.agents[%d]", i))
 		if err != nil {
 			return nil, err
 		}
@@ -142,30 +131,30 @@ func NewJoint(opts JointOptions, agents []*Agent, env Scorer) (*Joint, error) {
 	return w, nil
 }
 
-func (w *Joint) Name() string     { return "joint" }
-func (w *Joint) Agents() []*Agent { return w.agents }
+func (w *Workflow) Name() string             { return "joint" }
+func (w *Workflow) Agents() []*rollout.Agent { return w.agents }
 
 // ForEval returns the workflow with one completion per agent and node.
-func (w *Joint) ForEval() Workflow {
+func (w *Workflow) ForEval() rollout.Workflow {
 	e := *w
 	e.opts.Samples = 1
 	return &e
 }
 
-func (w *Joint) calls(ep *Episode, n *jointNode) []*Call {
-	var out []*Call
+func (w *Workflow) calls(ep *rollout.Episode, n *jointNode) []*rollout.Call {
+	var out []*rollout.Call
 	for _, a := range w.agents {
-		d := NewPromptData(ep.Task.Question, nil, n.turn)
+		d := rollout.NewPromptData(ep.Task.Question, nil, n.turn)
 		d.Loop, d.MaxLoops = n.turn, w.opts.Turns
 		d.Extra = map[string]string{"feedback": strings.Join(n.feedback, "\n\n")}
 		for g := 0; g < w.opts.Samples; g++ {
-			out = append(out, &Call{Agent: a, Turn: n.turn, Node: n.id, Candidate: g, Data: d})
+			out = append(out, &rollout.Call{Agent: a, Turn: n.turn, Node: n.id, Candidate: g, Data: d})
 		}
 	}
 	return out
 }
 
-func (w *Joint) Begin(ep *Episode) ([]*Call, error) {
+func (w *Workflow) Begin(ep *rollout.Episode) ([]*rollout.Call, error) {
 	st := &jointState{next: 1, pending: map[int]*jointNode{}, terms: map[string][2]float64{}}
 	ep.State = st
 	root := &jointNode{id: 0}
@@ -176,13 +165,13 @@ func (w *Joint) Begin(ep *Episode) ([]*Call, error) {
 // Advance receives the completions of the nodes opened last time (the
 // sampler returns the calls of one Advance together) and scores their joint
 // actions, node by node in id order.
-func (w *Joint) Advance(ep *Episode, done []*Call) ([]*Call, error) {
+func (w *Workflow) Advance(ep *rollout.Episode, done []*rollout.Call) ([]*rollout.Call, error) {
 	st, ok := ep.State.(*jointState)
 	per := len(w.agents) * w.opts.Samples
 	if !ok || len(done) == 0 || len(done)%per != 0 {
 		return nil, fmt.Errorf("joint: episode %d: expected completed calls in multiples of %d and the workflow's state, got %d", ep.Traj, per, len(done))
 	}
-	var next []*Call
+	var next []*rollout.Call
 	for start := 0; start < len(done); start += per {
 		calls, err := w.node(ep, st, done[start:start+per])
 		if err != nil {
@@ -198,13 +187,13 @@ func (w *Joint) Advance(ep *Episode, done []*Call) ([]*Call, error) {
 
 // node scores the joint actions of one node's completions (calls returns
 // them agent by agent, G each) and opens its children.
-func (w *Joint) node(ep *Episode, st *jointState, done []*Call) ([]*Call, error) {
+func (w *Workflow) node(ep *rollout.Episode, st *jointState, done []*rollout.Call) ([]*rollout.Call, error) {
 	node := st.pending[done[0].Node]
 	if node == nil {
 		return nil, fmt.Errorf("joint: episode %d: completions for unknown node %d", ep.Traj, done[0].Node)
 	}
 	delete(st.pending, node.id)
-	byAgent := make([][]*Call, len(w.agents)) // [agent][g]
+	byAgent := make([][]*rollout.Call, len(w.agents)) // [agent][g]
 	for i, a := range w.agents {
 		byAgent[i] = done[i*w.opts.Samples : (i+1)*w.opts.Samples]
 		for g, c := range byAgent[i] {
@@ -213,7 +202,7 @@ func (w *Joint) node(ep *Episode, st *jointState, done []*Call) ([]*Call, error)
 			}
 		}
 	}
-	var next []*Call
+	var next []*rollout.Call
 	for _, combo := range w.combinations() {
 		outputs := make([]string, len(w.agents))
 		for i, g := range combo {
@@ -224,7 +213,7 @@ func (w *Joint) node(ep *Episode, st *jointState, done []*Call) ([]*Call, error)
 		st.next++
 		for i, g := range combo {
 			c := byAgent[i][g]
-			c.Credits = append(c.Credits, JointCredit{Joint: id, Reward: res.Reward})
+			c.Credits = append(c.Credits, rollout.JointCredit{Joint: id, Reward: res.Reward})
 		}
 		st.reward += res.Reward
 		st.actions++
@@ -249,9 +238,9 @@ func (w *Joint) node(ep *Episode, st *jointState, done []*Call) ([]*Call, error)
 
 // combinations lists the joint actions of one node as completion indices
 // per agent.
-func (w *Joint) combinations() [][]int {
+func (w *Workflow) combinations() [][]int {
 	G, N := w.opts.Samples, len(w.agents)
-	if w.opts.Mode == JointAligned {
+	if w.opts.Mode == Aligned {
 		out := make([][]int, G)
 		for g := range out {
 			out[g] = make([]int, N)
@@ -274,7 +263,7 @@ func (w *Joint) combinations() [][]int {
 	return out
 }
 
-func (w *Joint) end(ep *Episode, st *jointState) {
+func (w *Workflow) end(ep *rollout.Episode, st *jointState) {
 	ep.Done, ep.Success = true, st.success
 	ep.Reward = st.reward / float64(st.actions)
 	ep.Metrics = map[string]float64{"joint_reward": ep.Reward}
