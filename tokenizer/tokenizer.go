@@ -31,6 +31,7 @@ type Tokenizer struct {
 	rawAdded        *addedTokenMatcher // "normalized": false, matched on raw text
 	normalizedAdded *addedTokenMatcher // "normalized": true, matched after NFC
 	nfc             bool
+	split           splitter // the pre-tokenizer's pattern
 
 	tokenByID  []string       // vocabulary spelling of each id ("Ġworld", "<|im_end|>"); "" for holes
 	bytesByID  []string       // what each id decodes to (raw bytes)
@@ -47,6 +48,7 @@ type Tokenizer struct {
 // SpecialTokens holds the ids the trainer needs; -1 marks a token the
 // tokenizer does not have.
 type SpecialTokens struct {
+	BOS        int // tokenizer_config.json "bos_token", else the one token tokenizer.json's post-processor puts first
 	EOS        int // tokenizer_config.json "eos_token"
 	Pad        int // tokenizer_config.json "pad_token"
 	IMStart    int // <|im_start|>
@@ -96,7 +98,7 @@ func (t *Tokenizer) appendSegment(dst []int, text string) []int {
 
 func (t *Tokenizer) appendPieces(dst []int, text string) []int {
 	for i := 0; i < len(text); {
-		j := pieceEnd(text, i)
+		j := t.split.pieceEnd(text, i)
 		dst = t.bpe.appendPiece(dst, text[i:j])
 		i = j
 	}
