@@ -67,6 +67,7 @@ func renderLlama31(sb *strings.Builder, msgs []Message, opt ChatOptions) {
 		system = pyStrip(msgs[0].Content)
 		msgs = msgs[1:]
 	}
+	sb.WriteString(llamaBOS)
 	writeLlamaTurn(sb, "system", llamaKnowledgeCut+"Today Date: "+date+"\n\n"+system)
 	for _, m := range msgs {
 		if m.Role == "tool" {

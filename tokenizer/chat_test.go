@@ -67,8 +67,8 @@ func TestApplyChatTemplateDetectsFamily(t *testing.T) {
 		name string
 		want ChatTemplate
 	}{
-		{qwenTokenizer(t, "qwen3"), "qwen3", ChatTemplateQwen3},
-		{qwenTokenizer(t, "qwen2_5"), "qwen2_5", ChatTemplateQwen25},
+		{fixtureTokenizer(t, "qwen3"), "qwen3", ChatTemplateQwen3},
+		{fixtureTokenizer(t, "qwen2_5"), "qwen2_5", ChatTemplateQwen25},
 		{tiny, "tiny", ChatTemplateQwen3},
 	} {
 		family, err := tc.tok.DetectChatTemplate()

@@ -177,12 +177,12 @@ func TestLoadMissingPath(t *testing.T) {
 }
 
 func TestQwenSpecialTokensAndLookups(t *testing.T) {
-	q3 := qwenTokenizer(t, "qwen3")
+	q3 := fixtureTokenizer(t, "qwen3")
 	want := SpecialTokens{BOS: -1, EOS: 151645, Pad: 151643, IMStart: 151644, IMEnd: 151645, ThinkStart: 151667, ThinkEnd: 151668}
 	if got := q3.Special(); got != want {
 		t.Errorf("qwen3 Special() = %+v, want %+v", got, want)
 	}
-	q25 := qwenTokenizer(t, "qwen2_5")
+	q25 := fixtureTokenizer(t, "qwen2_5")
 	if got := q25.Special(); got.ThinkStart != -1 || got.ThinkEnd != -1 || got.IMEnd != 151645 || got.EOS != 151645 {
 		t.Errorf("qwen2.5 Special() = %+v, want no think tokens and EOS <|im_end|> 151645", got)
 	}

@@ -1,12 +1,13 @@
 // The Tokenizer: encode text to ids and decode ids to text exactly as Hugging
-// Face's tokenizers do for Qwen2/Qwen3 tokenizer.json files.
+// Face's tokenizers do for Qwen2/Qwen3 and Llama 3 tokenizer.json files.
 //
 // Encode pipeline (the order Hugging Face applies):
 //
 //  1. cut out added tokens that match the raw text (addedtokens.go);
-//  2. NFC-normalise each remaining segment, then cut out added tokens marked
-//     "normalized";
-//  3. split each segment into pieces with the Qwen pattern (splitpattern.go);
+//  2. NFC-normalise each remaining segment (Qwen; Llama 3 has no
+//     normaliser), then cut out added tokens marked "normalized";
+//  3. split each segment into pieces with the Qwen or Llama 3 pattern
+//     (splitpattern.go);
 //  4. byte-pair encode each piece (bpe.go).
 //
 // Decode concatenates each id's bytes and replaces ill-formed UTF-8 with
@@ -14,7 +15,8 @@
 // Face skips ids it has no token for.
 //
 // What this file is not: it never adds special tokens (no BOS/EOS
-// post-processing: Qwen adds none), and it does not compute offsets.
+// post-processing: Qwen adds none, Llama 3.1 a BOS that its chat template
+// writes anyway), and it does not compute offsets.
 
 package tokenizer
 
