@@ -48,24 +48,6 @@ func llama3Docs(t *testing.T) (*llama3Reference, []corpusDoc) {
 	return &ref, docs
 }
 
-// checkIDs encodes every document with tok and compares with want.
-func checkIDs(t *testing.T, tok *Tokenizer, docs []corpusDoc, want map[string][]int) {
-	t.Helper()
-	failures := 0
-	for _, d := range docs {
-		got := tok.Encode(d.Text)
-		if slices.Equal(got, want[d.Name]) {
-			continue
-		}
-		if failures++; failures <= 5 {
-			t.Errorf("%s %q:\n%s", d.Name, d.Text, describeMismatch(tok, got, want[d.Name]))
-		}
-	}
-	if failures > 0 {
-		t.Errorf("%d of %d documents differ from Hugging Face", failures, len(docs))
-	}
-}
-
 func TestLlama3EncodeMatchesHuggingFace(t *testing.T) {
 	ref, docs := llama3Docs(t)
 	tok := fixtureTokenizer(t, "llama3")

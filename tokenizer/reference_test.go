@@ -32,20 +32,26 @@ func TestEncodeMatchesHuggingFace(t *testing.T) {
 			if len(want) != len(docs) {
 				t.Fatalf("reference_ids.json has %d %s documents, corpus.json %d: regenerate both with make-reference.mjs", len(want), name, len(docs))
 			}
-			failures := 0
-			for _, d := range docs {
-				got := tok.Encode(d.Text)
-				if slices.Equal(got, want[d.Name]) {
-					continue
-				}
-				if failures++; failures <= 5 {
-					t.Errorf("%s %q:\n%s", d.Name, d.Text, describeMismatch(tok, got, want[d.Name]))
-				}
-			}
-			if failures > 0 {
-				t.Errorf("%d of %d documents differ from Hugging Face", failures, len(docs))
-			}
+			checkIDs(t, tok, docs, want)
 		})
+	}
+}
+
+// checkIDs encodes every document with tok and compares with want.
+func checkIDs(t *testing.T, tok *Tokenizer, docs []corpusDoc, want map[string][]int) {
+	t.Helper()
+	failures := 0
+	for _, d := range docs {
+		got := tok.Encode(d.Text)
+		if slices.Equal(got, want[d.Name]) {
+			continue
+		}
+		if failures++; failures <= 5 {
+			t.Errorf("%s %q:\n%s", d.Name, d.Text, describeMismatch(tok, got, want[d.Name]))
+		}
+	}
+	if failures > 0 {
+		t.Errorf("%d of %d documents differ from Hugging Face", failures, len(docs))
 	}
 }
 
