@@ -12,7 +12,8 @@ package model
 //     biases), the rotary frequencies bit for bit, float32 logits within
 //     1e-4 (right and left padded, one row of 300 tokens), bfloat16 logits,
 //     per-token log-probs within 1e-4, and greedy generations token for
-//     token.
+//     token; on CUDA instead with TROUPE_CUDA=1 (the frequencies are compared
+//     on the CPU, where transformers computes them).
 //     Its subtest without-rope-scaling shows the comparison failing when
 //     the llama3 scaling is dropped from a fixture's config.
 //   - TestLlamaExportLoadsInTransformers: what Save writes for a Llama and
@@ -52,8 +53,10 @@ func pyrefPython(t *testing.T) string {
 	switch {
 	case err == nil:
 		return py
-	case errors.As(err, &exit) && exit.ExitCode() == 2, errors.Is(err, os.ErrNotExist):
-		t.Skipf("skipped, no Python reference environment (%s or scripts/pyref/python): %s", pyrefPythonEnv, strings.TrimSpace(string(out)))
+	case errors.Is(err, os.ErrNotExist):
+		t.Skipf("skipped, no Python reference environment: no %s and no scripts/pyref/python", pyrefPythonEnv)
+	case errors.As(err, &exit) && exit.ExitCode() == 2:
+		t.Skipf("skipped, no Python reference environment: %s", strings.TrimSpace(string(out)))
 	default:
 		t.Fatalf("%s: %v\n%s", py, err, out)
 	}
@@ -119,22 +122,27 @@ func logprobsDiff(t *testing.T, m *Model, ref *refFile, seqs [][]int) float64 {
 }
 
 func TestLlamaMatchesTransformers(t *testing.T) {
+	dev := refDevice(t) // CUDA with TROUPE_CUDA=1
 	dirs := llamaFixtures(t)
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			ref := readRefFile(t, filepath.Join(dir, refFixtureFile))
 			seqs := ref.seqs(t, "input_ids", "lengths")
 			prompts := ref.seqs(t, "prompt_ids", "prompt_lengths")
-			m := loadRefModel(t, dir, cpu32)
-			if m.Config.Family != Llama && m.Config.Family != Mistral {
-				t.Fatalf("loaded as %s", m.Config.Family)
+			cpu := loadRefModel(t, dir, cpu32)
+			if cpu.Config.Family != Llama && cpu.Config.Family != Mistral {
+				t.Fatalf("loaded as %s", cpu.Config.Family)
 			}
-			var inv []float32
-			scoped(func() { inv = m.rope.invFreq.Float32s() })
+			var inv []float32 // transformers computes them on the CPU
+			scoped(func() { inv = cpu.rope.invFreq.Float32s() })
 			for i, want := range ref.floats["inv_freq"] {
 				if math.Float32bits(inv[i]) != math.Float32bits(want) {
 					t.Errorf("inv_freq[%d] = %.9g, transformers has %.9g (not bit-identical)", i, inv[i], want)
 				}
+			}
+			m := cpu
+			if dev != torch.CPU {
+				m = loadRefModel(t, dir, Options{DType: torch.Float32, Device: dev})
 			}
 			V := m.Config.VocabSize
 			want := ref.logits(t, "logits", seqs, V)
@@ -152,7 +160,7 @@ func TestLlamaMatchesTransformers(t *testing.T) {
 			}
 			checkGreedy(t, m, ref, prompts, torch.Float32, refF32Tol)
 
-			bf := loadRefModel(t, dir, Options{DType: torch.BFloat16, Device: torch.CPU})
+			bf := loadRefModel(t, dir, Options{DType: torch.BFloat16, Device: dev})
 			d := compareLogits(realTokenLogits(t, bf, seqs, PadRight), want, seqs, V)
 			hf := compareLogits(ref.logits(t, "logits_bf16", seqs, V), want, seqs, V)
 			tol := math.Max(refHFBF16RelTol*d.scale, 1.5*hf.maxAbs)
@@ -213,6 +221,7 @@ func refSeesRopeScaling(t *testing.T, dir string) {
 }
 
 func TestLlamaExportLoadsInTransformers(t *testing.T) {
+	pyrefPython(t)
 	for _, c := range []struct {
 		family Family
 		class  string
