@@ -8,12 +8,14 @@ import (
 	"strings"
 )
 
-// Family tells the two architectures apart.
+// Family tells the architectures apart; family.go says how they differ.
 type Family string
 
 const (
-	Qwen2 Family = "qwen2" // Qwen2, Qwen2.5: q/k/v bias, head_dim = hidden/heads
-	Qwen3 Family = "qwen3" // Qwen3: per-head q/k RMSNorm, explicit head_dim, no bias by default
+	Qwen2   Family = "qwen2"   // Qwen2, Qwen2.5: q/k/v bias, head_dim = hidden/heads
+	Qwen3   Family = "qwen3"   // Qwen3: per-head q/k RMSNorm, explicit head_dim, no bias by default
+	Llama   Family = "llama"   // Llama 2/3.x: no bias by default (attention_bias, mlp_bias), llama3 rope scaling
+	Mistral Family = "mistral" // Mistral: the Llama block without biases; a sliding window only where it never binds
 )
 
 // Config is the part of a Hugging Face config.json that defines the
@@ -31,7 +33,10 @@ type Config struct {
 	RopeTheta        float64
 	RMSNormEps       float64
 	TieEmbeddings    bool
-	AttentionBias    bool // q/k/v projections carry a bias (Qwen2 always; Qwen3 when attention_bias)
+	AttentionBias    bool         // q/k/v projections carry a bias (Qwen2 always; Qwen3 and Llama when attention_bias, with one on o_proj too)
+	MLPBias          bool         // gate/up/down projections carry a bias (Llama's mlp_bias)
+	RopeScaling      *RopeScaling // nil: plain RoPE (rope.go)
+	SlidingWindow    int          // Mistral's sliding_window, kept only where it cannot bind (≥ max_position_embeddings); 0: null
 	MaxPositions     int
 	InitializerRange float64
 	BOSTokenID       *int
@@ -49,7 +54,7 @@ var knownKeys = map[string]bool{
 	"attention_bias": true, "max_position_embeddings": true, "initializer_range": true,
 	"bos_token_id": true, "eos_token_id": true, "torch_dtype": true, "dtype": true,
 	"hidden_act": true, "use_sliding_window": true, "sliding_window": true,
-	"max_window_layers": true, "layer_types": true,
+	"max_window_layers": true, "layer_types": true, "mlp_bias": true,
 }
 
 // ParseConfig reads a config.json's bytes. Unsupported architectures and
@@ -60,6 +65,7 @@ func ParseConfig(data []byte) (Config, error) {
 		return Config{}, fmt.Errorf("config.json: %w", err)
 	}
 	var c Config
+	var err error
 	get := func(key string, dst any) error {
 		v, ok := raw[key]
 		if !ok || string(v) == "null" {
@@ -73,6 +79,7 @@ func ParseConfig(data []byte) (Config, error) {
 	var arch []string
 	var modelType, hiddenAct, torchDType, dtype string
 	var slidingOn bool
+	var slidingWindow *int
 	var ropeScaling, ropeParams map[string]any
 	var layerTypes []string
 	var eos any
@@ -89,24 +96,18 @@ func ParseConfig(data []byte) (Config, error) {
 		{"max_position_embeddings", &c.MaxPositions}, {"initializer_range", &c.InitializerRange},
 		{"bos_token_id", &c.BOSTokenID}, {"eos_token_id", &eos}, {"torch_dtype", &torchDType},
 		{"dtype", &dtype}, {"hidden_act", &hiddenAct}, {"use_sliding_window", &slidingOn},
-		{"layer_types", &layerTypes},
+		{"layer_types", &layerTypes}, {"mlp_bias", &c.MLPBias}, {"sliding_window", &slidingWindow},
 	}
 	for _, s := range steps {
 		if err := get(s.key, s.dst); err != nil {
 			return Config{}, err
 		}
 	}
-	switch {
-	case contains(arch, "Qwen2ForCausalLM") || (len(arch) == 0 && modelType == "qwen2"):
-		c.Family = Qwen2
-		c.AttentionBias = true // Qwen2's q/k/v projections always carry a bias
-	case contains(arch, "Qwen3ForCausalLM") || (len(arch) == 0 && modelType == "qwen3"):
-		c.Family = Qwen3
-	default:
-		return Config{}, fmt.Errorf("config.json: architectures %v (model_type %q) is not supported; troupe loads Qwen2ForCausalLM (Qwen2, Qwen2.5) and Qwen3ForCausalLM", arch, modelType)
+	if c.Family, err = familyOf(arch, modelType); err != nil {
+		return Config{}, err
 	}
 	if hiddenAct != "" && hiddenAct != "silu" {
-		return Config{}, fmt.Errorf("config.json: hidden_act %q is not supported (Qwen uses silu)", hiddenAct)
+		return Config{}, fmt.Errorf("config.json: hidden_act %q is not supported (the %s block uses silu)", hiddenAct, c.Family)
 	}
 	if slidingOn {
 		return Config{}, fmt.Errorf("config.json: use_sliding_window is true; sliding-window attention is not implemented (set it to false to load with full attention)")
@@ -116,22 +117,25 @@ func ParseConfig(data []byte) (Config, error) {
 			return Config{}, fmt.Errorf("config.json: layer_types[%d] is %q; only full_attention is implemented", i, lt)
 		}
 	}
-	// RoPE: transformers 5 writes rope_parameters {rope_type, rope_theta};
-	// older versions write rope_theta and an optional rope_scaling.
-	for key, rp := range map[string]map[string]any{"rope_scaling": ropeScaling, "rope_parameters": ropeParams} {
-		if rp == nil {
-			continue
+	theta, scaling, err := parseRope(ropeScaling, ropeParams)
+	if err != nil {
+		return Config{}, err
+	}
+	if theta > 0 {
+		c.RopeTheta = theta
+	}
+	c.RopeScaling = scaling
+	if c.Family == Mistral {
+		c.SlidingWindow = mistralDefaultWindow // what transformers assumes when the key is absent
+		if _, present := raw["sliding_window"]; present {
+			c.SlidingWindow = 0 // null
+			if slidingWindow != nil {
+				c.SlidingWindow = *slidingWindow
+			}
 		}
-		kind, _ := rp["rope_type"].(string)
-		if kind == "" {
-			kind, _ = rp["type"].(string)
-		}
-		if kind != "" && kind != "default" {
-			return Config{}, fmt.Errorf("config.json: %s type %q is not supported (only default RoPE is implemented)", key, kind)
-		}
-		if th, ok := rp["rope_theta"].(float64); ok {
-			c.RopeTheta = th
-		}
+	}
+	if err := c.applyFamily(); err != nil {
+		return Config{}, err
 	}
 	switch v := eos.(type) {
 	case float64:
@@ -217,6 +221,9 @@ func (c Config) Validate() error {
 	if c.Family == Qwen2 && c.HeadDim*c.NumHeads != c.HiddenSize {
 		return fmt.Errorf("config.json: Qwen2 needs hidden_size = num_attention_heads × head_dim, got %d ≠ %d × %d", c.HiddenSize, c.NumHeads, c.HeadDim)
 	}
+	if s := c.RopeScaling; s != nil && (s.Type != "llama3" || s.Factor <= 0 || s.LowFreqFactor <= 0 || s.HighFreqFactor <= s.LowFreqFactor || s.OriginalMaxPositions <= 0) {
+		return fmt.Errorf("config.json: rope_scaling %+v: want type llama3 with factor, low_freq_factor and original_max_position_embeddings > 0 and high_freq_factor > low_freq_factor", *s)
+	}
 	if c.RopeTheta <= 0 || c.RMSNormEps <= 0 {
 		return fmt.Errorf("config.json: rope_theta and rms_norm_eps must be > 0, got %g and %g", c.RopeTheta, c.RMSNormEps)
 	}
@@ -230,11 +237,27 @@ func (c Config) JSON(dtype string) ([]byte, error) {
 	for k, v := range c.Extra {
 		out[k] = v
 	}
-	arch, mt := "Qwen2ForCausalLM", "qwen2"
-	if c.Family == Qwen3 {
-		arch, mt = "Qwen3ForCausalLM", "qwen3"
+	arch, mt := archNames(c.Family)
+	switch c.Family {
+	case Qwen2:
+		out["use_sliding_window"] = false
+	case Qwen3:
 		out["head_dim"] = c.HeadDim
 		out["attention_bias"] = c.AttentionBias
+		out["use_sliding_window"] = false
+	case Llama:
+		out["head_dim"] = c.HeadDim
+		out["attention_bias"] = c.AttentionBias
+		out["mlp_bias"] = c.MLPBias
+	case Mistral:
+		out["head_dim"] = c.HeadDim
+		out["sliding_window"] = nil
+		if c.SlidingWindow > 0 {
+			out["sliding_window"] = c.SlidingWindow
+		}
+	}
+	if c.RopeScaling != nil {
+		out["rope_scaling"] = c.RopeScaling.json()
 	}
 	out["architectures"] = []string{arch}
 	out["model_type"] = mt
@@ -250,7 +273,6 @@ func (c Config) JSON(dtype string) ([]byte, error) {
 	out["max_position_embeddings"] = c.MaxPositions
 	out["initializer_range"] = c.InitializerRange
 	out["hidden_act"] = "silu"
-	out["use_sliding_window"] = false
 	if c.BOSTokenID != nil {
 		out["bos_token_id"] = *c.BOSTokenID
 	}
@@ -274,6 +296,9 @@ func (c Config) Describe() string {
 		c.Family, c.NumLayers, c.HiddenSize, c.NumHeads, c.NumKVHeads, c.HeadDim, c.IntermediateSize, c.VocabSize)
 	if c.TieEmbeddings {
 		b.WriteString(", tied embeddings")
+	}
+	if s := c.RopeScaling; s != nil {
+		fmt.Fprintf(&b, ", %s rope scaling ×%g from %d positions", s.Type, s.Factor, s.OriginalMaxPositions)
 	}
 	return b.String()
 }

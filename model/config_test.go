@@ -69,8 +69,11 @@ func TestParseRealConfigs(t *testing.T) {
 
 func TestParseConfigRefusals(t *testing.T) {
 	cases := map[string]struct{ edit, want string }{
-		"llama":      {`"architectures": ["LlamaForCausalLM"]`, "LlamaForCausalLM"},
+		"gemma":      {`"architectures": ["GemmaForCausalLM"]`, "GemmaForCausalLM"},
 		"yarn":       {`"rope_scaling": {"type": "yarn", "factor": 4}`, `rope_scaling type "yarn"`},
+		"linear":     {`"rope_parameters": {"rope_type": "linear", "factor": 2, "rope_theta": 1e6}`, `rope_parameters type "linear"`},
+		"partial":    {`"rope_parameters": {"rope_type": "default", "rope_theta": 1e6, "partial_rotary_factor": 0.5}`, "partial_rotary_factor 0.5"},
+		"mlp bias":   {`"mlp_bias": true`, "mlp_bias is true, but qwen2"},
 		"sliding":    {`"use_sliding_window": true`, "sliding-window"},
 		"gelu":       {`"hidden_act": "gelu"`, `hidden_act "gelu"`},
 		"heads":      {`"num_key_value_heads": 3`, "multiple of num_key_value_heads"},

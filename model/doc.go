@@ -1,9 +1,12 @@
-// Package model is the Qwen2 / Qwen2.5 / Qwen3 causal language model on
-// troupe's torch binding: configs and weights in the Hugging Face layout,
-// the forward pass the policy update needs, and batched generation with a
-// KV cache for rollouts.
+// Package model is the Qwen2 / Qwen2.5 / Qwen3, Llama 2 / 3.x and Mistral
+// causal language model on troupe's torch binding: configs and weights in
+// the Hugging Face layout, the forward pass the policy update needs, and
+// batched generation with a KV cache for rollouts. The families share one
+// decoder; family.go lists the switches that tell them apart.
 //
 //   - config.go   Config from config.json; unsupported features are refused by name
+//   - family.go   per-family switches (biases, q/k norms, head_dim) and refusals
+//   - rope.go     rope_scaling / rope_parameters; Llama 3.1's llama3 frequency scaling
 //   - qwen.go     the network: RMSNorm → rotary → attention → MLP → block → model
 //   - weights.go  Load (safetensors, strict), New (seeded random init), Save, Params;
 //     q/k/v and gate/up stored fused, each projection a view (generation's one GEMM)
@@ -18,7 +21,8 @@
 // arguments. Every exported entry point recovers torch panics into errors.
 // All torch work must run on one goroutine (see package torch).
 //
-// What it is not: a general transformer library. Sliding-window attention,
-// rope scaling (YaRN, linear, dynamic) and other architectures are refused
-// at load time rather than computed approximately.
+// What it is not: a general transformer library. Sliding-window attention
+// (where it can bind), rope scaling other than llama3 (YaRN, linear,
+// dynamic) and other architectures are refused at load time rather than
+// computed approximately.
 package model

@@ -11,7 +11,7 @@ import (
 	"troupe/torch"
 )
 
-var families = []Family{Qwen2, Qwen3}
+var families = []Family{Qwen2, Qwen3, Llama, Mistral}
 
 // Decoding with the KV cache, step by step over a left-padded batch, gives
 // the logits of a full forward over each whole sequence.

@@ -18,10 +18,22 @@ func tinyConfig(f Family) Config {
 	c := Config{Family: f, VocabSize: 64, HiddenSize: 32, IntermediateSize: 48, NumLayers: 2,
 		NumHeads: 4, NumKVHeads: 2, HeadDim: 8, RopeTheta: 10000, RMSNormEps: 1e-6,
 		MaxPositions: 128, InitializerRange: 0.2}
-	if f == Qwen2 {
+	switch f {
+	case Qwen2:
 		c.AttentionBias = true
-	} else {
+	case Qwen3:
 		c.HeadDim = 16
+		c.RopeTheta = 1e6
+	case Llama:
+		// llama3 scaling whose three bands all hold some of the 8
+		// frequencies (wavelengths 2π … 2π·θ^(7/8) against 32/4 and 32/1),
+		// and MLP biases so that every path carries them
+		c.HeadDim = 16
+		c.RopeTheta = 5e5
+		c.RopeScaling = &RopeScaling{Type: "llama3", Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalMaxPositions: 32}
+		c.MLPBias = true
+		c.TieEmbeddings = true
+	case Mistral:
 		c.RopeTheta = 1e6
 	}
 	return c

@@ -1,7 +1,9 @@
 package model
 
-// qwen.go — the Qwen2 / Qwen3 decoder, in reading order: Config (config.go)
-// → RMSNorm → rotary embedding → attention → MLP → block → model.
+// qwen.go — the decoder of every family troupe loads (Qwen2, Qwen3, Llama,
+// Mistral: family.go lists what switches between them), in reading order:
+// Config (config.go) → RMSNorm → rotary embedding → attention → MLP →
+// block → model.
 //
 // Structs mirror the Hugging Face checkpoint key path
 // (model.layers.N.self_attn.q_proj.weight is Model.Layers[N].Attn.Q.W) and
@@ -37,7 +39,8 @@ type RMSNorm struct {
 
 func (n RMSNorm) Forward(x *torch.Tensor) *torch.Tensor { return torch.RMSNorm(x, n.W, n.Eps) }
 
-// rotary holds the inverse frequencies θ^(−2i/d), i < d/2, in float32.
+// rotary holds the inverse frequencies θ^(−2i/d), i < d/2, in float32
+// (rescaled for llama3 rope scaling, rope.go).
 type rotary struct {
 	invFreq *torch.Tensor // (Dh/2)
 }
@@ -48,7 +51,11 @@ func newRotary(cfg Config, dev torch.Device) rotary {
 	// computed as transformers does: float32 θ ** (arange(0, d, 2) / d)
 	exps := torch.Arange(0, float64(cfg.HeadDim), 2, torch.Int64, dev).ToDType(torch.Float32).DivScalar(float64(cfg.HeadDim))
 	base := torch.Full(nil, cfg.RopeTheta, torch.Float32, dev)
-	return rotary{invFreq: s.Keep(base.Pow(exps).Reciprocal()).Untrack()}
+	invFreq := base.Pow(exps).Reciprocal() // (Dh/2)
+	if cfg.RopeScaling != nil {            // llama3 (rope.go)
+		invFreq = torch.FromFloat32(cfg.RopeScaling.scale(invFreq.Float32s()), invFreq.Size(0)).To(dev, torch.Float32)
+	}
+	return rotary{invFreq: s.Keep(invFreq).Untrack()}
 }
 
 // table returns cos and sin (..., Dh) for integer positions of any shape, in
@@ -187,7 +194,7 @@ func (b *Block) forward(x, cos, sin, mask *torch.Tensor, layer *cacheLayer, rt r
 	return h.Add(b.MLP.forward(b.PostNorm.Forward(h), rt, layer != nil))
 }
 
-// Model is a Qwen2/Qwen3 causal language model.
+// Model is a causal language model of one of the families.
 type Model struct {
 	Config Config
 	Embed  *torch.Tensor // model.embed_tokens.weight (V, D)

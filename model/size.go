@@ -15,11 +15,14 @@ func (c Config) NumParams() int64 {
 		3*D*F // gate, up, down
 	if c.AttentionBias {
 		layer += H*Dh + 2*KVH*Dh
-		if c.Family == Qwen3 {
-			layer += D // Qwen3's o_proj takes a bias too
-		}
 	}
-	if c.Family == Qwen3 {
+	if c.outputBias() {
+		layer += D
+	}
+	if c.MLPBias {
+		layer += 2*F + D
+	}
+	if c.hasQKNorm() {
 		layer += 2 * Dh // q and k norms
 	}
 	n := V*D + int64(c.NumLayers)*layer + D

@@ -148,17 +148,17 @@ func newModel(cfg Config, src source, opt Options) (m *Model, err error) {
 				Q:     av.linear("q_proj", H*Dh, D, cfg.AttentionBias),
 				K:     av.linear("k_proj", KVH*Dh, D, cfg.AttentionBias),
 				V:     av.linear("v_proj", KVH*Dh, D, cfg.AttentionBias),
-				O:     av.linear("o_proj", D, H*Dh, cfg.Family == Qwen3 && cfg.AttentionBias),
+				O:     av.linear("o_proj", D, H*Dh, cfg.outputBias()),
 				heads: H, kvHeads: KVH, headDim: Dh,
 			},
 			PostNorm: lv.norm("post_attention_layernorm", D, cfg.RMSNormEps),
 			MLP: MLP{
-				Gate: lv.pp("mlp").linear("gate_proj", F, D, false),
-				Up:   lv.pp("mlp").linear("up_proj", F, D, false),
-				Down: lv.pp("mlp").linear("down_proj", D, F, false),
+				Gate: lv.pp("mlp").linear("gate_proj", F, D, cfg.MLPBias),
+				Up:   lv.pp("mlp").linear("up_proj", F, D, cfg.MLPBias),
+				Down: lv.pp("mlp").linear("down_proj", D, F, cfg.MLPBias),
 			},
 		}
-		if cfg.Family == Qwen3 {
+		if cfg.hasQKNorm() {
 			qn, kn := av.norm("q_norm", Dh, cfg.RMSNormEps), av.norm("k_norm", Dh, cfg.RMSNormEps)
 			blk.Attn.QNorm, blk.Attn.KNorm = &qn, &kn
 		}
@@ -210,9 +210,13 @@ func (m *Model) Params() []Param {
 			add(p+"self_attn.k_norm.weight", b.Attn.KNorm.W)
 		}
 		add(p+"post_attention_layernorm.weight", b.PostNorm.W)
-		add(p+"mlp.gate_proj.weight", b.MLP.Gate.W)
-		add(p+"mlp.up_proj.weight", b.MLP.Up.W)
-		add(p+"mlp.down_proj.weight", b.MLP.Down.W)
+		for _, l := range []struct {
+			name string
+			lin  Linear
+		}{{"gate_proj", b.MLP.Gate}, {"up_proj", b.MLP.Up}, {"down_proj", b.MLP.Down}} {
+			add(p+"mlp."+l.name+".weight", l.lin.W)
+			add(p+"mlp."+l.name+".bias", l.lin.B)
+		}
 	}
 	add("model.norm.weight", m.Norm.W)
 	if !m.Config.TieEmbeddings {
@@ -263,7 +267,7 @@ func (m *Model) Free() {
 		p.T.Free()
 	}
 	for _, b := range m.Layers {
-		torch.FreeAll(b.Attn.qkv.W, b.Attn.qkv.B, b.MLP.gateUp.W)
+		torch.FreeAll(b.Attn.qkv.W, b.Attn.qkv.B, b.MLP.gateUp.W, b.MLP.gateUp.B)
 	}
 	m.LMHead.Free()
 	m.rope.invFreq.Free()
@@ -346,7 +350,7 @@ func ignorableKey(key string, cfg Config) bool {
 	return (cfg.TieEmbeddings && key == "lm_head.weight") || strings.HasSuffix(key, "rotary_emb.inv_freq")
 }
 
-// Load reads a Hugging Face Qwen2/Qwen3 directory (config.json plus
+// Load reads a Hugging Face directory of a supported family (config.json plus
 // model.safetensors or a sharded index) into opt's dtype and device. The
 // match is strict: every tensor the config implies must be present with its
 // shape, and the files may hold no other tensor.

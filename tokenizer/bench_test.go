@@ -28,7 +28,7 @@ func benchCorpus(b *testing.B) (texts []string, bytes int) {
 }
 
 func BenchmarkEncode(b *testing.B) {
-	tok := qwenTokenizer(b, "qwen3")
+	tok := fixtureTokenizer(b, "qwen3")
 	texts, size := benchCorpus(b)
 	b.SetBytes(int64(size))
 	b.ResetTimer()
@@ -42,7 +42,7 @@ func BenchmarkEncode(b *testing.B) {
 }
 
 func BenchmarkEncodeBatch(b *testing.B) {
-	tok := qwenTokenizer(b, "qwen3")
+	tok := fixtureTokenizer(b, "qwen3")
 	texts, size := benchCorpus(b)
 	b.SetBytes(int64(size))
 	b.ResetTimer()
@@ -56,7 +56,7 @@ func BenchmarkEncodeBatch(b *testing.B) {
 }
 
 func BenchmarkDecode(b *testing.B) {
-	tok := qwenTokenizer(b, "qwen3")
+	tok := fixtureTokenizer(b, "qwen3")
 	texts, size := benchCorpus(b)
 	encoded := tok.EncodeBatch(texts)
 	b.SetBytes(int64(size))
@@ -73,7 +73,7 @@ func BenchmarkDecode(b *testing.B) {
 
 func BenchmarkLoad(b *testing.B) {
 	dir := repoRoot(b) + "/.cache/tokenizer/qwen3"
-	qwenTokenizer(b, "qwen3") // fail or skip with the fixture message if missing
+	fixtureTokenizer(b, "qwen3") // fail or skip with the fixture message if missing
 	for i := 0; i < b.N; i++ {
 		if _, err := Load(dir); err != nil {
 			b.Fatal(err)

@@ -1,5 +1,6 @@
-// Chat templates: the ChatML renderings of Qwen2.5 and Qwen3, written out in
-// Go instead of interpreted from the Jinja source in tokenizer_config.json.
+// Chat templates: the ChatML renderings of Qwen2.5 and Qwen3 (here) and the
+// header-token renderings of Llama 3 (chat_llama.go), written out in Go
+// instead of interpreted from the Jinja source in tokenizer_config.json.
 // Tests compare them with the real templates rendered by a Jinja engine
 // (testdata/tokenizer/chat_reference.json).
 //
@@ -41,7 +42,11 @@ const (
 	ChatTemplateAuto ChatTemplate = iota
 	ChatTemplateQwen25
 	ChatTemplateQwen3
+	ChatTemplateLlama3  // Llama 3.0 Instruct
+	ChatTemplateLlama31 // Llama 3.1, 3.2, 3.3 Instruct: the dated system block
 )
+
+var chatTemplates = []ChatTemplate{ChatTemplateAuto, ChatTemplateQwen25, ChatTemplateQwen3, ChatTemplateLlama3, ChatTemplateLlama31}
 
 func (c ChatTemplate) String() string {
 	switch c {
@@ -51,25 +56,30 @@ func (c ChatTemplate) String() string {
 		return "qwen2.5"
 	case ChatTemplateQwen3:
 		return "qwen3"
+	case ChatTemplateLlama3:
+		return "llama3"
+	case ChatTemplateLlama31:
+		return "llama3.1"
 	}
 	return fmt.Sprintf("ChatTemplate(%d)", int(c))
 }
 
 // ParseChatTemplate reads a family name as written in configs and flags:
-// "auto", "qwen2.5" or "qwen3".
+// "auto", "qwen2.5", "qwen3", "llama3" or "llama3.1".
 func ParseChatTemplate(name string) (ChatTemplate, error) {
-	for _, c := range []ChatTemplate{ChatTemplateAuto, ChatTemplateQwen25, ChatTemplateQwen3} {
+	for _, c := range chatTemplates {
 		if name == c.String() {
 			return c, nil
 		}
 	}
-	return 0, fmt.Errorf("chat template: unknown family %q; want auto, qwen2.5 or qwen3", name)
+	return 0, fmt.Errorf("chat template: unknown family %q; want auto, qwen2.5, qwen3, llama3 or llama3.1", name)
 }
 
 // ChatOptions are the template variables a render can set.
 type ChatOptions struct {
 	AddGenerationPrompt bool         // end with the opening of an assistant turn
-	DisableThinking     bool         // Qwen3's enable_thinking=false; no effect on Qwen2.5
+	DisableThinking     bool         // Qwen3's enable_thinking=false; no effect on the others
+	Date                string       // Llama 3.1+'s "Today Date" (date_string); "": DefaultLlamaDate
 	Template            ChatTemplate // zero value: detect from tokenizer_config.json
 }
 
@@ -77,18 +87,27 @@ const qwen25DefaultSystem = "You are Qwen, created by Alibaba Cloud. You are a h
 
 // DetectChatTemplate returns the family of the tokenizer's chat_template:
 // Qwen3 when it mentions enable_thinking, Qwen2.5 when it holds Qwen2.5's
-// default system prompt. Anything else is an error, not a guess.
+// default system prompt, Llama 3.1 when it has the header tokens and the
+// knowledge-cutoff system block, Llama 3 when it has the header tokens and
+// reads add_generation_prompt. Anything else is an error, not a guess.
 func (t *Tokenizer) DetectChatTemplate() (ChatTemplate, error) {
 	src := t.chatTemplate
+	const fix = "set ChatOptions.Template (chat_template in the config) to qwen2.5, qwen3, llama3 or llama3.1 if it renders the same"
 	switch {
 	case src == "":
-		return 0, fmt.Errorf("chat template: %s has no chat_template in a tokenizer_config.json or chat_template.jinja beside it; set ChatOptions.Template to qwen2.5 or qwen3", t.source)
+		return 0, fmt.Errorf("chat template: %s has no chat_template in a tokenizer_config.json or chat_template.jinja beside it; %s", t.source, fix)
 	case strings.Contains(src, "<|im_start|>") && strings.Contains(src, "enable_thinking"):
 		return ChatTemplateQwen3, nil
 	case strings.Contains(src, "<|im_start|>") && strings.Contains(src, qwen25DefaultSystem):
 		return ChatTemplateQwen25, nil
+	case strings.Contains(src, "<|start_header_id|>") && strings.Contains(src, strings.TrimSuffix(llamaKnowledgeCut, "\n")):
+		return ChatTemplateLlama31, nil
+	case strings.Contains(src, "<|start_header_id|>") && strings.Contains(src, "add_generation_prompt"):
+		return ChatTemplateLlama3, nil
+	case strings.Contains(src, "<|start_header_id|>"):
+		return 0, fmt.Errorf("chat template: the chat_template beside %s has Llama 3's header tokens but ignores add_generation_prompt (the first Llama 3 release appends the assistant header always); %s", t.source, fix)
 	}
-	return 0, fmt.Errorf("chat template: the chat_template beside %s is neither Qwen3's (mentions enable_thinking) nor Qwen2.5's (has its default system prompt); set ChatOptions.Template to qwen2.5 or qwen3 if it renders the same", t.source)
+	return 0, fmt.Errorf("chat template: the chat_template beside %s is none of Qwen3's (mentions enable_thinking), Qwen2.5's (its default system prompt), Llama 3.1's (header tokens, knowledge-cutoff system block) or Llama 3's (header tokens); %s", t.source, fix)
 }
 
 // ApplyChatTemplate renders msgs as the model's chat template does
@@ -122,8 +141,12 @@ func RenderChat(msgs []Message, opt ChatOptions) (string, error) {
 		renderQwen25(&sb, msgs, opt)
 	case ChatTemplateQwen3:
 		renderQwen3(&sb, msgs, opt)
+	case ChatTemplateLlama3:
+		renderLlama3(&sb, msgs, opt)
+	case ChatTemplateLlama31:
+		renderLlama31(&sb, msgs, opt)
 	default:
-		return "", fmt.Errorf("chat template: RenderChat needs a family, got %v; want qwen2.5 or qwen3", opt.Template)
+		return "", fmt.Errorf("chat template: RenderChat needs a family, got %v; want qwen2.5, qwen3, llama3 or llama3.1", opt.Template)
 	}
 	return sb.String(), nil
 }

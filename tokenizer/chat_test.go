@@ -67,8 +67,8 @@ func TestApplyChatTemplateDetectsFamily(t *testing.T) {
 		name string
 		want ChatTemplate
 	}{
-		{qwenTokenizer(t, "qwen3"), "qwen3", ChatTemplateQwen3},
-		{qwenTokenizer(t, "qwen2_5"), "qwen2_5", ChatTemplateQwen25},
+		{fixtureTokenizer(t, "qwen3"), "qwen3", ChatTemplateQwen3},
+		{fixtureTokenizer(t, "qwen2_5"), "qwen2_5", ChatTemplateQwen25},
 		{tiny, "tiny", ChatTemplateQwen3},
 	} {
 		family, err := tc.tok.DetectChatTemplate()
@@ -118,13 +118,13 @@ func TestChatTemplateErrors(t *testing.T) {
 }
 
 func TestParseChatTemplate(t *testing.T) {
-	for _, name := range []string{"auto", "qwen2.5", "qwen3"} {
+	for _, name := range []string{"auto", "qwen2.5", "qwen3", "llama3", "llama3.1"} {
 		c, err := ParseChatTemplate(name)
 		if err != nil || c.String() != name {
 			t.Errorf("ParseChatTemplate(%q) = %v, %v", name, c, err)
 		}
 	}
-	if _, err := ParseChatTemplate("llama3"); err == nil || !strings.Contains(err.Error(), "want auto, qwen2.5 or qwen3") {
-		t.Errorf("ParseChatTemplate(llama3): error %v", err)
+	if _, err := ParseChatTemplate("mistral"); err == nil || !strings.Contains(err.Error(), "want auto, qwen2.5, qwen3, llama3 or llama3.1") {
+		t.Errorf("ParseChatTemplate(mistral): error %v", err)
 	}
 }

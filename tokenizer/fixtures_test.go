@@ -1,5 +1,5 @@
 // Test fixtures: the repository root, the committed reference data in
-// testdata/tokenizer/ and the real Qwen tokenizer files that
+// testdata/tokenizer/ and the real Qwen and Llama 3 tokenizer files that
 // scripts/tokenizer/fetch-fixtures.sh puts in .cache/tokenizer/.
 
 package tokenizer
@@ -53,10 +53,10 @@ var (
 	loaded   = map[string]*Tokenizer{}
 )
 
-// qwenTokenizer loads .cache/tokenizer/<name> (qwen3 or qwen2_5) once per
+// fixtureTokenizer loads .cache/tokenizer/<name> (qwen3, qwen2_5, llama3) once per
 // test binary. A missing fixture fails the test with the command that
 // fetches it, unless TROUPE_OFFLINE=1, which skips instead.
-func qwenTokenizer(t testing.TB, name string) *Tokenizer {
+func fixtureTokenizer(t testing.TB, name string) *Tokenizer {
 	t.Helper()
 	loadedMu.Lock()
 	defer loadedMu.Unlock()

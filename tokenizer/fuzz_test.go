@@ -103,7 +103,7 @@ func FuzzEncodeDecode(f *testing.F) {
 
 // FuzzEncodeDecodeQwen3 uses the real Qwen3 tokenizer (fetched fixture).
 func FuzzEncodeDecodeQwen3(f *testing.F) {
-	fuzzRoundTrip(f, qwenTokenizer(f, "qwen3"))
+	fuzzRoundTrip(f, fixtureTokenizer(f, "qwen3"))
 }
 
 // FuzzParseTokenizerJSON feeds arbitrary tokenizer.json bytes to the

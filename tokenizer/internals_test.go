@@ -62,7 +62,7 @@ func TestValidUTF8Lossy(t *testing.T) {
 // pieces (bytes drawn from real text, so merges apply) and on every corpus
 // piece; both must give the same ids.
 func TestMergeLoopsAgree(t *testing.T) {
-	tok := qwenTokenizer(t, "qwen3")
+	tok := fixtureTokenizer(t, "qwen3")
 	m := &tok.bpe
 	check := func(piece string) {
 		t.Helper()
@@ -93,7 +93,7 @@ func TestMergeLoopsAgree(t *testing.T) {
 // TestLongPiece: one 300 kB run of letters is one piece; the heap loop
 // encodes it and the text comes back.
 func TestLongPiece(t *testing.T) {
-	tok := qwenTokenizer(t, "qwen3")
+	tok := fixtureTokenizer(t, "qwen3")
 	s := strings.Repeat("pneumonoultramicroscopicsilicovolcanoconiosis", 7000)
 	ids := tok.Encode(s)
 	if got := tok.Decode(ids); got != s {
@@ -124,7 +124,7 @@ func TestAddedTokenMatcherLeftmostLongest(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
-	tok := qwenTokenizer(t, "qwen3")
+	tok := fixtureTokenizer(t, "qwen3")
 	ids := append(tok.Encode("Hi 世<|im_end|><think>"), 151900)
 	infos := tok.Describe(ids)
 	if len(infos) != len(ids) {

@@ -4,14 +4,19 @@
 //
 // Accepted: model BPE (merges as "a b" strings or ["a", "b"] pairs, no
 // dropout, no unknown token, no byte fallback, no subword prefix/suffix),
-// normalizer NFC or none, pre-tokenizer Sequence[Split(Qwen pattern,
-// Isolated), ByteLevel(add_prefix_space=false, use_regex=false)], decoder
-// ByteLevel, post-processor ByteLevel or none, added tokens without
-// lstrip/rstrip/single_word. That is the Qwen2, Qwen2.5 and Qwen3 family.
+// normalizer NFC or none, pre-tokenizer Sequence[Split(Qwen or Llama 3
+// pattern, Isolated), ByteLevel(add_prefix_space=false, use_regex=false)],
+// decoder ByteLevel, post-processor ByteLevel, a TemplateProcessing that
+// puts special tokens before the text (Llama 3.1's BOS; Encode does not add
+// them), a Sequence of those, or none; added tokens without
+// lstrip/rstrip/single_word. That is the Qwen2, Qwen2.5, Qwen3 and Llama 3.x
+// family.
 //
 // What this file is not: a general tokenizer.json reader. WordPiece,
-// Unigram, other regexes (Llama 3, GPT-2) and other normalisers are refused
-// rather than approximated.
+// Unigram, SentencePiece-style BPE with byte fallback (Llama 2, Mistral 7B:
+// a Metaspace "▁" for spaces, no byte-level alphabet), other regexes
+// (GPT-2, Mistral Nemo's tekken) and other normalisers are refused rather
+// than approximated.
 
 package tokenizer
 
@@ -107,17 +112,21 @@ func parseTokenizerJSON(data []byte) (*Tokenizer, error) {
 	if t.nfc, err = checkNormalizer(f.Normalizer); err != nil {
 		return nil, err
 	}
-	if err := checkPreTokenizer(f.PreTokenizer); err != nil {
+	if t.split, err = checkPreTokenizer(f.PreTokenizer); err != nil {
 		return nil, err
 	}
 	if err := checkByteLevelComponent("decoder", f.Decoder, false); err != nil {
 		return nil, err
 	}
-	if err := checkByteLevelComponent("post_processor", f.PostProcessor, true); err != nil {
+	bos, err := checkPostProcessor(f.PostProcessor)
+	if err != nil {
 		return nil, err
 	}
 	if err := t.buildVocab(&f); err != nil {
 		return nil, err
+	}
+	if id, ok := t.idByToken[bos]; ok {
+		t.specialIDs.BOS = id
 	}
 	return t, nil
 }
@@ -131,25 +140,26 @@ func checkNormalizer(raw json.RawMessage) (nfc bool, err error) {
 		return false, fmt.Errorf("normalizer: %w", err)
 	}
 	if n.Type != "NFC" {
-		return false, fmt.Errorf("normalizer: type %q is not supported; troupe implements NFC or no normalizer (the Qwen tokenizers)", n.Type)
+		return false, fmt.Errorf("normalizer: type %q is not supported; troupe implements NFC (Qwen) or no normalizer (Llama 3)", n.Type)
 	}
 	return true, nil
 }
 
-func checkPreTokenizer(raw json.RawMessage) error {
-	const want = `pre_tokenizer: want Sequence[Split(Qwen2 pattern, Isolated), ByteLevel(add_prefix_space=false, use_regex=false)] as in Qwen2/Qwen3`
+func checkPreTokenizer(raw json.RawMessage) (splitter, error) {
+	const want = `pre_tokenizer: want Sequence[Split(Qwen2 or Llama 3 pattern, Isolated), ByteLevel(add_prefix_space=false, use_regex=false)] as in Qwen2/Qwen3 and Llama 3`
+	var none splitter
 	var seq struct {
 		Type          string            `json:"type"`
 		PreTokenizers []json.RawMessage `json:"pretokenizers"`
 	}
 	if isJSONNull(raw) {
-		return fmt.Errorf("pre_tokenizer: missing; %s", want)
+		return none, fmt.Errorf("pre_tokenizer: missing; %s", want)
 	}
 	if err := json.Unmarshal(raw, &seq); err != nil {
-		return fmt.Errorf("pre_tokenizer: %w", err)
+		return none, fmt.Errorf("pre_tokenizer: %w", err)
 	}
 	if seq.Type != "Sequence" || len(seq.PreTokenizers) != 2 {
-		return fmt.Errorf("pre_tokenizer: type %q with %d parts is not supported; %s", seq.Type, len(seq.PreTokenizers), want)
+		return none, fmt.Errorf("pre_tokenizer: type %q with %d parts is not supported; %s", seq.Type, len(seq.PreTokenizers), want)
 	}
 	var split struct {
 		Type    string `json:"type"`
@@ -161,20 +171,26 @@ func checkPreTokenizer(raw json.RawMessage) error {
 		Invert   bool   `json:"invert"`
 	}
 	if err := json.Unmarshal(seq.PreTokenizers[0], &split); err != nil {
-		return fmt.Errorf("pre_tokenizer.pretokenizers[0]: %w", err)
+		return none, fmt.Errorf("pre_tokenizer.pretokenizers[0]: %w", err)
 	}
 	if split.Type != "Split" {
-		return fmt.Errorf("pre_tokenizer.pretokenizers[0]: type %q is not supported; %s", split.Type, want)
+		return none, fmt.Errorf("pre_tokenizer.pretokenizers[0]: type %q is not supported; %s", split.Type, want)
 	}
-	if split.Pattern.Regex == nil || *split.Pattern.Regex != qwenSplitPattern {
+	var sp splitter
+	for _, c := range splitters {
+		if split.Pattern.Regex != nil && *split.Pattern.Regex == c.regex {
+			sp = c
+		}
+	}
+	if sp.regex == "" {
 		got := "a String pattern"
 		if split.Pattern.Regex != nil {
 			got = fmt.Sprintf("%q", *split.Pattern.Regex)
 		}
-		return fmt.Errorf("pre_tokenizer.pretokenizers[0].pattern: %s is not supported; troupe implements only the Qwen2/Qwen3 regex %q", got, qwenSplitPattern)
+		return none, fmt.Errorf("pre_tokenizer.pretokenizers[0].pattern: %s is not supported; troupe implements the Qwen2/Qwen3 regex %q and the Llama 3 regex %q", got, qwenSplitPattern, llama3SplitPattern)
 	}
 	if split.Behavior != "Isolated" || split.Invert {
-		return fmt.Errorf("pre_tokenizer.pretokenizers[0]: behavior %q invert=%v is not supported; want Isolated, invert=false", split.Behavior, split.Invert)
+		return none, fmt.Errorf("pre_tokenizer.pretokenizers[0]: behavior %q invert=%v is not supported; want Isolated, invert=false", split.Behavior, split.Invert)
 	}
 	var bl struct {
 		Type           string `json:"type"`
@@ -182,12 +198,12 @@ func checkPreTokenizer(raw json.RawMessage) error {
 		UseRegex       bool   `json:"use_regex"`
 	}
 	if err := json.Unmarshal(seq.PreTokenizers[1], &bl); err != nil {
-		return fmt.Errorf("pre_tokenizer.pretokenizers[1]: %w", err)
+		return none, fmt.Errorf("pre_tokenizer.pretokenizers[1]: %w", err)
 	}
 	if bl.Type != "ByteLevel" || bl.AddPrefixSpace || bl.UseRegex {
-		return fmt.Errorf("pre_tokenizer.pretokenizers[1]: %s add_prefix_space=%v use_regex=%v is not supported; %s", bl.Type, bl.AddPrefixSpace, bl.UseRegex, want)
+		return none, fmt.Errorf("pre_tokenizer.pretokenizers[1]: %s add_prefix_space=%v use_regex=%v is not supported; %s", bl.Type, bl.AddPrefixSpace, bl.UseRegex, want)
 	}
-	return nil
+	return sp, nil
 }
 
 // checkByteLevelComponent accepts a ByteLevel decoder or post-processor (and
@@ -210,6 +226,66 @@ func checkByteLevelComponent(name string, raw json.RawMessage, nullOK bool) erro
 	return nil
 }
 
+// checkPostProcessor accepts ByteLevel (which only moves offsets), none, a
+// TemplateProcessing whose single-sequence template is special tokens and
+// then the text (Llama 3.1's "<|begin_of_text|> $A"), or a Sequence of
+// those. It returns the one token such a template puts first ("" when it
+// puts none), which Load takes as the BOS when tokenizer_config.json names
+// none. Encode itself never adds it: it is add_special_tokens=False, and
+// the chat templates write the BOS as text.
+func checkPostProcessor(raw json.RawMessage) (bos string, err error) {
+	if isJSONNull(raw) {
+		return "", nil
+	}
+	var pp struct {
+		Type       string            `json:"type"`
+		Processors []json.RawMessage `json:"processors"`
+		Single     []struct {
+			SpecialToken *struct {
+				ID string `json:"id"`
+			} `json:"SpecialToken"`
+			Sequence *struct {
+				ID string `json:"id"`
+			} `json:"Sequence"`
+		} `json:"single"`
+	}
+	if err := json.Unmarshal(raw, &pp); err != nil {
+		return "", fmt.Errorf("post_processor: %w", err)
+	}
+	switch pp.Type {
+	case "ByteLevel":
+		return "", nil
+	case "Sequence":
+		for i, p := range pp.Processors {
+			b, err := checkPostProcessor(p)
+			if err != nil {
+				return "", fmt.Errorf("post_processor.processors[%d]: %w", i, err)
+			}
+			if b != "" {
+				bos = b
+			}
+		}
+		return bos, nil
+	case "TemplateProcessing":
+		var prefix []string
+		for i, item := range pp.Single {
+			switch {
+			case item.Sequence != nil && item.Sequence.ID == "A" && i == len(pp.Single)-1:
+				if len(prefix) == 1 {
+					bos = prefix[0]
+				}
+				return bos, nil
+			case item.SpecialToken != nil:
+				prefix = append(prefix, item.SpecialToken.ID)
+			default:
+				return "", fmt.Errorf("post_processor: TemplateProcessing single[%d] is not supported; want special tokens followed by the text ($A) last", i)
+			}
+		}
+		return "", errors.New("post_processor: TemplateProcessing single has no $A sequence at its end")
+	}
+	return "", fmt.Errorf("post_processor: type %q is not supported; want ByteLevel, TemplateProcessing (special tokens before the text) or a Sequence of them", pp.Type)
+}
+
 func (t *Tokenizer) buildVocab(f *tokenizerJSON) error {
 	m := &f.Model
 	if m.Type == "" && m.Vocab != nil && m.Merges != nil {
@@ -217,13 +293,13 @@ func (t *Tokenizer) buildVocab(f *tokenizerJSON) error {
 	}
 	switch {
 	case m.Type != "BPE":
-		return fmt.Errorf("model.type: %q is not supported; troupe reads byte-level BPE models (Qwen2/Qwen3), not WordPiece or Unigram", m.Type)
+		return fmt.Errorf("model.type: %q is not supported; troupe reads byte-level BPE models (Qwen, Llama 3), not WordPiece or Unigram", m.Type)
 	case m.Dropout != nil && *m.Dropout != 0:
 		return fmt.Errorf("model.dropout: %v is not supported; want null", *m.Dropout)
+	case m.ByteFallback:
+		return errors.New("model.byte_fallback: true is not supported: this is a SentencePiece-style BPE (Llama 2, Mistral 7B), whose \"▁\" spaces, <0xXX> byte tokens and unknown-token fusion troupe does not implement; it reads byte-level BPE (Qwen, Llama 3)")
 	case m.UnkToken != nil:
 		return fmt.Errorf("model.unk_token: %q is not supported; byte-level BPE needs none (want null)", *m.UnkToken)
-	case m.ByteFallback:
-		return errors.New("model.byte_fallback: true is not supported; want false")
 	case m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "":
 		return fmt.Errorf("model.continuing_subword_prefix: %q is not supported; want \"\" or null", *m.ContinuingSubwordPrefix)
 	case m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "":
@@ -304,7 +380,7 @@ func (t *Tokenizer) buildVocab(f *tokenizerJSON) error {
 	t.normalizedAdded = newAddedTokenMatcher(normalizedAdded)
 	t.bpe.buildWholeIDs(rawByID, m.IgnoreMerges)
 
-	t.specialIDs = SpecialTokens{EOS: -1, Pad: -1}
+	t.specialIDs = SpecialTokens{EOS: -1, Pad: -1, BOS: -1}
 	lookup := func(s string) int {
 		if id, ok := t.idByToken[s]; ok {
 			return id

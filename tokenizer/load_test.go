@@ -58,16 +58,21 @@ func TestLoadRefusesUnsupported(t *testing.T) {
 		}, `pre_tokenizer: type "ByteLevel" with 0 parts is not supported`},
 		{"Metaspace", func(d map[string]any) { d["pre_tokenizer"] = map[string]any{"type": "Metaspace"} }, `type "Metaspace"`},
 		{"no pre-tokenizer", func(d map[string]any) { d["pre_tokenizer"] = nil }, "pre_tokenizer: missing"},
-		{"Llama 3 pattern", func(d map[string]any) {
-			preTok(d)[0].(map[string]any)["pattern"] = map[string]any{"Regex": `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`}
-		}, `\p{N}{1,3}`},
+		{"GPT-2 pattern", func(d map[string]any) {
+			preTok(d)[0].(map[string]any)["pattern"] = map[string]any{"Regex": `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`}
+		}, `?\\p{L}+| ?\\p{N}+`},
 		{"Split removed", func(d map[string]any) { preTok(d)[0].(map[string]any)["behavior"] = "Removed" }, `behavior "Removed"`},
 		{"prefix space", func(d map[string]any) { preTok(d)[1].(map[string]any)["add_prefix_space"] = true }, "add_prefix_space=true"},
 		{"NFKC", func(d map[string]any) { d["normalizer"] = map[string]any{"type": "NFKC"} }, `normalizer: type "NFKC" is not supported`},
 		{"no decoder", func(d map[string]any) { d["decoder"] = nil }, "decoder: missing"},
 		{"Metaspace decoder", func(d map[string]any) { d["decoder"] = map[string]any{"type": "Metaspace"} }, `decoder: type "Metaspace"`},
-		{"TemplateProcessing", func(d map[string]any) { d["post_processor"] = map[string]any{"type": "TemplateProcessing"} }, `post_processor: type "TemplateProcessing"`},
-		{"byte fallback", func(d map[string]any) { model(d)["byte_fallback"] = true }, "model.byte_fallback"},
+		{"TemplateProcessing without $A", func(d map[string]any) { d["post_processor"] = map[string]any{"type": "TemplateProcessing"} }, `TemplateProcessing single has no $A`},
+		{"TemplateProcessing pair first", func(d map[string]any) {
+			d["post_processor"] = map[string]any{"type": "Sequence", "processors": []any{map[string]any{"type": "TemplateProcessing",
+				"single": []any{map[string]any{"Sequence": map[string]any{"id": "B"}}}}}}
+		}, `post_processor.processors[0]: post_processor: TemplateProcessing single[0]`},
+		{"RobertaProcessing", func(d map[string]any) { d["post_processor"] = map[string]any{"type": "RobertaProcessing"} }, `post_processor: type "RobertaProcessing"`},
+		{"byte fallback", func(d map[string]any) { model(d)["byte_fallback"] = true; model(d)["unk_token"] = "<unk>" }, "model.byte_fallback: true is not supported: this is a SentencePiece-style BPE"},
 		{"dropout", func(d map[string]any) { model(d)["dropout"] = 0.1 }, "model.dropout: 0.1"},
 		{"unknown token", func(d map[string]any) { model(d)["unk_token"] = "<unk>" }, `model.unk_token: "<unk>"`},
 		{"subword prefix", func(d map[string]any) { model(d)["continuing_subword_prefix"] = "##" }, `continuing_subword_prefix: "##"`},
@@ -172,12 +177,12 @@ func TestLoadMissingPath(t *testing.T) {
 }
 
 func TestQwenSpecialTokensAndLookups(t *testing.T) {
-	q3 := qwenTokenizer(t, "qwen3")
-	want := SpecialTokens{EOS: 151645, Pad: 151643, IMStart: 151644, IMEnd: 151645, ThinkStart: 151667, ThinkEnd: 151668}
+	q3 := fixtureTokenizer(t, "qwen3")
+	want := SpecialTokens{BOS: -1, EOS: 151645, Pad: 151643, IMStart: 151644, IMEnd: 151645, ThinkStart: 151667, ThinkEnd: 151668}
 	if got := q3.Special(); got != want {
 		t.Errorf("qwen3 Special() = %+v, want %+v", got, want)
 	}
-	q25 := qwenTokenizer(t, "qwen2_5")
+	q25 := fixtureTokenizer(t, "qwen2_5")
 	if got := q25.Special(); got.ThinkStart != -1 || got.ThinkEnd != -1 || got.IMEnd != 151645 || got.EOS != 151645 {
 		t.Errorf("qwen2.5 Special() = %+v, want no think tokens and EOS <|im_end|> 151645", got)
 	}

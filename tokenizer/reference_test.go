@@ -27,25 +27,31 @@ func TestEncodeMatchesHuggingFace(t *testing.T) {
 	// qwen3 writes merges as ["a", "b"] pairs, qwen2_5 as "a b" strings.
 	for _, name := range []string{"qwen3", "qwen2_5"} {
 		t.Run(name, func(t *testing.T) {
-			tok := qwenTokenizer(t, name)
+			tok := fixtureTokenizer(t, name)
 			want := ref.IDs[name]
 			if len(want) != len(docs) {
 				t.Fatalf("reference_ids.json has %d %s documents, corpus.json %d: regenerate both with make-reference.mjs", len(want), name, len(docs))
 			}
-			failures := 0
-			for _, d := range docs {
-				got := tok.Encode(d.Text)
-				if slices.Equal(got, want[d.Name]) {
-					continue
-				}
-				if failures++; failures <= 5 {
-					t.Errorf("%s %q:\n%s", d.Name, d.Text, describeMismatch(tok, got, want[d.Name]))
-				}
-			}
-			if failures > 0 {
-				t.Errorf("%d of %d documents differ from Hugging Face", failures, len(docs))
-			}
+			checkIDs(t, tok, docs, want)
 		})
+	}
+}
+
+// checkIDs encodes every document with tok and compares with want.
+func checkIDs(t *testing.T, tok *Tokenizer, docs []corpusDoc, want map[string][]int) {
+	t.Helper()
+	failures := 0
+	for _, d := range docs {
+		got := tok.Encode(d.Text)
+		if slices.Equal(got, want[d.Name]) {
+			continue
+		}
+		if failures++; failures <= 5 {
+			t.Errorf("%s %q:\n%s", d.Name, d.Text, describeMismatch(tok, got, want[d.Name]))
+		}
+	}
+	if failures > 0 {
+		t.Errorf("%d of %d documents differ from Hugging Face", failures, len(docs))
 	}
 }
 
@@ -69,7 +75,7 @@ func describeMismatch(tok *Tokenizer, got, want []int) string {
 // TestRoundTrip checks Decode(Encode(s)) == NFC(s) on the corpus: s itself
 // wherever NFC leaves s unchanged.
 func TestRoundTrip(t *testing.T) {
-	tok := qwenTokenizer(t, "qwen3")
+	tok := fixtureTokenizer(t, "qwen3")
 	changed := 0
 	for _, d := range testCorpus(t) {
 		want := d.Text
@@ -87,7 +93,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestDecodeMatchesHuggingFace(t *testing.T) {
-	tok := qwenTokenizer(t, "qwen3")
+	tok := fixtureTokenizer(t, "qwen3")
 	var ref struct {
 		Cases []struct {
 			IDs             []int  `json:"ids"`
@@ -137,7 +143,7 @@ func TestSplitMatchesHuggingFace(t *testing.T) {
 // that, with the corpus, make up the benchmark corpus, and compares a digest
 // of the ids with the one Hugging Face's ids give.
 func TestModuleFilesMatchHuggingFace(t *testing.T) {
-	tok := qwenTokenizer(t, "qwen3")
+	tok := fixtureTokenizer(t, "qwen3")
 	files, contents := modcacheFiles(t)
 	for i, f := range files {
 		sum := sha256.Sum256(contents[i])

@@ -1,10 +1,17 @@
-// The Qwen2/Qwen3 pre-tokenizer: a hand-written scanner that cuts text into
-// the same pieces as Hugging Face's Split pre-tokenizer with the pattern
+// The byte-level BPE pre-tokenizers: a hand-written scanner that cuts text
+// into the same pieces as Hugging Face's Split pre-tokenizer with the Qwen2 /
+// Qwen3 pattern
 //
 //	(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
 //
+// or the Llama 3 pattern, which differs in one alternative only: numbers go
+// in runs of up to three (\p{N}{1,3} where Qwen has \p{N}):
+//
+//	(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//
 // and behaviour "Isolated" (every match is its own piece; the alternatives
 // together match every character, so there are no gaps between matches).
+// Load picks the scanner by the pattern tokenizer.json names.
 //
 // Why a scanner: Go's regexp has no lookahead, and `\s+(?!\S)` needs one. The
 // scanner resolves the alternatives in the regex's leftmost-first order, with
@@ -23,8 +30,8 @@
 // case fold is "s"). transformers.js differs on all three; see
 // testdata/tokenizer/README.md.
 //
-// What this file is not: a regex engine. Any other split pattern is refused
-// at load time (load.go).
+// What this file is not: a regex engine. Any other split pattern (GPT-2's,
+// Mistral Nemo's tekken, DeepSeek's, …) is refused at load time (load.go).
 
 package tokenizer
 
@@ -33,8 +40,26 @@ import (
 	"unicode/utf8"
 )
 
-// qwenSplitPattern is the only Split regex this package implements.
-const qwenSplitPattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+// qwenSplitPattern and llama3SplitPattern are the Split regexes this
+// package implements.
+const (
+	qwenSplitPattern   = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	llama3SplitPattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+)
+
+// splitter is one of the implemented patterns: the longest run of \p{N}
+// characters one piece takes.
+type splitter struct {
+	name      string // for messages: the models that use it
+	regex     string
+	maxDigits int
+}
+
+var (
+	qwenSplit   = splitter{"Qwen2/Qwen3", qwenSplitPattern, 1}
+	llama3Split = splitter{"Llama 3", llama3SplitPattern, 3}
+	splitters   = []splitter{qwenSplit, llama3Split}
+)
 
 // charClass is what the split pattern can tell apart about a character.
 type charClass uint8
@@ -82,17 +107,21 @@ func classAt(s string, i int) (charClass, int) {
 	return classifyRune(r), w
 }
 
-// splitPieces calls yield with each piece of s, in order.
-func splitPieces(s string, yield func(piece string)) {
+// splitPieces calls yield with each piece of s under the Qwen pattern, in
+// order.
+func splitPieces(s string, yield func(piece string)) { qwenSplit.pieces(s, yield) }
+
+// pieces calls yield with each piece of s, in order.
+func (p splitter) pieces(s string, yield func(piece string)) {
 	for i := 0; i < len(s); {
-		j := pieceEnd(s, i)
+		j := p.pieceEnd(s, i)
 		yield(s[i:j])
 		i = j
 	}
 }
 
 // pieceEnd returns the end of the piece that starts at s[i] (i < len(s)).
-func pieceEnd(s string, i int) int {
+func (p splitter) pieceEnd(s string, i int) int {
 	cls, w := classAt(s, i)
 
 	// (?i:'s|'t|'re|'ve|'m|'ll|'d)
@@ -112,9 +141,17 @@ func pieceEnd(s string, i int) int {
 		}
 	}
 
-	// \p{N}
+	// \p{N}, or \p{N}{1,3} (Llama 3)
 	if cls == classNumber {
-		return i + w
+		j := i + w
+		for n := 1; n < p.maxDigits && j < len(s); n++ {
+			next, w2 := classAt(s, j)
+			if next != classNumber {
+				break
+			}
+			j += w2
+		}
+		return j
 	}
 
 	// ` ?[^\s\p{L}\p{N}]+[\r\n]*`

@@ -1,12 +1,13 @@
 // The Tokenizer: encode text to ids and decode ids to text exactly as Hugging
-// Face's tokenizers do for Qwen2/Qwen3 tokenizer.json files.
+// Face's tokenizers do for Qwen2/Qwen3 and Llama 3 tokenizer.json files.
 //
 // Encode pipeline (the order Hugging Face applies):
 //
 //  1. cut out added tokens that match the raw text (addedtokens.go);
-//  2. NFC-normalise each remaining segment, then cut out added tokens marked
-//     "normalized";
-//  3. split each segment into pieces with the Qwen pattern (splitpattern.go);
+//  2. NFC-normalise each remaining segment (Qwen; Llama 3 has no
+//     normaliser), then cut out added tokens marked "normalized";
+//  3. split each segment into pieces with the Qwen or Llama 3 pattern
+//     (splitpattern.go);
 //  4. byte-pair encode each piece (bpe.go).
 //
 // Decode concatenates each id's bytes and replaces ill-formed UTF-8 with
@@ -14,7 +15,8 @@
 // Face skips ids it has no token for.
 //
 // What this file is not: it never adds special tokens (no BOS/EOS
-// post-processing: Qwen adds none), and it does not compute offsets.
+// post-processing: Qwen adds none, Llama 3.1 a BOS that its chat template
+// writes anyway), and it does not compute offsets.
 
 package tokenizer
 
@@ -31,6 +33,7 @@ type Tokenizer struct {
 	rawAdded        *addedTokenMatcher // "normalized": false, matched on raw text
 	normalizedAdded *addedTokenMatcher // "normalized": true, matched after NFC
 	nfc             bool
+	split           splitter // the pre-tokenizer's pattern
 
 	tokenByID  []string       // vocabulary spelling of each id ("Ġworld", "<|im_end|>"); "" for holes
 	bytesByID  []string       // what each id decodes to (raw bytes)
@@ -47,6 +50,7 @@ type Tokenizer struct {
 // SpecialTokens holds the ids the trainer needs; -1 marks a token the
 // tokenizer does not have.
 type SpecialTokens struct {
+	BOS        int // tokenizer_config.json "bos_token", else the one token tokenizer.json's post-processor puts first
 	EOS        int // tokenizer_config.json "eos_token"
 	Pad        int // tokenizer_config.json "pad_token"
 	IMStart    int // <|im_start|>
@@ -96,7 +100,7 @@ func (t *Tokenizer) appendSegment(dst []int, text string) []int {
 
 func (t *Tokenizer) appendPieces(dst []int, text string) []int {
 	for i := 0; i < len(text); {
-		j := pieceEnd(text, i)
+		j := t.split.pieceEnd(text, i)
 		dst = t.bpe.appendPiece(dst, text[i:j])
 		i = j
 	}

@@ -1,5 +1,5 @@
 // tokenizer_config.json: the transformers-level settings beside
-// tokenizer.json that this package needs, the EOS and pad tokens and the
+// tokenizer.json that this package needs, the BOS, EOS and pad tokens and the
 // chat template (or the chat_template.jinja file newer transformers write
 // instead).
 //
@@ -20,9 +20,9 @@ import (
 )
 
 type tokenizerConfig struct {
-	path         string // "" when the directory has no tokenizer_config.json
-	eos, pad     *string
-	chatTemplate string
+	path          string // "" when the directory has no tokenizer_config.json
+	bos, eos, pad *string
+	chatTemplate  string
 }
 
 // readTokenizerConfig reads dir/tokenizer_config.json and
@@ -57,6 +57,7 @@ func readTokenizerConfig(dir string) (tokenizerConfig, error) {
 
 func (cfg *tokenizerConfig) parse(data []byte) error {
 	var f struct {
+		BOS          json.RawMessage `json:"bos_token"`
 		EOS          json.RawMessage `json:"eos_token"`
 		Pad          json.RawMessage `json:"pad_token"`
 		ChatTemplate json.RawMessage `json:"chat_template"`
@@ -65,6 +66,9 @@ func (cfg *tokenizerConfig) parse(data []byte) error {
 		return fmt.Errorf("not a tokenizer_config.json: %w", err)
 	}
 	var err error
+	if cfg.bos, err = tokenField("bos_token", f.BOS); err != nil {
+		return err
+	}
 	if cfg.eos, err = tokenField("eos_token", f.EOS); err != nil {
 		return err
 	}
@@ -132,6 +136,9 @@ func (t *Tokenizer) applyConfig(cfg tokenizerConfig) error {
 		}
 		*dst = id
 		return nil
+	}
+	if err := set("bos_token", cfg.bos, &t.specialIDs.BOS); err != nil {
+		return err
 	}
 	if err := set("eos_token", cfg.eos, &t.specialIDs.EOS); err != nil {
 		return err

@@ -8,10 +8,15 @@
 // id per merge that creates a new token, then the added tokens. Merges are
 // written in the "a b" string form, which every tokenizers version reads.
 //
-// The chat_template written is this package's own Jinja text, not Qwen3's:
-// it renders system/user/assistant/tool messages, add_generation_prompt and
+// Two formats. Qwen (the default): NFC, the Qwen split pattern, ChatML
+// tokens, and this package's own Jinja template, which renders
+// system/user/assistant/tool messages, add_generation_prompt and
 // enable_thinking exactly as Qwen3's template does (checked by
-// check-tiny.mjs) and leaves out tools and tool_calls.
+// check-tiny.mjs) and leaves out tools and tool_calls. Llama 3: no
+// normaliser, the Llama 3 split pattern, ignore_merges, Llama 3's header
+// and end-of-turn tokens with a BOS post-processor, and a Jinja template of
+// this package's own that renders like Llama 3.1's for messages without
+// tools (checked by make-llama3-reference.py).
 
 package tokenizer
 
@@ -45,13 +50,57 @@ var QwenAddedTokens = []AddedToken{
 	{"</think>", false},
 }
 
-// ByteLevelOptions configures WriteByteLevel.
+// Llama3AddedTokens are the added tokens of the Llama 3 format: Llama 3.1's
+// named special tokens (its 245 reserved ones left out).
+var Llama3AddedTokens = []AddedToken{
+	{"<|begin_of_text|>", true},
+	{"<|end_of_text|>", true},
+	{"<|finetune_right_pad_id|>", true},
+	{"<|start_header_id|>", true},
+	{"<|end_header_id|>", true},
+	{"<|eom_id|>", true},
+	{"<|eot_id|>", true},
+	{"<|python_tag|>", true},
+}
+
+// ByteLevelFormat is the model family whose tokenizer layout
+// WriteByteLevel follows.
+type ByteLevelFormat int
+
+const (
+	FormatQwen   ByteLevelFormat = iota // ChatML, NFC, Qwen's split pattern
+	FormatLlama3                        // header tokens, BOS, Llama 3's split pattern
+)
+
+// ByteLevelOptions configures WriteByteLevel. The defaults depend on Format.
 type ByteLevelOptions struct {
+	Format         ByteLevelFormat
 	Merges         []Merge      // in rank order; may be empty (a pure byte tokenizer)
-	AddedTokens    []AddedToken // nil: QwenAddedTokens
-	EOS            string       // "": <|im_end|>
-	Pad            string       // "": <|endoftext|>
-	ModelMaxLength int          // 0: 32768
+	AddedTokens    []AddedToken // nil: QwenAddedTokens / Llama3AddedTokens
+	EOS            string       // "": <|im_end|> / <|eot_id|>
+	Pad            string       // "": <|endoftext|> / <|finetune_right_pad_id|>
+	ModelMaxLength int          // 0: 32768 / 131072
+}
+
+// withDefaults fills the zero fields of opt for its format.
+func (opt ByteLevelOptions) withDefaults() ByteLevelOptions {
+	added, eos, pad, maxLen := QwenAddedTokens, "<|im_end|>", "<|endoftext|>", 32768
+	if opt.Format == FormatLlama3 {
+		added, eos, pad, maxLen = Llama3AddedTokens, "<|eot_id|>", "<|finetune_right_pad_id|>", 131072
+	}
+	if opt.AddedTokens == nil {
+		opt.AddedTokens = added
+	}
+	if opt.EOS == "" {
+		opt.EOS = eos
+	}
+	if opt.Pad == "" {
+		opt.Pad = pad
+	}
+	if opt.ModelMaxLength == 0 {
+		opt.ModelMaxLength = maxLen
+	}
+	return opt
 }
 
 // WriteByteLevel writes dir/tokenizer.json and dir/tokenizer_config.json,
@@ -74,21 +123,8 @@ func WriteByteLevel(dir string, opt ByteLevelOptions) error {
 
 // byteLevelFiles builds the two files' contents.
 func byteLevelFiles(opt ByteLevelOptions) (tokenizerJSON, configJSON []byte, err error) {
-	added := opt.AddedTokens
-	if added == nil {
-		added = QwenAddedTokens
-	}
-	eos, pad := opt.EOS, opt.Pad
-	if eos == "" {
-		eos = "<|im_end|>"
-	}
-	if pad == "" {
-		pad = "<|endoftext|>"
-	}
-	maxLen := opt.ModelMaxLength
-	if maxLen == 0 {
-		maxLen = 32768
-	}
+	opt = opt.withDefaults()
+	added, eos, pad := opt.AddedTokens, opt.EOS, opt.Pad
 
 	// Vocabulary in raw bytes, then spelled in the byte-level alphabet.
 	var vocab []string
@@ -146,17 +182,33 @@ func byteLevelFiles(opt ByteLevelOptions) (tokenizerJSON, configJSON []byte, err
 	vocabJSON.WriteByte('}')
 
 	byteLevel := map[string]any{"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": false}
+	var normalizer, postProcessor any = map[string]any{"type": "NFC"}, byteLevel
+	pattern, ignoreMerges, bos, chat, class := qwenSplitPattern, false, any(nil), tinyChatTemplate, "Qwen2Tokenizer"
+	if opt.Format == FormatLlama3 {
+		bos = Llama3AddedTokens[0].Content
+		if !used[bos.(string)] {
+			return nil, nil, fmt.Errorf("tokenizer: ByteLevelOptions.AddedTokens: the Llama 3 format needs %q (the BOS)", bos)
+		}
+		normalizer = nil
+		postProcessor = map[string]any{"type": "Sequence", "processors": []any{byteLevel, map[string]any{
+			"type":           "TemplateProcessing",
+			"single":         []any{map[string]any{"SpecialToken": map[string]any{"id": bos, "type_id": 0}}, map[string]any{"Sequence": map[string]any{"id": "A", "type_id": 0}}},
+			"pair":           []any{map[string]any{"SpecialToken": map[string]any{"id": bos, "type_id": 0}}, map[string]any{"Sequence": map[string]any{"id": "A", "type_id": 0}}, map[string]any{"SpecialToken": map[string]any{"id": bos, "type_id": 1}}, map[string]any{"Sequence": map[string]any{"id": "B", "type_id": 1}}},
+			"special_tokens": map[string]any{bos.(string): map[string]any{"id": bos, "ids": []int{idOfAdded(added, bos.(string), len(vocab))}, "tokens": []any{bos}}},
+		}}}
+		pattern, ignoreMerges, chat, class = llama3SplitPattern, true, tinyLlamaChatTemplate, "PreTrainedTokenizerFast"
+	}
 	doc := orderedJSON{
 		{"version", "1.0"},
 		{"truncation", nil},
 		{"padding", nil},
 		{"added_tokens", addedJSON},
-		{"normalizer", map[string]any{"type": "NFC"}},
+		{"normalizer", normalizer},
 		{"pre_tokenizer", map[string]any{"type": "Sequence", "pretokenizers": []any{
-			map[string]any{"type": "Split", "pattern": map[string]any{"Regex": qwenSplitPattern}, "behavior": "Isolated", "invert": false},
+			map[string]any{"type": "Split", "pattern": map[string]any{"Regex": pattern}, "behavior": "Isolated", "invert": false},
 			byteLevel,
 		}}},
-		{"post_processor", byteLevel},
+		{"post_processor", postProcessor},
 		{"decoder", byteLevel},
 		{"model", orderedJSON{
 			{"type", "BPE"},
@@ -166,7 +218,7 @@ func byteLevelFiles(opt ByteLevelOptions) (tokenizerJSON, configJSON []byte, err
 			{"end_of_word_suffix", ""},
 			{"fuse_unk", false},
 			{"byte_fallback", false},
-			{"ignore_merges", false},
+			{"ignore_merges", ignoreMerges},
 			{"vocab", json.RawMessage(vocabJSON.Bytes())},
 			{"merges", merges},
 		}},
@@ -178,21 +230,32 @@ func byteLevelFiles(opt ByteLevelOptions) (tokenizerJSON, configJSON []byte, err
 		{"add_bos_token", false},
 		{"add_prefix_space", false},
 		{"added_tokens_decoder", decoderJSON},
-		{"bos_token", nil},
-		{"chat_template", tinyChatTemplate},
+		{"bos_token", bos},
+		{"chat_template", chat},
 		{"clean_up_tokenization_spaces", false},
 		{"eos_token", eos},
 		{"errors", "replace"},
-		{"model_max_length", maxLen},
+		{"model_max_length", opt.ModelMaxLength},
 		{"pad_token", pad},
 		{"split_special_tokens", false},
-		{"tokenizer_class", "Qwen2Tokenizer"},
+		{"tokenizer_class", class},
 		{"unk_token", nil},
 	}
 	if configJSON, err = marshalIndented(cfg); err != nil {
 		return nil, nil, err
 	}
 	return tokenizerJSON, configJSON, nil
+}
+
+// idOfAdded is the id WriteByteLevel gives the added token content: added
+// tokens follow the first vocabSize ids in order.
+func idOfAdded(added []AddedToken, content string, vocabSize int) int {
+	for i, a := range added {
+		if a.Content == content {
+			return vocabSize + i
+		}
+	}
+	return -1
 }
 
 // orderedJSON is a JSON object that keeps its keys in the order written.
@@ -282,5 +345,31 @@ const tinyChatTemplate = `{#- troupe's Qwen3-style ChatML template (no tools) -#
     {%- if enable_thinking is defined and enable_thinking is false -%}
         {{- '<think>\n\n</think>\n\n' -}}
     {%- endif -%}
+{%- endif -%}
+`
+
+// tinyLlamaChatTemplate renders like Llama 3.1's template for messages
+// without tools: the BOS, the dated system block, header-token turns with
+// trimmed content, tool results as JSON-quoted ipython turns.
+const tinyLlamaChatTemplate = `{#- troupe's Llama 3.1-style header-token template (no tools) -#}
+{{- bos_token -}}
+{%- if date_string is not defined -%}
+    {%- set date_string = "26 Jul 2024" -%}
+{%- endif -%}
+{%- set system = '' -%}
+{%- if messages and messages[0].role == 'system' -%}
+    {%- set system = messages[0].content | trim -%}
+    {%- set messages = messages[1:] -%}
+{%- endif -%}
+{{- '<|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\nToday Date: ' + date_string + '\n\n' + system + '<|eot_id|>' -}}
+{%- for m in messages -%}
+    {%- if m.role == 'tool' or m.role == 'ipython' -%}
+        {{- '<|start_header_id|>ipython<|end_header_id|>\n\n' + (m.content | tojson) + '<|eot_id|>' -}}
+    {%- else -%}
+        {{- '<|start_header_id|>' + m.role + '<|end_header_id|>\n\n' + (m.content | trim) + '<|eot_id|>' -}}
+    {%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}
+    {{- '<|start_header_id|>assistant<|end_header_id|>\n\n' -}}
 {%- endif -%}
 `

