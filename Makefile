@@ -36,7 +36,7 @@ test: setup vet
 	@bash scripts/gpu/check-builds.sh; rc=$$?; \
 	  if [ $$rc -eq 2 ]; then echo "make test: the shim's CUDA build was NOT checked (could not fetch the headers from Debian)"; \
 	  elif [ $$rc -ne 0 ]; then exit $$rc; fi
-	$(GO) test -timeout 45m ./...
+	TROUPE_SANDBOX_REQUIRED=1 $(GO) test -timeout 45m ./...
 
 # The shim's CUDA build paths, compiled (not linked) without a GPU.
 check-gpu-build:
