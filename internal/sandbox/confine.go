@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -74,29 +73,17 @@ func (l Limits) Validate() error {
 
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits
-	if l.Wall > 0 {
-		d.Wall = l.Wall
+	return Limits{
+		Wall: orDefault(l.Wall, d.Wall), CPU: orDefault(l.CPU, d.CPU),
+		Memory: orDefault(l.Memory, d.Memory), FileSize: orDefault(l.FileSize, d.FileSize),
+		Scratch: orDefault(l.Scratch, d.Scratch), Processes: orDefault(l.Processes, d.Processes),
+		OpenFiles: orDefault(l.OpenFiles, d.OpenFiles), Output: orDefault(l.Output, d.Output),
 	}
-	if l.CPU > 0 {
-		d.CPU = l.CPU
-	}
-	if l.Memory > 0 {
-		d.Memory = l.Memory
-	}
-	if l.FileSize > 0 {
-		d.FileSize = l.FileSize
-	}
-	if l.Scratch > 0 {
-		d.Scratch = l.Scratch
-	}
-	if l.Processes > 0 {
-		d.Processes = l.Processes
-	}
-	if l.OpenFiles > 0 {
-		d.OpenFiles = l.OpenFiles
-	}
-	if l.Output > 0 {
-		d.Output = l.Output
+}
+
+func orDefault[T int | int64 | time.Duration](v, d T) T {
+	if v > 0 {
+		return v
 	}
 	return d
 }
@@ -188,6 +175,7 @@ func (s *Sandbox) bwrapArgs(fileArgs []string) []string {
 	args := []string{
 		"--unshare-all", "--unshare-user", "--disable-userns",
 		"--die-with-parent", "--new-session", "--clearenv",
+		"--hostname", owner(), // orphans.go
 	}
 	for i := 0; i+1 < len(Environment); i += 2 {
 		args = append(args, "--setenv", Environment[i], Environment[i+1])
@@ -262,12 +250,15 @@ func copyIn(files map[string][]byte, firstFD int) ([]*os.File, []string, error) 
 	return out, args, nil
 }
 
-// closeInheritedOnExec marks close-on-exec every descriptor above 2 that
-// this process inherited open across exec (Go opens its own with the flag),
-// so that none reaches a sandboxed program: os/exec passes a child only the
-// descriptors it is given, but does not close the others the process
-// inherited without the flag. Once per process.
-var closeInheritedOnExec = sync.OnceValue(func() error {
+// closeOnExec marks close-on-exec every descriptor above 2 of this
+// process that lacks the flag, so that none reaches a sandboxed program:
+// os/exec passes a child only the descriptors it is given but does not
+// close the others, and the trainer holds some without the flag — those it
+// inherited, and those that C libraries (libtorch, Gloo's sockets) open.
+// Called before every start; one opened by another thread in between can
+// still slip through, which is why the coding harness also closes every
+// descriptor it does not know first thing.
+func closeOnExec() error {
 	entries, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		return fmt.Errorf("sandbox: listing this process's descriptors: %w", err)
@@ -286,7 +277,7 @@ var closeInheritedOnExec = sync.OnceValue(func() error {
 		}
 	}
 	return nil
-})
+}
 
 // processesOf counts the processes whose real user is uid.
 func processesOf(uid int) int {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -280,7 +281,10 @@ func TestHelperHoldsARun(t *testing.T) {
 	}
 	s := newSandbox(t, Limits{Wall: time.Minute, CPU: time.Minute})
 	go s.Run(context.Background(), map[string][]byte{"main.py": []byte("import time\ntime.sleep(120)\n")}, "python3", "-I", "main.py", marker)
-	if !eventually(func() bool { return len(processesWith(marker)) > 0 }) {
+	// the program itself, not bwrap (whose arguments hold the marker too)
+	if !eventually(func() bool {
+		return slices.ContainsFunc(processesWith(marker), func(p string) bool { return strings.Contains(p, ": python3 ") })
+	}) {
 		t.Fatal("the program did not start")
 	}
 	fmt.Println("running")
@@ -297,6 +301,49 @@ def is_open(fd):
         return False
 os.write(3, repr([fd for fd in range(3, 256) if is_open(fd)]).encode())
 `
+
+// A sandbox whose trainer is gone (bwrap's set-up can hang when its
+// launcher dies at the wrong moment) is killed when the next sandbox
+// starts; a live trainer's sandbox is left alone.
+func TestOrphanedSandboxIsKilledAtStart(t *testing.T) {
+	newSandbox(t, Limits{}) // skips without bwrap
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	sleeper := func(hostname string) *exec.Cmd {
+		cmd := exec.Command("bwrap", "--unshare-all", "--unshare-user", "--hostname", hostname, "--ro-bind", "/", "/", "--", "sleep", "120")
+		if os.Geteuid() == 0 {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	dead := fmt.Sprintf("%s%d-1", ownerPrefix, gone.Process.Pid)
+	if ownerAlive(dead) || !ownerAlive(owner()) || !ownerAlive("somebody-else") {
+		t.Fatalf("ownerAlive: %s %v, %s %v", dead, ownerAlive(dead), owner(), ownerAlive(owner()))
+	}
+	orphan, live := sleeper(dead), sleeper(owner())
+	orphaned, ended := make(chan error, 1), make(chan error, 1)
+	go func() { orphaned <- orphan.Wait() }()
+	go func() { ended <- live.Wait() }()
+	defer func() { live.Process.Kill(); <-ended }()
+	newSandbox(t, Limits{})
+	select {
+	case <-orphaned:
+	case <-time.After(20 * time.Second): // a wait for an event, not a timing
+		orphan.Process.Kill()
+		t.Fatal("the orphaned sandbox is still running")
+	}
+	select {
+	case err := <-ended:
+		ended <- err
+		t.Fatalf("the live trainer's sandbox ended: %v", err)
+	case <-time.After(time.Second):
+	}
+}
 
 // processesWith lists the host's processes whose command line holds s.
 func processesWith(s string) []string {

@@ -34,7 +34,10 @@
 //     the working directory /tmp/work; the program's files are copied into
 //     it before it starts, and everything written there counts against the
 //     one size. Nothing is written on the host's disks, so a run that
-//     crashes — or a trainer killed with -9 — leaves nothing behind.
+//     crashes — or a trainer killed with -9 — leaves no file behind; the
+//     one process it can leave (orphans.go) is killed by the next New.
+//   - A hostname that names the trainer (pid and start time), nothing of
+//     the host's.
 //   - An explicit environment: PATH, HOME, TMPDIR and LANG, set here; no
 //     variable of the trainer's (tokens, proxies, HOME, …) is inherited.
 //   - Resource limits (prlimit, set just before the program starts, inside
@@ -47,8 +50,9 @@
 //     be contained.
 //   - Descriptors: only stdin (/dev/null), stdout, stderr and the
 //     descriptors the caller passes. Program.Files' copies are closed before
-//     the program starts, and New marks close-on-exec the descriptors the
-//     trainer itself inherited (os/exec would pass those on).
+//     the program starts, and every descriptor of the trainer's is marked
+//     close-on-exec before each start (os/exec would pass on those that lack
+//     the flag).
 //
 // What it does not defend against:
 //
@@ -166,13 +170,11 @@ func New(l Limits, readOnly ...string) (*Sandbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: prlimit not found (it is part of util-linux: apt-get install util-linux)")
 	}
-	if err := closeInheritedOnExec(); err != nil {
-		return nil, err
-	}
 	mounts, err := systemMounts(readOnly)
 	if err != nil {
 		return nil, err
 	}
+	reapOrphans()
 	s := &Sandbox{bwrap: bwrap, prlimit: prlimit, limits: l.withDefaults(), mounts: mounts}
 	if os.Geteuid() == 0 {
 		s.asUser = &syscall.Credential{Uid: 65534, Gid: 65534}
@@ -231,6 +233,9 @@ func (s *Sandbox) exec(ctx context.Context, p Program) Result {
 	stdout := &capped{limit: l.Output}
 	stderr := &capped{limit: l.Output}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := closeOnExec(); err != nil {
+		return unavailable(err.Error())
+	}
 	err = cmd.Start()
 	closeFiles(inherited)
 	closeFiles(files)
