@@ -74,6 +74,8 @@ func TestJointProgramsThatGoWrong(t *testing.T) {
 		{"fork bomb", helper, "import os\ndef double(x):\n    while True:\n        os.fork()\n", 2, "", ""},
 		{"write outside", helper, "def double(x):\n    open('/etc/troupe-escape', 'w').write('x')\n    return 2 * x\n", 2, "0 of 4 tests passed", "run/passed"},
 		{"crash", helper, "import os, signal\ndef double(x):\n    os.kill(os.getpid(), signal.SIGSEGV)\n", 2, "crashed", "run/crashed"},
+		// aux defined with two spaces after def: found as aux, and its body read
+		{"def  aux", "def  aux(x):\n    return 2 * x\n", "def double(x):\n    return aux(x)\n", 4.0, "4 of 4 tests passed", "run/passed"},
 		{"network", helper, "import socket\ndef double(x):\n    socket.create_connection(('93.184.216.34', 80), timeout=2)\n    return 2 * x\n", 1 + 1 + 0, "0 of 4 tests passed", "run/passed"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
