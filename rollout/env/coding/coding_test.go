@@ -98,6 +98,7 @@ func TestHumanEvalAndMBPPFiles(t *testing.T) {
 	p := filepath.Join(dir, "mixed.jsonl")
 	os.WriteFile(p, []byte(`{"task_id": "HumanEval/0", "prompt": "def inc(x):\n    \"\"\"Add one.\"\"\"\n", "entry_point": "inc", "test": "def check(candidate):\n    assert candidate(1) == 2\n"}
 {"task_id": 11, "text": "Write a function to square a number.", "test_list": ["assert square(3) == 9", "assert square(-2) == 4"]}
+{"task_id": 12, "text": "Write a function for the area of a circle.", "test_list": ["assert math.isclose(area(1), PI)"], "test_setup_code": "PI = 3.141592653589793", "test_imports": ["import math"]}
 `), 0o644)
 	tasks, err := LoadJSONL(p)
 	if err != nil {
@@ -112,6 +113,20 @@ func TestHumanEvalAndMBPPFiles(t *testing.T) {
 	}
 	if r := e.JointScore(tasks[1], 0, []string{"def aux(x):\n    return x * x\n", "def square(x):\n    return aux(x)\n"}); !r.Success {
 		t.Errorf("MBPP asserts: %+v", r)
+	}
+	// the tests' own imports and set-up, in the tests' namespace
+	if r := e.JointScore(tasks[2], 0, []string{"def aux(x):\n    return x * x\n", "import math\ndef area(r):\n    return math.pi * aux(r)\n"}); !r.Success || tasks[2].Meta["entry_point"] != "area" {
+		t.Errorf("MBPP test_imports and test_setup_code: %+v", r)
+	}
+	for assert, want := range map[string]string{
+		"assert square(3) == 9": "square",
+		"assert set(similar_elements((3, 4), (5, 4))) == set((4,))": "similar_elements",
+		"assert math.isclose(area(1), 3.14, rel_tol=0.01)":          "area",
+		"assert (max_sub([1, -2]) == 1)":                            "max_sub",
+	} {
+		if got := calledIn(assert); got != want {
+			t.Errorf("calledIn(%q) = %q, want %q", assert, got, want)
+		}
 	}
 	for _, bad := range []string{`{"prompt": "x", "test": "def check(c): pass"}`, `{"text": "x"}`, `{"text": "x", "test_list": ["assert 1 == 1"]}`, `[1]`} {
 		os.WriteFile(p, []byte(bad+"\n"), 0o644)
