@@ -5,7 +5,7 @@
 //	runner   runner.py + solution.py + tests     trusted: runs the tests
 //
 // The runner compiles the program (the syntax check: no code of it runs),
-// then executes each hidden test in its own process with the program's
+// then executes the hidden tests in its own process, with the program's
 // functions replaced by proxies: a call sends its arguments down one pipe,
 // the worker calls the real function and sends the value back up the
 // other, and the runner decodes it as plain data (builtin types only) for
