@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -110,6 +111,18 @@ var (
 	linkerCache = "/etc/ld.so.cache"
 )
 
+// bwrapFeatures reads from bwrap's --help whether it has the options this
+// package needs (--size, without which the scratch space has no bound)
+// and whether it can refuse nested user namespaces (--disable-userns).
+func bwrapFeatures(bwrap string) (disableUserns bool, err error) {
+	out, _ := exec.Command(bwrap, "--help").CombinedOutput()
+	help := string(out)
+	if !strings.Contains(help, "--size") {
+		return false, fmt.Errorf("sandbox: %s has no --size option, which bounds the program's scratch space: install bubblewrap 0.7 or newer (Debian 12 has 0.8.0)", bwrap)
+	}
+	return strings.Contains(help, "--disable-userns"), nil
+}
+
 // systemMounts builds the read-only part of the file system: the system
 // directories that exist here, then the caller's.
 func systemMounts(readOnly []string) ([]string, error) {
@@ -172,11 +185,14 @@ func covered(path string) bool {
 // the environment. fileArgs copy the program's files into the working
 // directory.
 func (s *Sandbox) bwrapArgs(fileArgs []string) []string {
-	args := []string{
-		"--unshare-all", "--unshare-user", "--disable-userns",
+	args := []string{"--unshare-all", "--unshare-user"}
+	if s.nested {
+		args = append(args, "--disable-userns")
+	}
+	args = append(args,
 		"--die-with-parent", "--new-session", "--clearenv",
 		"--hostname", owner(), // orphans.go
-	}
+	)
 	for i := 0; i+1 < len(Environment); i += 2 {
 		args = append(args, "--setenv", Environment[i], Environment[i+1])
 	}

@@ -369,3 +369,35 @@ func eventually(cond func() bool) bool {
 	}
 	return cond()
 }
+
+// The program cannot create a user namespace of its own (the kernel's
+// largest attack surface for an unprivileged process), where bwrap can
+// refuse it (0.8 and newer).
+func TestNestedUserNamespacesAreRefused(t *testing.T) {
+	s := newSandbox(t, Limits{})
+	if !s.nested {
+		t.Skip("this bwrap has no --disable-userns (bubblewrap older than 0.8)")
+	}
+	res := python(t, s, "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nprint(libc.unshare(0x10000000), os.strerror(ctypes.get_errno()))\n")
+	if res.Outcome != Passed || !strings.HasPrefix(string(res.Stdout), "-1 ") {
+		t.Fatalf("unshare(CLONE_NEWUSER) in the sandbox: %s %q", res.Outcome, res.Stdout)
+	}
+}
+
+// A bwrap without --size (older than 0.7) cannot bound the scratch space:
+// refused, with the version to install.
+func TestBwrapWithoutSizeIsRefused(t *testing.T) {
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		t.Skip("prlimit not installed")
+	}
+	dir := t.TempDir()
+	fake := "#!/bin/sh\necho 'usage: bwrap [OPTIONS...] [--] COMMAND [ARGS...]'\necho '    --tmpfs DEST                 Mount new tmpfs on DEST'\n"
+	if err := os.WriteFile(filepath.Join(dir, "bwrap"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+":"+filepath.Dir(prlimit))
+	if _, err := New(Limits{}); err == nil || !strings.Contains(err.Error(), "--size") || !strings.Contains(err.Error(), "0.7") {
+		t.Fatalf("a bwrap without --size: %v", err)
+	}
+}

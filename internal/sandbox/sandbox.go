@@ -17,7 +17,7 @@
 //
 //   - Namespaces (bubblewrap): new user, mount, PID, network, IPC, UTS and
 //     cgroup namespaces; nested user namespaces are refused inside
-//     (--disable-userns). The only network device is loopback, so neither
+//     (--disable-userns, bubblewrap 0.8 and newer). The only network device is loopback, so neither
 //     the Internet nor the host's abstract Unix sockets are reachable; the
 //     program sees only its own processes and cannot signal or trace the
 //     trainer or another run.
@@ -73,8 +73,9 @@
 //     host (nobody, when troupe runs as root), so many concurrent sandboxes
 //     share it.
 //
-// Needs: bwrap (Debian: bubblewrap, ≥ 0.5 for --size and --disable-userns;
-// Debian 12 ships 0.8.0), prlimit (util-linux) and, for Python programs,
+// Needs: bwrap (Debian: bubblewrap) 0.7 or newer for --size, and 0.8 for
+// --disable-userns, which is used where present (Debian 12 ships 0.8.0,
+// Ubuntu 22.04 0.6.1: too old), prlimit (util-linux) and, for Python programs,
 // python3 — scripts/setup.sh installs them. Without bwrap every run reports
 // Unavailable, and the caller decides what that means (the coding reward
 // treats it as an error of the run, not of the model).
@@ -149,6 +150,7 @@ type Sandbox struct {
 	prlimit string
 	limits  Limits
 	mounts  []string            // bwrap arguments for the read-only system directories
+	nested  bool                // bwrap can refuse nested user namespaces (--disable-userns)
 	asUser  *syscall.Credential // nobody, when troupe runs as root
 }
 
@@ -170,12 +172,16 @@ func New(l Limits, readOnly ...string) (*Sandbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: prlimit not found (it is part of util-linux: apt-get install util-linux)")
 	}
+	nested, err := bwrapFeatures(bwrap)
+	if err != nil {
+		return nil, err
+	}
 	mounts, err := systemMounts(readOnly)
 	if err != nil {
 		return nil, err
 	}
 	reapOrphans()
-	s := &Sandbox{bwrap: bwrap, prlimit: prlimit, limits: l.withDefaults(), mounts: mounts}
+	s := &Sandbox{bwrap: bwrap, prlimit: prlimit, limits: l.withDefaults(), mounts: mounts, nested: nested}
 	if os.Geteuid() == 0 {
 		s.asUser = &syscall.Credential{Uid: 65534, Gid: 65534}
 	}
