@@ -218,7 +218,12 @@ func defines(code, name string) bool {
 // JointScore runs [helper, main] against the task's tests. The reward is
 // the sum of the terms, clamped to [0, MaxReward].
 func (e *Env) JointScore(task rollout.Task, turn int, outputs []string) rollout.JointResult {
-	res := e.jointScore(task, turn, outputs)
+	return total(e.jointScore(task, turn, outputs))
+}
+
+// total sums the terms into the reward, clamped to [0, MaxReward].
+func total(res rollout.JointResult) rollout.JointResult {
+	res.Reward = 0
 	for _, t := range res.Terms {
 		res.Reward += t
 	}
@@ -254,7 +259,13 @@ func (e *Env) jointScore(task rollout.Task, _ int, outputs []string) rollout.Joi
 		res.Feedback = fmt.Sprintf("task %s has no tests to run", task.ID)
 		return res
 	}
-	t := e.try(helper+"\n\n\n"+main+"\n", entry, tests)
+	return scored(res, e.try(helper+"\n\n\n"+main+"\n", entry, tests), main, helper)
+}
+
+// scored fills the terms from the syntax check on, from what the test run
+// found.
+func scored(res rollout.JointResult, t trial, main, helper string) rollout.JointResult {
+	terms := res.Terms
 	for _, o := range outcomes {
 		res.Stats[stat(o)] = 0
 	}

@@ -2,6 +2,7 @@ package coding
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,12 +79,23 @@ func TestVerdictIsReadStrictly(t *testing.T) {
 	if !v.judged || !v.syntax || v.passed != 1 || v.total != 3 || !v.complete || v.firstFailure != "AssertionError()" {
 		t.Fatalf("%+v", v)
 	}
-	if c := clamp(1502.5, 0, MaxReward); c != MaxReward {
-		t.Fatalf("clamp(1502.5) = %g", c)
+	// a verdict past the task's tests scores no more than every test
+	// passing, and a sum past the range is clamped
+	res := rollout.JointResult{Terms: map[string]float64{"structure": StructureWeight}, Stats: map[string]float64{}}
+	r := total(scored(res, trial{judged: true, syntax: true, passed: 1000, total: 1, complete: true}, "def f():\n    return aux()\n", "def aux():\n    return 1\n"))
+	if r.Terms["tests"] != TestsWeight || r.Reward != MaxReward {
+		t.Fatalf("1000 of 1 tests: terms %v, reward %g", r.Terms, r.Reward)
 	}
-	for _, x := range []float64{-1.38e19, -0.0} {
-		if c := clamp(x, 0, MaxReward); c != 0 {
-			t.Fatalf("clamp(%g) = %g", x, c)
+	for _, c := range []struct {
+		terms map[string]float64
+		want  float64
+	}{
+		{map[string]float64{"tests": 1500}, MaxReward},
+		{map[string]float64{"tests": -1.38e19}, 0},
+		{map[string]float64{"tests": math.NaN()}, 0},
+	} {
+		if r := total(rollout.JointResult{Terms: c.terms}); r.Reward != c.want {
+			t.Fatalf("terms %v: reward %g, want %g", c.terms, r.Reward, c.want)
 		}
 	}
 }
