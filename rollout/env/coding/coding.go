@@ -18,7 +18,7 @@
 // so the reward lies in [0, 4.0] (clamped there); success is every test
 // passing. How the program's run ended is reported apart from the reward
 // (run/passed, run/failed, run/timed_out, run/out_of_memory, run/crashed,
-// run/output_limit, run/unavailable, run/stopped), and
+// run/output_limit, run/sandbox_unavailable, run/stopped), and
 // the feedback for the next turn says it in words: "tests failed", "timed
 // out", "crashed" and "sandbox unavailable" are never confused. The
 // environment refuses to start when the sandbox cannot run python3.

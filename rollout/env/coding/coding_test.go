@@ -72,6 +72,10 @@ func TestJointProgramsThatGoWrong(t *testing.T) {
 		{"no aux", "def helper(x):\n    return x\n", "def double(x):\n    return 2 * x\n", 0, "does not define aux", ""},
 		{"wrong entry point", helper, "def twice(x):\n    return 2 * x\n", 0, "does not define double", ""},
 		{"syntax error", helper, "def double(x):\n    return (2 * x\n", 1, "does not compile", "run/passed"},
+		// bytes that are not UTF-8: Python's own verdict (a comment may hold
+		// them, a string may not), not a crash of the harness
+		{"not UTF-8 in a comment", helper, "def double(x):\n    return 2 * x  # \xff\xfe\n", 3.5, "4 of 4 tests passed", "run/passed"},
+		{"not UTF-8 in a string", helper, "def double(x):\n    s = '\xff\xfe'\n    return 2 * x\n", 1, "does not compile", "run/passed"},
 		{"infinite loop", helper, "def double(x):\n    while True:\n        pass\n", 2, "timed out", "run/timed_out"},
 		// the allocation fails inside the program (MemoryError under the
 		// address-space limit): a failed test, and the harness goes on

@@ -100,8 +100,8 @@ def proxy(program, name):
 
 with open("tests.json", encoding="utf-8") as f:
     spec = json.load(f)
-with open("solution.py", encoding="utf-8") as f:
-    source = f.read()
+with open("solution.py", "rb") as f:
+    source = f.read()  # bytes: an undecodable program is a SyntaxError, not a crash here
 try:
     compile(source, "solution.py", "exec")
     tree = ast.parse(source)

@@ -21,7 +21,7 @@ MUTABLE = (list, dict, set, bytearray)
 ns = {"__name__": "solution"}
 load_error = None
 try:
-    with open("solution.py", encoding="utf-8") as f:
+    with open("solution.py", "rb") as f:
         exec(compile(f.read(), "solution.py", "exec"), ns)
 except BaseException as e:
     load_error = describe(e)
