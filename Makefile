@@ -43,7 +43,7 @@ test: setup vet
 	@bash scripts/pyref/setup.sh; rc=$$?; \
 	  if [ $$rc -eq 2 ]; then echo "make test: the Python reference checks and the shim's link against PyPI's torch are SKIPPED (PyPI unreachable)"; \
 	  elif [ $$rc -ne 0 ]; then exit $$rc; else export TROUPE_PYREF_REQUIRED=1; fi; \
-	  echo "$(GO) test -timeout 45m ./..."; $(GO) test -timeout 45m ./... || exit 1; \
+	  echo "TROUPE_SANDBOX_REQUIRED=1 $(GO) test -timeout 45m ./..."; TROUPE_SANDBOX_REQUIRED=1 $(GO) test -timeout 45m ./... || exit 1; \
 	  if [ $$rc -eq 0 ]; then GO=$(GO) bash scripts/pyref/test-shim.sh; fi
 
 # The shim's CUDA build paths, compiled (not linked) without a GPU against

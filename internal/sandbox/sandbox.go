@@ -1,31 +1,82 @@
 // Package sandbox runs untrusted programs — code that a model wrote — in a
 // separate, confined process, and says plainly how the run ended: passed,
 // failed (a non-zero exit: a failing test), timed out, out of memory,
-// crashed (killed by a signal), too much output, or sandbox unavailable.
+// crashed (killed by a signal), too much output, stopped by the caller, or
+// sandbox unavailable.
 //
-// Confinement, for every run:
+// # Threat model
 //
-//   - bubblewrap (bwrap) puts the program in new user, mount, PID, network,
-//     IPC and UTS namespaces: the host file system is mounted read-only, a
-//     private /tmp is a tmpfs, the run's own temporary directory is the only
-//     writable host path (mounted at /tmp/work, the working directory), and there
-//     is no network device but loopback. The directory is removed afterwards.
-//   - resource limits: CPU seconds (RLIMIT_CPU), address space (RLIMIT_AS),
-//     written file size (RLIMIT_FSIZE), processes (RLIMIT_NPROC) and a
-//     wall-clock deadline after which the whole process group is killed;
-//     stdout and stderr are kept up to a byte limit, past which the run is
-//     killed too.
-//   - when troupe itself runs as root, the program runs as nobody: the
-//     kernel does not enforce RLIMIT_NPROC for root, so a fork bomb would
-//     otherwise not be contained.
+// The program is hostile: an RL policy searches, without meaning to, for
+// any behaviour that raises its reward or escapes its limits, and a model
+// can also write code that deletes, reads or floods what it can reach. The
+// sandbox is what stands between such code and the machine; the coding
+// reward (rollout/env/coding) adds its own protocol so that the program
+// cannot forge its score either.
 //
-// What it deliberately is not: a security boundary against a determined
-// attacker (it is as strong as bubblewrap and the kernel's namespaces), nor a
-// language runtime: it runs a command; the coding environment decides which.
+// What every run gets (confine.go builds it):
 //
-// Needs: bwrap (Debian: bubblewrap), prlimit (util-linux) and, for Python
-// programs, python3 —
-// scripts/setup.sh installs both. Without bwrap every run reports
+//   - Namespaces (bubblewrap): new user, mount, PID, network, IPC, UTS and
+//     cgroup namespaces; nested user namespaces are refused inside
+//     (--disable-userns, bubblewrap 0.8 and newer). The only network device is loopback, so neither
+//     the Internet nor the host's abstract Unix sockets are reachable; the
+//     program sees only its own processes and cannot signal or trace the
+//     trainer or another run.
+//   - A file system of its own, built on an empty root that is read-only:
+//     the system's /usr/bin, /usr/lib (and /usr/lib32, /usr/lib64, /usr/libx32
+//     where they exist), the /bin and /lib links or directories, the dynamic
+//     linker's cache /etc/ld.so.cache, and the directories the caller names
+//     (the interpreter's own installation when it lies elsewhere) — all
+//     read-only; nothing else of the host: not /etc, /home, /root, /run,
+//     /var, /srv, /opt, /usr/local, the checkout or the run directories, and
+//     so no host Unix socket either. /proc is the sandbox's own; /dev holds
+//     null, zero, full, random, urandom and tty, read-only.
+//   - One writable place: a tmpfs at /tmp of Limits.Scratch bytes, holding
+//     the working directory /tmp/work; the program's files are copied into
+//     it before it starts, and everything written there counts against the
+//     one size. Nothing is written on the host's disks, so a run that
+//     crashes — or a trainer killed with -9 — leaves no file behind; the
+//     one process it can leave (orphans.go) is killed by the next New.
+//   - A hostname that names the trainer (pid and start time), nothing of
+//     the host's.
+//   - An explicit environment: PATH, HOME, TMPDIR and LANG, set here; no
+//     variable of the trainer's (tokens, proxies, HOME, …) is inherited.
+//   - Resource limits (prlimit, set just before the program starts, inside
+//     the namespaces): CPU seconds, address space, the size of one written
+//     file, processes, open files, no core dumps; a wall-clock deadline
+//     after which the whole sandbox is killed; stdout and stderr kept up to
+//     a byte limit, past which the run is killed too.
+//   - When troupe runs as root, the program runs as nobody: the kernel does
+//     not enforce RLIMIT_NPROC for root, so a fork bomb would otherwise not
+//     be contained.
+//   - Descriptors: only stdin (/dev/null), stdout, stderr and the
+//     descriptors the caller passes. Program.Files' copies are closed before
+//     the program starts, and every descriptor of the trainer's is marked
+//     close-on-exec before each start (os/exec would pass on those that lack
+//     the flag).
+//
+// What it does not defend against:
+//
+//   - The kernel: the program makes system calls directly (no seccomp
+//     filter), so a kernel or bubblewrap vulnerability is an escape. The
+//     sandbox is as strong as the namespaces it is built from.
+//   - Memory outside the address space: RLIMIT_AS bounds mapped memory, the
+//     tmpfs bounds files; memory held in memfd or SysV shared-memory objects
+//     that are not mapped is bounded only per object (RLIMIT_FSIZE) and by
+//     the count of open files, not in total. A cgroup would bound it; none
+//     is used (it needs a delegated cgroup tree).
+//   - Side channels and the CPU: the program shares the machine's cores and
+//     caches; the CPU limit bounds how long, not how much of the machine.
+//   - Reading the system's public files: what /usr/bin and /usr/lib hold is
+//     visible (package-managed programs and libraries, no secrets by
+//     convention).
+//   - The processes limit counts every process of the sandbox's user on the
+//     host (nobody, when troupe runs as root), so many concurrent sandboxes
+//     share it.
+//
+// Needs: bwrap (Debian: bubblewrap) 0.7 or newer for --size, and 0.8 for
+// --disable-userns, which is used where present (Debian 12 ships 0.8.0,
+// Ubuntu 22.04 0.6.1: too old), prlimit (util-linux) and, for Python programs,
+// python3 — scripts/setup.sh installs them. Without bwrap every run reports
 // Unavailable, and the caller decides what that means (the coding reward
 // treats it as an error of the run, not of the model).
 package sandbox
@@ -37,7 +88,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -55,49 +105,11 @@ const (
 	Crashed                    // killed by a signal other than the limits'
 	OutputLimit                // wrote more than the output limit
 	Unavailable                // the sandbox could not start the program
+	Stopped                    // the caller's context ended first
 )
 
 func (o Outcome) String() string {
-	return [...]string{"passed", "failed", "timed out", "out of memory", "crashed", "output limit", "sandbox unavailable"}[o]
-}
-
-// Limits bound one run. Zero fields take the defaults of DefaultLimits.
-type Limits struct {
-	Wall      time.Duration // wall-clock deadline
-	CPU       time.Duration // CPU time (RLIMIT_CPU, whole seconds, at least 1)
-	Memory    int64         // address space in bytes (RLIMIT_AS)
-	FileSize  int64         // largest file the program may write (RLIMIT_FSIZE)
-	Processes int           // processes and threads the program may add (RLIMIT_NPROC)
-	Output    int64         // bytes of stdout and of stderr kept; more kills the run
-}
-
-// DefaultLimits suit unit tests of short generated functions.
-var DefaultLimits = Limits{
-	Wall: 10 * time.Second, CPU: 5 * time.Second, Memory: 512 << 20,
-	FileSize: 16 << 20, Processes: 32, Output: 1 << 20,
-}
-
-func (l Limits) withDefaults() Limits {
-	d := DefaultLimits
-	if l.Wall > 0 {
-		d.Wall = l.Wall
-	}
-	if l.CPU > 0 {
-		d.CPU = l.CPU
-	}
-	if l.Memory > 0 {
-		d.Memory = l.Memory
-	}
-	if l.FileSize > 0 {
-		d.FileSize = l.FileSize
-	}
-	if l.Processes > 0 {
-		d.Processes = l.Processes
-	}
-	if l.Output > 0 {
-		d.Output = l.Output
-	}
-	return d
+	return [...]string{"passed", "failed", "timed out", "out of memory", "crashed", "output limit", "sandbox unavailable", "stopped"}[o]
 }
 
 // Result is what a run produced.
@@ -110,25 +122,48 @@ type Result struct {
 	Wall     time.Duration
 	// Blocked lists confinements the program ran into, read from its error
 	// output: "network" (no route out), "write outside its directory"
-	// (read-only file system) and "processes" (fork refused). A program may
-	// still pass after hitting them.
+	// (read-only file system), "disk" (the scratch space is full) and
+	// "processes" (fork refused). A program may still pass after hitting
+	// them.
 	Blocked []string
 	Detail  string // why, for Unavailable and the limits
 }
 
+// Program is one run: the command and what it starts with.
+type Program struct {
+	// Args is the command; Args[0] is an absolute path or a name found on
+	// the sandbox's PATH (/usr/bin:/bin).
+	Args []string
+	// Files are copied into the working directory (names relative to it)
+	// before the program starts.
+	Files map[string][]byte
+	// ExtraFiles become the program's descriptors 3, 4, …: pipes to another
+	// process, typically. Exec closes them once the program has started (or
+	// failed to), so that the caller's copies do not keep a pipe open.
+	ExtraFiles []*os.File
+}
+
 // Sandbox runs programs with one set of limits. Safe for concurrent use:
-// every Run has its own directory and processes.
+// every run has its own namespaces, file system and processes.
 type Sandbox struct {
 	bwrap   string
 	prlimit string
 	limits  Limits
+	mounts  []string            // bwrap arguments for the read-only system directories
+	nested  bool                // bwrap can refuse nested user namespaces (--disable-userns)
 	asUser  *syscall.Credential // nobody, when troupe runs as root
 }
 
-// New finds bwrap and returns a sandbox with the given limits. It fails —
-// with the fix in the message — when bwrap is missing or cannot create the
-// namespaces on this machine.
-func New(l Limits) (*Sandbox, error) {
+// New finds bwrap and returns a sandbox with the given limits (zero fields
+// take DefaultLimits') and, besides the system's directories, the given
+// host directories mounted read-only at the same place (an interpreter
+// installed outside /usr, for instance). It fails — with the fix in the
+// message — when a limit is out of range, a directory does not exist, or
+// bwrap is missing or cannot create the namespaces on this machine.
+func New(l Limits, readOnly ...string) (*Sandbox, error) {
+	if err := l.Validate(); err != nil {
+		return nil, err
+	}
 	bwrap, err := exec.LookPath("bwrap")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: bwrap not found (install bubblewrap: apt-get install bubblewrap, or run scripts/setup.sh)")
@@ -137,7 +172,16 @@ func New(l Limits) (*Sandbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: prlimit not found (it is part of util-linux: apt-get install util-linux)")
 	}
-	s := &Sandbox{bwrap: bwrap, prlimit: prlimit, limits: l.withDefaults()}
+	nested, err := bwrapFeatures(bwrap)
+	if err != nil {
+		return nil, err
+	}
+	mounts, err := systemMounts(readOnly)
+	if err != nil {
+		return nil, err
+	}
+	reapOrphans()
+	s := &Sandbox{bwrap: bwrap, prlimit: prlimit, limits: l.withDefaults(), mounts: mounts, nested: nested}
 	if os.Geteuid() == 0 {
 		s.asUser = &syscall.Credential{Uid: 65534, Gid: 65534}
 	}
@@ -151,72 +195,58 @@ func New(l Limits) (*Sandbox, error) {
 // Limits returns the sandbox's limits.
 func (s *Sandbox) Limits() Limits { return s.limits }
 
-// Run writes files (name → content, relative names only) into a fresh
-// directory, runs argv there, confined, and removes the directory.
+// Run copies files (name → content, relative names only) into a fresh
+// working directory and runs argv there, confined.
 func (s *Sandbox) Run(ctx context.Context, files map[string][]byte, argv ...string) Result {
+	return s.Exec(ctx, Program{Args: argv, Files: files})
+}
+
+// Exec runs one program, confined, and waits for it. Cancelling ctx kills
+// it (outcome Stopped); the wall-clock limit kills it too (TimedOut).
+func (s *Sandbox) Exec(ctx context.Context, p Program) Result {
 	start := time.Now()
-	res := s.run(ctx, files, argv)
+	res := s.exec(ctx, p)
 	res.Wall = time.Since(start)
 	return res
 }
 
-func (s *Sandbox) run(ctx context.Context, files map[string][]byte, argv []string) Result {
-	if len(argv) == 0 {
-		return Result{Outcome: Unavailable, ExitCode: -1, Detail: "no command to run"}
+func (s *Sandbox) exec(ctx context.Context, p Program) Result {
+	inherited := p.ExtraFiles
+	defer closeFiles(inherited) // idempotent: also closed right after Start
+	if len(p.Args) == 0 {
+		return unavailable("no command to run")
 	}
-	dir, err := os.MkdirTemp("", "troupe-sandbox-")
+	files, fileArgs, err := copyIn(p.Files, 3+len(p.ExtraFiles))
+	defer closeFiles(files)
 	if err != nil {
-		return Result{Outcome: Unavailable, ExitCode: -1, Detail: "temporary directory: " + err.Error()}
+		return unavailable(err.Error())
 	}
-	defer os.RemoveAll(dir)
-	// the program may run as nobody: the directory is its to write
-	if err := os.Chmod(dir, 0o777); err != nil {
-		return Result{Outcome: Unavailable, ExitCode: -1, Detail: err.Error()}
-	}
-	for name, data := range files {
-		clean := filepath.Clean(name)
-		if filepath.IsAbs(clean) || clean == "." || strings.HasPrefix(clean, "..") {
-			return Result{Outcome: Unavailable, ExitCode: -1, Detail: fmt.Sprintf("file name %q must be relative and inside the run's directory", name)}
-		}
-		p := filepath.Join(dir, clean)
-		if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
-			return Result{Outcome: Unavailable, ExitCode: -1, Detail: err.Error()}
-		}
-		if err := os.WriteFile(p, data, 0o666); err != nil {
-			return Result{Outcome: Unavailable, ExitCode: -1, Detail: err.Error()}
-		}
-	}
-
 	l := s.limits
 	cpu := max(int64(l.CPU/time.Second), 1)
-	nproc := l.Processes
-	if s.asUser == nil {
-		nproc += processesOf(os.Getuid()) // RLIMIT_NPROC counts every process of the real user
-	}
-	// prlimit (util-linux) sets the limits just before it execs the program,
-	// inside the namespaces, so they bind the program and not bwrap's setup.
-	args := []string{
-		"--ro-bind", "/", "/",
-		"--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-		"--bind", dir, "/tmp/work", "--chdir", "/tmp/work",
-		"--unshare-all", "--die-with-parent", "--new-session",
-		"--setenv", "HOME", "/tmp/work", "--setenv", "TMPDIR", "/tmp",
-		"--", s.prlimit,
-		fmt.Sprintf("--cpu=%d:%d", cpu, cpu+1), // SIGXCPU at the soft limit, SIGKILL a second later
-		fmt.Sprintf("--as=%d", l.Memory), fmt.Sprintf("--fsize=%d", l.FileSize),
-		fmt.Sprintf("--nproc=%d", nproc), "--",
-	}
-	args = append(args, argv...)
+	args := s.bwrapArgs(fileArgs)
+	args = append(args, "--", s.prlimit)
+	args = append(args, s.prlimitArgs(cpu)...)
+	args = append(args, "--")
+	args = append(args, p.Args...)
 
-	ctx, cancel := context.WithTimeout(ctx, l.Wall)
+	wall, cancel := context.WithTimeout(ctx, l.Wall)
 	defer cancel()
 	cmd := exec.Command(s.bwrap, args...)
+	cmd.Env = []string{} // bwrap needs none; the program's comes from --setenv
+	cmd.Dir = "/"
+	cmd.ExtraFiles = append(append([]*os.File(nil), inherited...), files...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.asUser, Pdeathsig: syscall.SIGKILL}
 	stdout := &capped{limit: l.Output}
 	stderr := &capped{limit: l.Output}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if err := cmd.Start(); err != nil {
-		return Result{Outcome: Unavailable, ExitCode: -1, Detail: "starting bwrap: " + err.Error()}
+	if err := closeOnExec(); err != nil {
+		return unavailable(err.Error())
+	}
+	err = cmd.Start()
+	closeFiles(inherited)
+	closeFiles(files)
+	if err != nil {
+		return unavailable("starting bwrap: " + err.Error())
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -229,8 +259,11 @@ wait:
 		select {
 		case waitErr = <-done:
 			break wait
-		case <-ctx.Done():
+		case <-wall.Done():
 			killed = "deadline"
+			if ctx.Err() != nil {
+				killed = "caller"
+			}
 		case <-tick.C:
 			if stdout.over() || stderr.over() {
 				killed = "output"
@@ -248,6 +281,8 @@ wait:
 	}
 	res.Blocked = blocked(res.Stderr)
 	switch {
+	case killed == "caller":
+		res.Outcome, res.Detail = Stopped, "stopped by the caller"
 	case killed == "deadline":
 		res.Outcome, res.Detail = TimedOut, fmt.Sprintf("killed after the %v wall-clock limit", l.Wall)
 	case killed == "output":
@@ -273,6 +308,18 @@ wait:
 	return res
 }
 
+func unavailable(detail string) Result {
+	return Result{Outcome: Unavailable, ExitCode: -1, Detail: detail}
+}
+
+// closeFiles closes each file; closing one twice is harmless (os.File
+// reports the second close as an error, which is ignored here).
+func closeFiles(fs []*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
+}
+
 // bwrapFailed recognises bwrap's own start-up failures (before the program
 // ran), which it reports on stderr with its name and exit status 1.
 func bwrapFailed(stderr []byte, code int) bool {
@@ -289,6 +336,9 @@ func blocked(stderr []byte) []string {
 	if strings.Contains(s, "Read-only file system") {
 		out = append(out, "write outside its directory")
 	}
+	if strings.Contains(s, "No space left on device") || strings.Contains(s, "File too large") {
+		out = append(out, "disk")
+	}
 	if strings.Contains(s, "Resource temporarily unavailable") {
 		out = append(out, "processes")
 	}
@@ -298,26 +348,9 @@ func blocked(stderr []byte) []string {
 // cpuUsed is the CPU time of the sandbox and its waited-for descendants.
 func cpuUsed(ps *os.ProcessState) time.Duration { return ps.UserTime() + ps.SystemTime() }
 
-// processesOf counts the processes whose real user is uid.
-func processesOf(uid int) int {
-	entries, _ := os.ReadDir("/proc")
-	n := 0
-	prefix := fmt.Sprintf("Uid:\t%d\t", uid)
-	for _, e := range entries {
-		if e.Name()[0] < '0' || e.Name()[0] > '9' {
-			continue
-		}
-		status, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
-		if err == nil && bytes.Contains(status, []byte(prefix)) {
-			n++
-		}
-	}
-	return n
-}
-
 // capped keeps the first limit bytes written and counts them all. Write
-// runs on exec's copying goroutine; over is polled from Run's; bytes is read
-// after the process is waited for.
+// runs on exec's copying goroutine; over is polled from Exec's; bytes is
+// read after the process is waited for.
 type capped struct {
 	buf   bytes.Buffer
 	limit int64

@@ -2,7 +2,10 @@
 // writes a function aux, a main agent writes the task's function (which may
 // call aux), and the joint program is run against the task's tests in a
 // sandbox (internal/sandbox: a separate, confined python3 process with CPU,
-// memory, output and wall-clock limits, no network, its own directory).
+// memory, scratch-space, output and wall-clock limits, no network, none of
+// the host's files). The tests run in a second sandboxed process that the
+// program cannot reach, calling the program's functions across a pipe
+// (harness.go): the program cannot forge its verdict.
 //
 // Files: coding.go (options, the environment, the joint reward), tasks.go
 // (JSONL and procedural tasks, the two roles' presets and
@@ -16,9 +19,10 @@
 //	tests      1.5  × the share of tests passed
 //	aux_used   0.5  the entry point calls aux and aux is not empty
 //
-// so the maximum is 4.0; success is every test passing. How the run ended is
-// reported apart from the reward (run/passed, run/failed, run/timed_out,
-// run/out_of_memory, run/crashed, run/output_limit, run/unavailable), and
+// so the reward lies in [0, 4.0] (clamped there); success is every test
+// passing. How the program's run ended is reported apart from the reward
+// (run/passed, run/failed, run/timed_out, run/out_of_memory, run/crashed,
+// run/output_limit, run/sandbox_unavailable, run/stopped), and
 // the feedback for the next turn says it in words: "tests failed", "timed
 // out", "crashed" and "sandbox unavailable" are never confused. The
 // environment refuses to start when the sandbox cannot run python3.
@@ -26,14 +30,19 @@
 // Tasks: HumanEval- or MBPP-style JSONL (a prompt, an entry point, and
 // either a check(candidate) test or a list of asserts), or a procedural set
 // of small list and string functions with tests computed here, so it runs
-// offline. Needs python3 and bubblewrap (scripts/setup.sh installs them).
+// offline. Needs python3 and bubblewrap (scripts/setup.sh installs them);
+// docs/sandbox.md describes the reward, its protection and the limits.
 package coding
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,14 +56,15 @@ type Config struct {
 	Train          string  `yaml:"train"`       // JSONL of the train split (source: file)
 	Test           string  `yaml:"test"`        // JSONL of the test split
 	Seed           uint64  `yaml:"seed"`        // procedural: instance seed
-	TimeoutSeconds float64 `yaml:"timeout_s"`   // wall clock per run
+	TimeoutSeconds float64 `yaml:"timeout_s"`   // wall clock and CPU time per run
 	MemoryMiB      int64   `yaml:"memory_mib"`  // address space per run
-	Interpreter    string  `yaml:"interpreter"` // the Python to run (default python3)
+	ScratchMiB     int64   `yaml:"scratch_mib"` // files the program may write, all together
+	Interpreter    string  `yaml:"interpreter"` // absolute path of the Python 3 to run
 }
 
 // DefaultConfig is the procedural set with short limits.
 func DefaultConfig() Config {
-	return Config{Source: "procedural", Seed: 1, TimeoutSeconds: 10, MemoryMiB: 512, Interpreter: "python3"}
+	return Config{Source: "procedural", Seed: 1, TimeoutSeconds: 10, MemoryMiB: 512, ScratchMiB: 64, Interpreter: "/usr/bin/python3"}
 }
 
 // Files names the dataset files config checks exist (source: file).
@@ -75,11 +85,13 @@ func (c Config) Validate() error {
 	}
 	switch {
 	case !(c.TimeoutSeconds > 0) || c.TimeoutSeconds > 600:
-		return fmt.Errorf("env.coding.timeout_s: must be in (0, 600], got %g", c.TimeoutSeconds)
-	case c.MemoryMiB < 64:
-		return fmt.Errorf("env.coding.memory_mib: must be >= 64, got %d", c.MemoryMiB)
-	case c.Interpreter == "":
-		return fmt.Errorf("env.coding.interpreter: name the Python interpreter (python3)")
+		return fmt.Errorf("env.coding.timeout_s: must be in (0, 600] seconds, got %g", c.TimeoutSeconds)
+	case c.MemoryMiB < 64 || c.MemoryMiB > 65536:
+		return fmt.Errorf("env.coding.memory_mib: must be in [64, 65536] MiB of address space per run, got %d", c.MemoryMiB)
+	case c.ScratchMiB < 1 || c.ScratchMiB > 4096:
+		return fmt.Errorf("env.coding.scratch_mib: must be in [1, 4096] MiB of files per run, got %d", c.ScratchMiB)
+	case !filepath.IsAbs(c.Interpreter):
+		return fmt.Errorf("env.coding.interpreter: must be the absolute path of a Python 3 interpreter (e.g. /usr/bin/python3), got %q", c.Interpreter)
 	}
 	return nil
 }
@@ -96,13 +108,14 @@ const (
 // Env is the coding environment for one split.
 type Env struct {
 	rollout.TaskSource
-	box    *sandbox.Sandbox
-	python string
+	box    *sandbox.Sandbox // the program's
+	judge  *sandbox.Sandbox // the test runner's
+	python string           // the interpreter, symbolic links resolved
 }
 
 func (*Env) Name() string { return "coding" }
 
-// New builds a split and checks that the sandbox runs python3.
+// New builds a split and checks that the sandbox runs the interpreter.
 func New(cfg Config, split string) (*Env, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -126,22 +139,66 @@ func New(cfg Config, split string) (*Env, error) {
 	default:
 		tasks = Procedural(cfg.Seed, split)
 	}
-	box, err := sandbox.New(sandbox.Limits{
+	python, dirs, err := interpreter(cfg.Interpreter)
+	if err != nil {
+		return nil, err
+	}
+	limits := sandbox.Limits{
 		Wall: time.Duration(cfg.TimeoutSeconds * float64(time.Second)), CPU: time.Duration(cfg.TimeoutSeconds * float64(time.Second)),
-		Memory: cfg.MemoryMiB << 20, Processes: 16, Output: 1 << 20, FileSize: 16 << 20,
-	})
+		Memory: cfg.MemoryMiB << 20, Scratch: cfg.ScratchMiB << 20, Processes: 16, Output: 1 << 20, FileSize: 16 << 20,
+	}
+	box, err := sandbox.New(limits, dirs...)
 	if err != nil {
 		return nil, fmt.Errorf("coding: %w", err)
 	}
-	e := &Env{TaskSource: tasks, box: box, python: cfg.Interpreter}
-	if res := e.run(map[string][]byte{"probe.py": []byte("print('ok')\n")}, "probe.py"); res.Outcome != sandbox.Passed {
-		return nil, fmt.Errorf("coding: the sandbox cannot run %s (%s: %s %s); install python3 and bubblewrap (scripts/setup.sh)", cfg.Interpreter, res.Outcome, res.Detail, strings.TrimSpace(string(res.Stderr)))
+	// the runner outlives the program's deadline, to report the tests the
+	// program's end left unanswered
+	limits.Wall += 5 * time.Second
+	judge, err := sandbox.New(limits, dirs...)
+	if err != nil {
+		return nil, fmt.Errorf("coding: %w", err)
+	}
+	e := &Env{TaskSource: tasks, box: box, judge: judge, python: python}
+	if err := e.probe(cfg.Interpreter); err != nil {
+		return nil, err
 	}
 	return e, nil
 }
 
-func (e *Env) run(files map[string][]byte, script string) sandbox.Result {
-	return e.box.Run(context.Background(), files, e.python, "-I", script)
+// interpreter resolves the configured Python's symbolic links and finds
+// the directories it needs besides the system's: its own bin and lib.
+func interpreter(path string) (string, []string, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", nil, fmt.Errorf("env.coding.interpreter: %w (install python3, or name another Python 3)", err)
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+		return "", nil, fmt.Errorf("env.coding.interpreter: %s is not an executable file", real)
+	}
+	dirs := []string{filepath.Dir(real)}
+	prefix := filepath.Dir(filepath.Dir(real))
+	for _, lib := range []string{"lib", "lib64"} {
+		if fi, err := os.Stat(filepath.Join(prefix, lib)); err == nil && fi.IsDir() && prefix != "/" {
+			dirs = append(dirs, filepath.Join(prefix, lib))
+		}
+	}
+	return real, dirs, nil
+}
+
+// probe checks, in the sandbox, that the interpreter is a Python 3.8 or
+// newer: it must compute the line that a Python prints, not echo it.
+func (e *Env) probe(configured string) error {
+	res := e.box.Run(context.Background(), nil, e.python, "-I", "-c", "import sys; print('python', 6 * 7, *sys.version_info[:2])")
+	f := strings.Fields(string(res.Stdout))
+	if res.Outcome == sandbox.Passed && len(f) == 4 && f[0] == "python" && f[1] == "42" && f[2] == "3" {
+		if minor, err := strconv.Atoi(f[3]); err == nil && minor >= 8 {
+			return nil
+		}
+	}
+	if res.Outcome == sandbox.Unavailable {
+		return fmt.Errorf("coding: the sandbox cannot run %s (%s %s); install bubblewrap and python3 (scripts/setup.sh)", configured, res.Detail, strings.TrimSpace(string(res.Stderr)))
+	}
+	return fmt.Errorf("env.coding.interpreter: %s is not a Python 3.8+ interpreter in the sandbox (%s; it printed %q, stderr %q)", configured, res.Outcome, strings.TrimSpace(string(res.Stdout)), strings.TrimSpace(string(res.Stderr)))
 }
 
 var (
@@ -167,46 +224,19 @@ func defines(code, name string) bool {
 	return false
 }
 
-// harness runs the tests one by one and prints a JSON verdict. It is
-// troupe's own; tests are a list of Python snippets that raise on failure.
-const harness = `import json, sys
-src = open("solution.py").read()
-tests = json.load(open("tests.json"))
-try:
-    compile(src, "solution.py", "exec")
-except SyntaxError as e:
-    print(json.dumps({"syntax": False, "error": str(e)[:300]}))
-    sys.exit(0)
-ns = {"__name__": "solution"}
-try:
-    exec(src, ns)
-except BaseException as e:
-    print(json.dumps({"syntax": True, "passed": 0, "total": len(tests), "error": repr(e)[:300]}))
-    sys.exit(0)
-passed, first = 0, ""
-for t in tests:
-    try:
-        exec(t, dict(ns))
-        passed += 1
-    except BaseException as e:
-        if not first:
-            first = repr(e)[:300]
-print(json.dumps({"syntax": True, "passed": passed, "total": len(tests), "error": first}))
-`
-
-type verdict struct {
-	Syntax bool   `json:"syntax"`
-	Passed int    `json:"passed"`
-	Total  int    `json:"total"`
-	Error  string `json:"error"`
+// JointScore runs [helper, main] against the task's tests. The reward is
+// the sum of the terms, clamped to [0, MaxReward].
+func (e *Env) JointScore(task rollout.Task, turn int, outputs []string) rollout.JointResult {
+	return total(e.jointScore(task, turn, outputs))
 }
 
-// JointScore runs [helper, main] against the task's tests.
-func (e *Env) JointScore(task rollout.Task, turn int, outputs []string) rollout.JointResult {
-	res := e.jointScore(task, turn, outputs)
+// total sums the terms into the reward, clamped to [0, MaxReward].
+func total(res rollout.JointResult) rollout.JointResult {
+	res.Reward = 0
 	for _, t := range res.Terms {
 		res.Reward += t
 	}
+	res.Reward = clamp(res.Reward, 0, MaxReward)
 	return res
 }
 
@@ -233,52 +263,70 @@ func (e *Env) jointScore(task rollout.Task, _ int, outputs []string) rollout.Joi
 		return res
 	}
 	terms["structure"] = StructureWeight
-	program := helper + "\n\n\n" + main + "\n"
-	run := e.run(map[string][]byte{"solution.py": []byte(program), "tests.json": []byte(task.Meta["tests"]), "harness.py": []byte(harness)}, "harness.py")
-	for _, o := range []sandbox.Outcome{sandbox.Passed, sandbox.Failed, sandbox.TimedOut, sandbox.OutOfMemory, sandbox.Crashed, sandbox.OutputLimit, sandbox.Unavailable} {
-		res.Stats["run/"+strings.ReplaceAll(o.String(), " ", "_")] = 0
-	}
-	res.Stats["run/"+strings.ReplaceAll(run.Outcome.String(), " ", "_")] = 1
-	var v verdict
-	switch run.Outcome {
-	case sandbox.Passed:
-		if err := json.Unmarshal(lastLine(run.Stdout), &v); err != nil {
-			res.Feedback = "the program printed over the test report; do not print at import time"
-			return res
-		}
-	case sandbox.Unavailable:
-		res.Feedback = "sandbox unavailable: " + run.Detail
-		return res
-	default: // the harness itself was stopped: the program looped, crashed or ate memory
-		res.Feedback = fmt.Sprintf("the program %s while the tests ran", run.Outcome)
-		terms["syntax"] = SyntaxWeight // the harness compiles before running anything that can hang
+	var tests []string
+	if err := json.Unmarshal([]byte(task.Meta["tests"]), &tests); err != nil || len(tests) == 0 {
+		res.Feedback = fmt.Sprintf("task %s has no tests to run", task.ID)
 		return res
 	}
-	if !v.Syntax {
-		res.Feedback = "the joint program does not compile: " + v.Error
+	return scored(res, e.try(helper+"\n\n\n"+main+"\n", entry, tests), main, helper)
+}
+
+// scored fills the terms from the syntax check on, from what the test run
+// found.
+func scored(res rollout.JointResult, t trial, main, helper string) rollout.JointResult {
+	terms := res.Terms
+	for _, o := range outcomes {
+		res.Stats[stat(o)] = 0
+	}
+	res.Stats[stat(t.program.Outcome)] = 1
+	switch {
+	case t.runner.Outcome == sandbox.Unavailable:
+		res.Feedback = "sandbox unavailable: " + t.runner.Detail
+		return res
+	case !t.judged:
+		res.Feedback = fmt.Sprintf("sandbox unavailable: the test runner %s (%s)", t.runner.Outcome, tail(t.runner.Detail+" "+string(t.runner.Stderr)))
+		return res
+	case !t.syntax:
+		res.Feedback = "the joint program does not compile: " + t.compileError
 		return res
 	}
 	terms["syntax"] = SyntaxWeight
-	if v.Total > 0 {
-		terms["tests"] = TestsWeight * float64(v.Passed) / float64(v.Total)
-	}
+	terms["tests"] = clamp(TestsWeight*float64(t.passed)/float64(t.total), 0, TestsWeight)
 	if usesAux(main, helper) {
 		terms["aux_used"] = AuxWeight
 	}
-	res.Success = v.Total > 0 && v.Passed == v.Total
-	res.Feedback = fmt.Sprintf("%d of %d tests passed", v.Passed, v.Total)
-	if v.Error != "" && !res.Success {
-		res.Feedback += "; the first failure: " + v.Error
+	res.Success = t.passed == t.total && t.complete
+	res.Feedback = fmt.Sprintf("%d of %d tests passed", t.passed, t.total)
+	switch o := t.program.Outcome; o {
+	case sandbox.TimedOut, sandbox.OutOfMemory, sandbox.Crashed, sandbox.OutputLimit:
+		res.Feedback += fmt.Sprintf("; the program %s while the tests ran", o)
+	case sandbox.Unavailable:
+		res.Feedback += "; sandbox unavailable: " + t.program.Detail
+	}
+	if t.firstFailure != "" && !res.Success {
+		res.Feedback += "; the first failure: " + t.firstFailure
 	}
 	return res
 }
 
-func lastLine(b []byte) []byte {
-	s := strings.TrimSpace(string(b))
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
+// outcomes are the program's run outcomes, each reported as run/<outcome>.
+var outcomes = []sandbox.Outcome{sandbox.Passed, sandbox.Failed, sandbox.TimedOut, sandbox.OutOfMemory, sandbox.Crashed, sandbox.OutputLimit, sandbox.Unavailable, sandbox.Stopped}
+
+func stat(o sandbox.Outcome) string { return "run/" + strings.ReplaceAll(o.String(), " ", "_") }
+
+func clamp(x, lo, hi float64) float64 {
+	if math.IsNaN(x) {
+		return lo
 	}
-	return []byte(s)
+	return max(lo, min(hi, x))
+}
+
+func tail(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 300 {
+		s = "…" + s[len(s)-300:]
+	}
+	return s
 }
 
 // usesAux: the main program calls aux, and aux's body holds more than pass.
@@ -286,8 +334,17 @@ func usesAux(main, helper string) bool {
 	if !strings.Contains(main, "aux(") {
 		return false
 	}
-	body := helper[strings.Index(helper, "def aux"):]
-	lines := strings.Split(body, "\n")[1:]
+	at := -1
+	for _, m := range defLine.FindAllStringSubmatchIndex(helper, -1) {
+		if helper[m[2]:m[3]] == "aux" {
+			at = m[0]
+			break
+		}
+	}
+	if at < 0 {
+		return false
+	}
+	lines := strings.Split(helper[at:], "\n")[1:]
 	for _, l := range lines {
 		l = strings.TrimSpace(l)
 		if l != "" && l != "pass" && !strings.HasPrefix(l, "#") && !strings.HasPrefix(l, `"""`) {

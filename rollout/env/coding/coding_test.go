@@ -2,6 +2,7 @@ package coding
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,8 +10,13 @@ import (
 	"troupe/rollout"
 )
 
+// newEnv skips the test when bwrap is not installed, unless
+// TROUPE_SANDBOX_REQUIRED is set (make test sets it).
 func newEnv(t *testing.T, split string) *Env {
 	t.Helper()
+	if _, err := exec.LookPath("bwrap"); err != nil && os.Getenv("TROUPE_SANDBOX_REQUIRED") == "" {
+		t.Skip("bwrap not installed (scripts/setup.sh installs bubblewrap)")
+	}
 	cfg := DefaultConfig()
 	cfg.TimeoutSeconds = 3
 	e, err := New(cfg, split)
@@ -66,6 +72,10 @@ func TestJointProgramsThatGoWrong(t *testing.T) {
 		{"no aux", "def helper(x):\n    return x\n", "def double(x):\n    return 2 * x\n", 0, "does not define aux", ""},
 		{"wrong entry point", helper, "def twice(x):\n    return 2 * x\n", 0, "does not define double", ""},
 		{"syntax error", helper, "def double(x):\n    return (2 * x\n", 1, "does not compile", "run/passed"},
+		// bytes that are not UTF-8: Python's own verdict (a comment may hold
+		// them, a string may not), not a crash of the harness
+		{"not UTF-8 in a comment", helper, "def double(x):\n    return 2 * x  # \xff\xfe\n", 3.5, "4 of 4 tests passed", "run/passed"},
+		{"not UTF-8 in a string", helper, "def double(x):\n    s = '\xff\xfe'\n    return 2 * x\n", 1, "does not compile", "run/passed"},
 		{"infinite loop", helper, "def double(x):\n    while True:\n        pass\n", 2, "timed out", "run/timed_out"},
 		// the allocation fails inside the program (MemoryError under the
 		// address-space limit): a failed test, and the harness goes on
@@ -74,6 +84,8 @@ func TestJointProgramsThatGoWrong(t *testing.T) {
 		{"fork bomb", helper, "import os\ndef double(x):\n    while True:\n        os.fork()\n", 2, "", ""},
 		{"write outside", helper, "def double(x):\n    open('/etc/troupe-escape', 'w').write('x')\n    return 2 * x\n", 2, "0 of 4 tests passed", "run/passed"},
 		{"crash", helper, "import os, signal\ndef double(x):\n    os.kill(os.getpid(), signal.SIGSEGV)\n", 2, "crashed", "run/crashed"},
+		// aux defined with two spaces after def: found as aux, and its body read
+		{"def  aux", "def  aux(x):\n    return 2 * x\n", "def double(x):\n    return aux(x)\n", 4.0, "4 of 4 tests passed", "run/passed"},
 		{"network", helper, "import socket\ndef double(x):\n    socket.create_connection(('93.184.216.34', 80), timeout=2)\n    return 2 * x\n", 1 + 1 + 0, "0 of 4 tests passed", "run/passed"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -96,6 +108,7 @@ func TestHumanEvalAndMBPPFiles(t *testing.T) {
 	p := filepath.Join(dir, "mixed.jsonl")
 	os.WriteFile(p, []byte(`{"task_id": "HumanEval/0", "prompt": "def inc(x):\n    \"\"\"Add one.\"\"\"\n", "entry_point": "inc", "test": "def check(candidate):\n    assert candidate(1) == 2\n"}
 {"task_id": 11, "text": "Write a function to square a number.", "test_list": ["assert square(3) == 9", "assert square(-2) == 4"]}
+{"task_id": 12, "text": "Write a function for the area of a circle.", "test_list": ["assert math.isclose(area(1), PI)"], "test_setup_code": "PI = 3.141592653589793", "test_imports": ["import math"]}
 `), 0o644)
 	tasks, err := LoadJSONL(p)
 	if err != nil {
@@ -110,6 +123,20 @@ func TestHumanEvalAndMBPPFiles(t *testing.T) {
 	}
 	if r := e.JointScore(tasks[1], 0, []string{"def aux(x):\n    return x * x\n", "def square(x):\n    return aux(x)\n"}); !r.Success {
 		t.Errorf("MBPP asserts: %+v", r)
+	}
+	// the tests' own imports and set-up, in the tests' namespace
+	if r := e.JointScore(tasks[2], 0, []string{"def aux(x):\n    return x * x\n", "import math\ndef area(r):\n    return math.pi * aux(r)\n"}); !r.Success || tasks[2].Meta["entry_point"] != "area" {
+		t.Errorf("MBPP test_imports and test_setup_code: %+v", r)
+	}
+	for assert, want := range map[string]string{
+		"assert square(3) == 9": "square",
+		"assert set(similar_elements((3, 4), (5, 4))) == set((4,))": "similar_elements",
+		"assert math.isclose(area(1), 3.14, rel_tol=0.01)":          "area",
+		"assert (max_sub([1, -2]) == 1)":                            "max_sub",
+	} {
+		if got := calledIn(assert); got != want {
+			t.Errorf("calledIn(%q) = %q, want %q", assert, got, want)
+		}
 	}
 	for _, bad := range []string{`{"prompt": "x", "test": "def check(c): pass"}`, `{"text": "x"}`, `{"text": "x", "test_list": ["assert 1 == 1"]}`, `[1]`} {
 		os.WriteFile(p, []byte(bad+"\n"), 0o644)

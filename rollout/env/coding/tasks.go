@@ -14,7 +14,9 @@ import (
 
 // LoadJSONL reads HumanEval-style records (prompt, entry_point, test: a
 // check(candidate) function) or MBPP-style ones (text, test_list: asserts;
-// the entry point is the function the first assert calls, or entry_point).
+// the entry point is the function the first assert calls, or entry_point;
+// test_setup_code and test_imports, where present, open every assert: the
+// tests run in a namespace of their own, not the program's).
 func LoadJSONL(path string) (rollout.SliceSource, error) {
 	return jsonl.Tasks("coding", path, func(line int, b string) (rollout.Task, error) {
 		var rec struct {
@@ -24,6 +26,8 @@ func LoadJSONL(path string) (rollout.SliceSource, error) {
 			EntryPoint string   `json:"entry_point"`
 			Test       string   `json:"test"`
 			TestList   []string `json:"test_list"`
+			Setup      string   `json:"test_setup_code"`
+			Imports    []string `json:"test_imports"`
 		}
 		if err := json.Unmarshal([]byte(b), &rec); err != nil {
 			return rollout.Task{}, fmt.Errorf("coding: dataset %s:%d: %v", path, line, err)
@@ -45,11 +49,15 @@ func LoadJSONL(path string) (rollout.SliceSource, error) {
 			}
 			tests = []string{rec.Test + "\ncheck(" + entry + ")\n"}
 		case len(rec.TestList) > 0:
-			tests = rec.TestList
-			if entry == "" {
-				if m := callee.FindStringSubmatch(rec.TestList[0]); m != nil {
-					entry = m[1]
+			prelude := strings.TrimSpace(rec.Setup + "\n" + strings.Join(rec.Imports, "\n"))
+			for _, t := range rec.TestList {
+				if prelude != "" {
+					t = prelude + "\n" + t
 				}
+				tests = append(tests, t)
+			}
+			if entry == "" {
+				entry = calledIn(rec.TestList[0])
 			}
 			if entry == "" {
 				return rollout.Task{}, fmt.Errorf("%s: no entry_point, and the first assert calls no function", where)
@@ -66,7 +74,29 @@ func LoadJSONL(path string) (rollout.SliceSource, error) {
 	})
 }
 
-var callee = regexp.MustCompile(`assert\s+\(?\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(`)
+var call = regexp.MustCompile(`([A-Za-z_][\w.]*)\s*\(`)
+
+// notEntry are the names an MBPP assert calls around the function under
+// test: Python's keywords and builtins.
+var notEntry = map[string]bool{}
+
+func init() {
+	for _, n := range strings.Fields("assert and or not in is if else lambda abs all any bool dict enumerate filter float frozenset int isinstance len list map max min next range repr reversed round set sorted str sum tuple type zip") {
+		notEntry[n] = true
+	}
+}
+
+// calledIn is the first function an assert calls that is not a builtin
+// (nor a method or a module's function): "similar_elements" in
+// "assert set(similar_elements(a, b)) == set(c)".
+func calledIn(assert string) string {
+	for _, m := range call.FindAllStringSubmatch(assert, -1) {
+		if !notEntry[m[1]] && !strings.Contains(m[1], ".") {
+			return m[1]
+		}
+	}
+	return ""
+}
 
 // problem is one procedural task family: a description with a parameter
 // k, the entry point, a reference solution (helper + main, used for
