@@ -71,7 +71,18 @@ var seedSuffix = regexp.MustCompile(`-s\d+$`)
 func compareRuns(w io.Writer, out string, dirs []string) error {
 	var runs []runSeries
 	agents := map[string]bool{}
+	seen := map[string]string{}
 	for _, d := range dirs {
+		// the same run given twice would count its steps twice in its group's
+		// mean and spread
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return fmt.Errorf("compare: %w", err)
+		}
+		if first, dup := seen[abs]; dup {
+			return fmt.Errorf("compare: run %s is given twice (also as %s); name each run once", d, first)
+		}
+		seen[abs] = d
 		recs, err := metrics.ReadJSONL(filepath.Join(d, "metrics.jsonl"))
 		if err != nil {
 			return fmt.Errorf("compare: %w", err)

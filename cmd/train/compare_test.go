@@ -1,7 +1,10 @@
 package main
 
 import (
+	"io"
 	"math"
+	"os"
+	"strings"
 	"testing"
 )
 
@@ -27,5 +30,20 @@ func TestSpikesAndMedian(t *testing.T) {
 	}
 	if m := mean([]float64{1, math.NaN(), 3}); m != 2 {
 		t.Errorf("mean skipping NaN = %g, want 2", m)
+	}
+}
+
+func TestCompareRefusesARunGivenTwice(t *testing.T) {
+	dir := t.TempDir()
+	run := dir + "/grpo-s1"
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(run+"/metrics.jsonl", []byte(`{"step":1,"grad_norm/solver":1}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := compareRuns(io.Discard, dir+"/report", []string{run, dir + "/./grpo-s1/"})
+	if err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Fatalf("the same run twice: want an error naming it, got %v", err)
 	}
 }
