@@ -1,6 +1,8 @@
 package coding
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -125,6 +127,28 @@ func TestHumanEvalAndMBPPFiles(t *testing.T) {
 	}
 	if tasks[0].Meta["entry_point"] != "inc" || tasks[1].Meta["entry_point"] != "square" || tasks[1].ID != "11" {
 		t.Fatalf("tasks %+v", tasks)
+	}
+	// a check of single-line asserts is split, one test each (partial
+	// credit, as the reference's extract_test_cases); one with other
+	// statements runs whole
+	for _, c := range []struct {
+		check string
+		want  []string
+	}{
+		{"METADATA = {}\n\ndef check(candidate):\n    # basic\n    assert candidate(1) == 2\n    assert candidate(-1) == 0\n    assert True, 'debug'\n", []string{"assert inc(1) == 2", "assert inc(-1) == 0"}},
+		{"def check(candidate):\n    for i in range(3):\n        assert candidate(i) == i + 1\n", []string{"def check(candidate):\n    for i in range(3):\n        assert candidate(i) == i + 1\n\ncheck(inc)\n"}},
+		{"def check(candidate):\n    assert candidate(\n        1) == 2\n", []string{"def check(candidate):\n    assert candidate(\n        1) == 2\n\ncheck(inc)\n"}},
+	} {
+		rec, _ := json.Marshal(map[string]string{"prompt": "def inc(x):\n", "entry_point": "inc", "test": c.check})
+		os.WriteFile(p, append(rec, '\n'), 0o644)
+		got, err := LoadJSONL(p)
+		var tests []string
+		if err == nil {
+			json.Unmarshal([]byte(got[0].Meta["tests"]), &tests)
+		}
+		if fmt.Sprint(tests) != fmt.Sprint(c.want) {
+			t.Errorf("check %q: tests %q, want %q (%v)", c.check, tests, c.want, err)
+		}
 	}
 	e := newEnv(t, "train")
 	if r := e.JointScore(tasks[0], 0, []string{"def aux(x):\n    return x + 1\n", "def inc(x):\n    return aux(x)\n"}); !r.Success {

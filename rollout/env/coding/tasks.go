@@ -47,7 +47,9 @@ func LoadJSONL(path string) (rollout.SliceSource, error) {
 			if entry == "" {
 				return rollout.Task{}, fmt.Errorf("%s: a check(candidate) test needs entry_point", where)
 			}
-			tests = []string{rec.Test + "\ncheck(" + entry + ")\n"}
+			if tests = checkAsserts(rec.Test, entry); tests == nil {
+				tests = []string{rec.Test + "\ncheck(" + entry + ")\n"}
+			}
 		case len(rec.TestList) > 0:
 			prelude := strings.TrimSpace(rec.Setup + "\n" + strings.Join(rec.Imports, "\n"))
 			for _, t := range rec.TestList {
@@ -72,6 +74,40 @@ func LoadJSONL(path string) (rollout.SliceSource, error) {
 		}
 		return rollout.Task{ID: id, Question: question, Meta: map[string]string{"entry_point": entry, "tests": string(enc)}}, nil
 	})
+}
+
+// checkAsserts splits a HumanEval check(candidate) into one test per
+// single-line assert that names candidate, candidate replaced by the entry
+// point, as the reference's extract_test_cases does (asserts that do not
+// name candidate are dropped there and here). When the body holds anything
+// but such asserts, blank lines and comments (set-up, loops, an assert over
+// several lines), it returns nil and the check runs whole, as one test.
+func checkAsserts(test, entry string) []string {
+	lines := strings.Split(test, "\n")
+	start := -1
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "def check(candidate)") {
+			start = i + 1
+			break
+		}
+	}
+	if start < 0 {
+		return nil
+	}
+	var out []string
+	for _, l := range lines[start:] {
+		s := strings.TrimSpace(l)
+		switch {
+		case s == "" || strings.HasPrefix(s, "#"):
+		case l == strings.TrimLeft(l, " \t"):
+			return out // the body ended
+		case !strings.HasPrefix(s, "assert"):
+			return nil
+		case strings.Contains(s, "candidate"):
+			out = append(out, strings.ReplaceAll(s, "candidate", entry))
+		}
+	}
+	return out
 }
 
 var call = regexp.MustCompile(`([A-Za-z_][\w.]*)\s*\(`)
