@@ -57,7 +57,7 @@ func TestEndToEndMAGRPO(t *testing.T) {
 				t.Errorf("rows %g, want 24", v["adv/rows"])
 			}
 			want := map[string][]string{
-				"writing": {"eval/reward/structure", "eval/reward/length_ratio", "eval/reward/unique_words", "eval/reward/coherence", "eval/joint_reward"},
+				"writing": {"eval/reward/structure", "eval/reward/length_ratio", "eval/reward/unique_words", "eval/reward/transitions", "eval/reward/overlap", "eval/joint_reward"},
 				"coding":  {"eval/reward/structure", "eval/reward/syntax", "eval/reward/tests", "eval/reward/aux_used", "eval/joint_reward"},
 			}[env.name]
 			for _, k := range append(want, "policy/first/loss", "policy/second/loss") {

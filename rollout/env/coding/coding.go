@@ -7,25 +7,28 @@
 // program cannot reach, calling the program's functions across a pipe
 // (harness.go): the program cannot forge its verdict.
 //
-// Files: coding.go (options, the environment, the joint reward), tasks.go
-// (JSONL and procedural tasks, the two roles' presets and
-// demonstrations), register.go (the registration).
+// Files: coding.go (options, the environment, the scoring of a joint
+// action and its feedback), reward.go (the reward's terms and the static
+// reading of the programs), harness.go (the test run), tasks.go (JSONL and
+// procedural tasks, the roles' presets and demonstrations), register.go
+// (the registration).
 //
-// The joint reward is level-gated, as CoMLRL's is, with troupe's own terms
-// (each reported as reward/<term>):
+// The joint reward is CoMLRL's level-gated aux + main reward (reward.go),
+// each term reported as reward/<term>: structure, syntax, tests, aux_used,
+// not_wrapper, discarded_aux; it lies in [0, 4.0] and a joint action
+// succeeds when every test passes. How the program's run ended is reported
+// apart from the reward (run/passed, run/failed, run/timed_out,
+// run/out_of_memory, run/crashed, run/output_limit, run/sandbox_unavailable,
+// run/stopped). The feedback for the next turn is the reference's
+// diagnostics: each function found or missing, the syntax check and its
+// error, the tests passed, every failing test with its error, and how the
+// entry point uses aux; "tests failed", "timed out", "crashed" and "sandbox
+// unavailable" are never confused. The environment refuses to start when
+// the sandbox cannot run python3.
 //
-//	structure  1.0  the helper defines aux and the main agent the entry point   (else the rest is 0)
-//	syntax     1.0  the joint program compiles                                  (else the rest is 0)
-//	tests      1.5  × the share of tests passed
-//	aux_used   0.5  the entry point calls aux and aux is not empty
-//
-// so the reward lies in [0, 4.0] (clamped there); success is every test
-// passing. How the program's run ended is reported apart from the reward
-// (run/passed, run/failed, run/timed_out, run/out_of_memory, run/crashed,
-// run/output_limit, run/sandbox_unavailable, run/stopped), and
-// the feedback for the next turn says it in words: "tests failed", "timed
-// out", "crashed" and "sandbox unavailable" are never confused. The
-// environment refuses to start when the sandbox cannot run python3.
+// One agent alone (workflow single) writes both functions in one response;
+// its aux and the rest are scored as the helper's and the main agent's
+// programs by the same reward.
 //
 // Tasks: HumanEval- or MBPP-style JSONL (a prompt, an entry point, and
 // either a check(candidate) test or a list of asserts), or a procedural set
@@ -95,15 +98,6 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
-
-// Term weights.
-const (
-	StructureWeight = 1.0
-	SyntaxWeight    = 1.0
-	TestsWeight     = 1.5
-	AuxWeight       = 0.5
-	MaxReward       = StructureWeight + SyntaxWeight + TestsWeight + AuxWeight
-)
 
 // Env is the coding environment for one split.
 type Env struct {
@@ -202,8 +196,7 @@ func (e *Env) probe(configured string) error {
 }
 
 var (
-	fence   = regexp.MustCompile("(?s)```(?:python|py)?\\s*\\n(.*?)```")
-	defLine = regexp.MustCompile(`(?m)^def\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(`)
+	fence = regexp.MustCompile("(?s)```(?:python|py)?\\s*\\n(.*?)```")
 )
 
 // Code extracts the program from a response: the last fenced block, else
@@ -215,19 +208,13 @@ func Code(response string) string {
 	return strings.TrimSpace(response)
 }
 
-func defines(code, name string) bool {
-	for _, m := range defLine.FindAllStringSubmatch(code, -1) {
-		if m[1] == name {
-			return true
-		}
-	}
-	return false
-}
-
 // JointScore runs [helper, main] against the task's tests. The reward is
 // the sum of the terms, clamped to [0, MaxReward].
 func (e *Env) JointScore(task rollout.Task, turn int, outputs []string) rollout.JointResult {
-	return total(e.jointScore(task, turn, outputs))
+	if len(outputs) != 2 {
+		return rollout.JointResult{Feedback: fmt.Sprintf("coding needs a helper and a main program, got %d", len(outputs))}
+	}
+	return total(e.score(task, Code(outputs[0]), Code(outputs[1])))
 }
 
 // total sums the terms into the reward, clamped to [0, MaxReward].
@@ -240,40 +227,54 @@ func total(res rollout.JointResult) rollout.JointResult {
 	return res
 }
 
-// jointScore fills the terms level by level, returning at the first that
+// reading is what the static checks found in the two programs.
+type reading struct {
+	auxFn, mainFn   string // the two functions' text ("" when missing)
+	auxOK, mainOK   bool   // defined with a return value
+	entry           string
+	calls, discards bool // the entry point calls aux; as a bare statement
+	wrapper         bool
+}
+
+func read(helper, main, entry string) reading {
+	r := reading{auxFn: function(helper, "aux"), mainFn: function(main, entry), entry: entry}
+	r.auxOK, r.mainOK = definedWithReturn(r.auxFn), definedWithReturn(r.mainFn)
+	r.calls = auxCall.MatchString(r.mainFn)
+	r.discards = r.calls && discardsAux(r.mainFn)
+	r.wrapper = r.mainFn != "" && isWrapper(r.mainFn)
+	return r
+}
+
+// score fills the terms level by level, stopping at the first gate that
 // fails; JointScore sums them.
-func (e *Env) jointScore(task rollout.Task, _ int, outputs []string) rollout.JointResult {
-	terms := map[string]float64{"structure": 0, "syntax": 0, "tests": 0, "aux_used": 0}
+func (e *Env) score(task rollout.Task, helper, main string) rollout.JointResult {
+	terms := map[string]float64{"structure": 0, "syntax": 0, "tests": 0, "aux_used": 0, "not_wrapper": 0, "discarded_aux": 0}
 	res := rollout.JointResult{Terms: terms, Stats: map[string]float64{}}
-	if len(outputs) != 2 {
-		res.Feedback = fmt.Sprintf("coding needs a helper and a main program, got %d", len(outputs))
+	rd := read(helper, main, task.Meta["entry_point"])
+	if rd.auxOK {
+		terms["structure"] += AuxDefinedReward
+	}
+	if !rd.mainOK {
+		terms["structure"] += 0
+		res.Feedback = diagnostics(rd, nil)
 		return res
 	}
-	helper, main := Code(outputs[0]), Code(outputs[1])
-	entry := task.Meta["entry_point"]
-	var missing []string
-	if !defines(helper, "aux") {
-		missing = append(missing, "the helper does not define aux")
-	}
-	if !defines(main, entry) {
-		missing = append(missing, fmt.Sprintf("the main program does not define %s", entry))
-	}
-	if len(missing) > 0 {
-		res.Feedback = strings.Join(missing, "; ") + "."
-		return res
-	}
-	terms["structure"] = StructureWeight
+	terms["structure"] += MainDefinedReward
 	var tests []string
 	if err := json.Unmarshal([]byte(task.Meta["tests"]), &tests); err != nil || len(tests) == 0 {
 		res.Feedback = fmt.Sprintf("task %s has no tests to run", task.ID)
 		return res
 	}
-	return scored(res, e.try(helper+"\n\n\n"+main+"\n", entry, tests), main, helper)
+	program := helper + "\n\n\n" + main + "\n"
+	if imports := promptImports(task.Question); imports != "" {
+		program = imports + "\n\n" + program
+	}
+	return scored(res, e.try(program, rd.entry, tests), rd, tests)
 }
 
 // scored fills the terms from the syntax check on, from what the test run
-// found.
-func scored(res rollout.JointResult, t trial, main, helper string) rollout.JointResult {
+// found, and writes the feedback.
+func scored(res rollout.JointResult, t trial, rd reading, tests []string) rollout.JointResult {
 	terms := res.Terms
 	for _, o := range outcomes {
 		res.Stats[stat(o)] = 0
@@ -287,26 +288,74 @@ func scored(res rollout.JointResult, t trial, main, helper string) rollout.Joint
 		res.Feedback = fmt.Sprintf("sandbox unavailable: the test runner %s (%s)", t.runner.Outcome, tail(t.runner.Detail+" "+string(t.runner.Stderr)))
 		return res
 	case !t.syntax:
-		res.Feedback = "the joint program does not compile: " + t.compileError
+		res.Feedback = diagnostics(rd, &t)
 		return res
 	}
-	terms["syntax"] = SyntaxWeight
-	terms["tests"] = clamp(TestsWeight*float64(t.passed)/float64(t.total), 0, TestsWeight)
-	if usesAux(main, helper) {
-		terms["aux_used"] = AuxWeight
+	terms["syntax"] = SyntaxReward
+	terms["tests"] = clamp(TestsReward*float64(t.passed)/float64(t.total), 0, TestsReward)
+	if t.passed > 0 && rd.auxFn != "" && rd.calls {
+		terms["aux_used"] = AuxUsedReward
+		if !rd.wrapper {
+			terms["not_wrapper"] = NotWrapperReward
+		}
+		if rd.discards {
+			terms["discarded_aux"] = DiscardedAuxReward
+		}
 	}
 	res.Success = t.passed == t.total && t.complete
-	res.Feedback = fmt.Sprintf("%d of %d tests passed", t.passed, t.total)
+	res.Feedback = diagnostics(rd, &t, tests...)
+	return res
+}
+
+// diagnostics is the next turn's feedback, in the reference's shape
+// (LLM_Collab_Code_Generation external/level_feedback.py): each function
+// found or missing, the syntax check, the tests with every failing case and
+// its error, and how the entry point uses aux. t is nil when no test ran.
+func diagnostics(rd reading, t *trial, tests ...string) string {
+	found := func(ok bool, fn, what string) string {
+		switch {
+		case ok:
+			return "FOUND (" + what + " defined with a return statement)"
+		case fn != "":
+			return "MISSING (" + what + " has no return statement)"
+		}
+		return "MISSING (" + what + " not defined)"
+	}
+	lines := []string{
+		"- Aux definition: " + found(rd.auxOK, rd.auxFn, "aux"),
+		"- Main definition: " + found(rd.mainOK, rd.mainFn, rd.entry),
+	}
+	if t == nil {
+		return strings.Join(lines, "\n")
+	}
+	if !t.syntax {
+		return strings.Join(append(lines, "- Syntax: ERROR (the joint program does not compile: "+t.compileError+")"), "\n")
+	}
+	lines = append(lines, "- Syntax: OK", fmt.Sprintf("- Tests: %d of %d tests passed", t.passed, t.total))
 	switch o := t.program.Outcome; o {
 	case sandbox.TimedOut, sandbox.OutOfMemory, sandbox.Crashed, sandbox.OutputLimit:
-		res.Feedback += fmt.Sprintf("; the program %s while the tests ran", o)
+		lines = append(lines, fmt.Sprintf("  the program %s while the tests ran", o))
 	case sandbox.Unavailable:
-		res.Feedback += "; sandbox unavailable: " + t.program.Detail
+		lines = append(lines, "  sandbox unavailable: "+t.program.Detail)
 	}
-	if t.firstFailure != "" && !res.Success {
-		res.Feedback += "; the first failure: " + t.firstFailure
+	for _, f := range t.failures {
+		lines = append(lines, fmt.Sprintf("  Failed case: %s -> %s", strings.TrimSpace(tests[f.test]), f.error))
 	}
-	return res
+	if !t.complete && t.passed+len(t.failures) < t.total {
+		lines = append(lines, fmt.Sprintf("  %d tests were not reached", t.total-t.passed-len(t.failures)))
+	}
+	switch {
+	case !rd.calls:
+		lines = append(lines, "- Aux usage: main does NOT call aux")
+	case rd.discards:
+		lines = append(lines, "- Aux usage: main calls aux but throws its value away")
+	default:
+		lines = append(lines, "- Aux usage: main calls aux and uses its result")
+	}
+	if rd.calls && rd.wrapper {
+		lines = append(lines, "- Warning: main appears to be a thin wrapper over aux")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // outcomes are the program's run outcomes, each reported as run/<outcome>.
@@ -329,37 +378,21 @@ func tail(s string) string {
 	return s
 }
 
-// usesAux: the main program calls aux, and aux's body holds more than pass.
-func usesAux(main, helper string) bool {
-	if !strings.Contains(main, "aux(") {
-		return false
-	}
-	at := -1
-	for _, m := range defLine.FindAllStringSubmatchIndex(helper, -1) {
-		if helper[m[2]:m[3]] == "aux" {
-			at = m[0]
-			break
-		}
-	}
-	if at < 0 {
-		return false
-	}
-	lines := strings.Split(helper[at:], "\n")[1:]
-	for _, l := range lines {
-		l = strings.TrimSpace(l)
-		if l != "" && l != "pass" && !strings.HasPrefix(l, "#") && !strings.HasPrefix(l, `"""`) {
-			return true
-		}
-	}
-	return false
+// Score is the single-agent baseline: one response holding both
+// functions, its aux scored as the helper's program and the rest as the
+// main agent's, by the joint reward.
+func (e *Env) Score(task rollout.Task, response string) rollout.Score {
+	helper, main := SplitProgram(Code(response))
+	r := total(e.score(task, helper, main))
+	return rollout.Score{Reward: r.Reward, Success: r.Success, Metrics: r.Terms}
 }
 
-// Score runs one response as the main program with no helper: 1 when every
-// test passes (for evaluating a single coder).
-func (e *Env) Score(task rollout.Task, response string) rollout.Score {
-	r := e.JointScore(task, 0, []string{"def aux(*args):\n    return None\n", response})
-	if r.Success {
-		return rollout.Score{Reward: 1, Success: true}
+// SplitProgram cuts one program into aux's definition and the rest.
+func SplitProgram(code string) (helper, main string) {
+	fn := function(code, "aux")
+	if fn == "" {
+		return "", code
 	}
-	return rollout.Score{}
+	at := strings.Index(code, fn)
+	return fn + "\n", strings.TrimSpace(code[:at]+code[at+len(fn):]) + "\n"
 }

@@ -1,6 +1,8 @@
 package coding
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,32 +63,41 @@ func TestJointProgramsThatGoWrong(t *testing.T) {
 	tk := rollout.Task{ID: "t", Meta: map[string]string{"entry_point": "double",
 		"tests": `["assert double(2) == 4", "assert double(-1) == -2", "assert double(0) == 0", "assert double(5) == 10"]`}}
 	helper := "```python\ndef aux(x):\n    return 2 * x\n```"
+	// the rewards are worked out from the reference's levels (reward.go):
+	// 0.4 aux + 0.6 main, 0.5 syntax, 1.0 × tests, then the bonuses
 	for _, c := range []struct {
 		name, helper, main string
 		reward             float64
 		feedback, stat     string
 	}{
-		{"correct, uses aux", helper, "def double(x):\n    return aux(x)\n", 4.0, "4 of 4 tests passed", "run/passed"},
-		{"correct, ignores aux", helper, "def double(x):\n    return x + x\n", 3.5, "4 of 4 tests passed", "run/passed"},
-		{"one test fails", helper, "def double(x):\n    return aux(x) if x else 1\n", 1 + 1 + 1.5*3/4 + 0.5, "3 of 4 tests passed", "run/passed"},
-		{"no aux", "def helper(x):\n    return x\n", "def double(x):\n    return 2 * x\n", 0, "does not define aux", ""},
-		{"wrong entry point", helper, "def twice(x):\n    return 2 * x\n", 0, "does not define double", ""},
+		{"correct, a wrapper of aux", helper, "def double(x):\n    return aux(x)\n", 3.0, "4 of 4 tests passed", "run/passed"},
+		{"correct, aux assigned and returned: a wrapper", helper, "def double(x):\n    y = aux(x)\n    return y\n", 3.0, "thin wrapper", "run/passed"},
+		{"correct, uses aux and more", helper, "def double(x):\n    \"\"\"Twice x.\"\"\"\n    y = aux(x)\n    return y + 0\n", 4.0, "uses its result", "run/passed"},
+		{"correct, ignores aux", helper, "def double(x):\n    return x + x\n", 2.5, "main does NOT call aux", "run/passed"},
+		{"correct, throws aux's value away", helper, "def double(x):\n    aux(x)\n    return 2 * x\n", 3.5, "throws its value away", "run/passed"},
+		{"one test fails", helper, "def double(x):\n    return aux(x) if x else 1\n", 1.5 + 0.75 + 0.5, "Failed case: assert double(0) == 0 -> AssertionError", "run/passed"},
+		// the bonus needs a passing test
+		{"every test fails, calls aux", helper, "def double(x):\n    y = aux(x)\n    return y + 1\n", 1.5, "0 of 4 tests passed", "run/passed"},
+		{"no aux", "def helper(x):\n    return x\n", "def double(x):\n    return 2 * x\n", 2.1, "Aux definition: MISSING (aux not defined)", "run/passed"},
+		{"aux without a return", "def aux(x):\n    print(x)\n", "def double(x):\n    y = aux(x)\n    return 2 * x\n", 0.6 + 0.5 + 1 + 0.5 + 1, "MISSING (aux has no return statement)", "run/passed"},
+		{"wrong entry point", helper, "def twice(x):\n    return 2 * x\n", 0.4, "Main definition: MISSING (double not defined)", ""},
+		{"main without a return", helper, "def double(x):\n    print(2 * x)\n", 0.4, "MISSING (double has no return statement)", ""},
 		{"syntax error", helper, "def double(x):\n    return (2 * x\n", 1, "does not compile", "run/passed"},
 		// bytes that are not UTF-8: Python's own verdict (a comment may hold
 		// them, a string may not), not a crash of the harness
-		{"not UTF-8 in a comment", helper, "def double(x):\n    return 2 * x  # \xff\xfe\n", 3.5, "4 of 4 tests passed", "run/passed"},
+		{"not UTF-8 in a comment", helper, "def double(x):\n    return 2 * x  # \xff\xfe\n", 2.5, "4 of 4 tests passed", "run/passed"},
 		{"not UTF-8 in a string", helper, "def double(x):\n    s = '\xff\xfe'\n    return 2 * x\n", 1, "does not compile", "run/passed"},
-		{"infinite loop", helper, "def double(x):\n    while True:\n        pass\n", 2, "timed out", "run/timed_out"},
+		{"infinite loop", helper, "def double(x):\n    while True:\n        pass\n    return x\n", 1.5, "timed out", "run/timed_out"},
 		// the allocation fails inside the program (MemoryError under the
 		// address-space limit): a failed test, and the harness goes on
-		{"memory bomb", helper, "def double(x):\n    return len(bytearray(1 << 31))\n", 2, "0 of 4 tests passed; the first failure: MemoryError", "run/passed"},
-		{"memory bomb at import", helper, "blob = bytearray(1 << 31)\ndef double(x):\n    return 2 * x\n", 2, "MemoryError", "run/passed"},
-		{"fork bomb", helper, "import os\ndef double(x):\n    while True:\n        os.fork()\n", 2, "", ""},
-		{"write outside", helper, "def double(x):\n    open('/etc/troupe-escape', 'w').write('x')\n    return 2 * x\n", 2, "0 of 4 tests passed", "run/passed"},
-		{"crash", helper, "import os, signal\ndef double(x):\n    os.kill(os.getpid(), signal.SIGSEGV)\n", 2, "crashed", "run/crashed"},
-		// aux defined with two spaces after def: found as aux, and its body read
-		{"def  aux", "def  aux(x):\n    return 2 * x\n", "def double(x):\n    return aux(x)\n", 4.0, "4 of 4 tests passed", "run/passed"},
-		{"network", helper, "import socket\ndef double(x):\n    socket.create_connection(('93.184.216.34', 80), timeout=2)\n    return 2 * x\n", 1 + 1 + 0, "0 of 4 tests passed", "run/passed"},
+		{"memory bomb", helper, "def double(x):\n    return len(bytearray(1 << 31))\n", 1.5, "Failed case: assert double(2) == 4 -> MemoryError", "run/passed"},
+		{"memory bomb at import", helper, "blob = bytearray(1 << 31)\ndef double(x):\n    return 2 * x\n", 1.5, "MemoryError", "run/passed"},
+		{"fork bomb", helper, "import os\ndef double(x):\n    while True:\n        os.fork()\n    return x\n", 1.5, "", ""},
+		{"write outside", helper, "def double(x):\n    open('/etc/troupe-escape', 'w').write('x')\n    return 2 * x\n", 1.5, "0 of 4 tests passed", "run/passed"},
+		{"crash", helper, "import os, signal\ndef double(x):\n    os.kill(os.getpid(), signal.SIGSEGV)\n    return x\n", 1.5, "crashed", "run/crashed"},
+		// aux defined with two spaces after def: found as aux
+		{"def  aux", "def  aux(x):\n    return 2 * x\n", "def double(x):\n    return aux(x)\n", 3.0, "4 of 4 tests passed", "run/passed"},
+		{"network", helper, "import socket\ndef double(x):\n    socket.create_connection(('93.184.216.34', 80), timeout=2)\n    return 2 * x\n", 1.5, "0 of 4 tests passed", "run/passed"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := e.JointScore(tk, 0, []string{c.helper, c.main})
@@ -117,6 +128,28 @@ func TestHumanEvalAndMBPPFiles(t *testing.T) {
 	if tasks[0].Meta["entry_point"] != "inc" || tasks[1].Meta["entry_point"] != "square" || tasks[1].ID != "11" {
 		t.Fatalf("tasks %+v", tasks)
 	}
+	// a check of single-line asserts is split, one test each (partial
+	// credit, as the reference's extract_test_cases); one with other
+	// statements runs whole
+	for _, c := range []struct {
+		check string
+		want  []string
+	}{
+		{"METADATA = {}\n\ndef check(candidate):\n    # basic\n    assert candidate(1) == 2\n    assert candidate(-1) == 0\n    assert True, 'debug'\n", []string{"assert inc(1) == 2", "assert inc(-1) == 0"}},
+		{"def check(candidate):\n    for i in range(3):\n        assert candidate(i) == i + 1\n", []string{"def check(candidate):\n    for i in range(3):\n        assert candidate(i) == i + 1\n\ncheck(inc)\n"}},
+		{"def check(candidate):\n    assert candidate(\n        1) == 2\n", []string{"def check(candidate):\n    assert candidate(\n        1) == 2\n\ncheck(inc)\n"}},
+	} {
+		rec, _ := json.Marshal(map[string]string{"prompt": "def inc(x):\n", "entry_point": "inc", "test": c.check})
+		os.WriteFile(p, append(rec, '\n'), 0o644)
+		got, err := LoadJSONL(p)
+		var tests []string
+		if err == nil {
+			json.Unmarshal([]byte(got[0].Meta["tests"]), &tests)
+		}
+		if fmt.Sprint(tests) != fmt.Sprint(c.want) {
+			t.Errorf("check %q: tests %q, want %q (%v)", c.check, tests, c.want, err)
+		}
+	}
 	e := newEnv(t, "train")
 	if r := e.JointScore(tasks[0], 0, []string{"def aux(x):\n    return x + 1\n", "def inc(x):\n    return aux(x)\n"}); !r.Success {
 		t.Errorf("HumanEval check: %+v", r)
@@ -143,5 +176,20 @@ func TestHumanEvalAndMBPPFiles(t *testing.T) {
 		if _, err := LoadJSONL(p); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
+	}
+}
+
+// The single-agent baseline: one response holding aux and the main
+// function scores as the joint action of its two halves.
+func TestSingleAgentResponseScoresAsTheJointAction(t *testing.T) {
+	e := newEnv(t, "train")
+	tk := e.Task(0)
+	joint := e.JointScore(tk, 0, []string{e.Demonstrate("first", tk, "", true), e.Demonstrate("second", tk, "", true)})
+	single := e.Score(tk, e.Demonstrate("solo", tk, "one ```python block holding both", true))
+	if !single.Success || single.Reward != joint.Reward || single.Reward != MaxReward {
+		t.Errorf("single %+v, joint %v (%s)", single, joint.Reward, joint.Feedback)
+	}
+	if s := e.Score(tk, "def nothing():\n    return 1\n"); s.Success || s.Reward != 0 {
+		t.Errorf("no functions: %+v", s)
 	}
 }

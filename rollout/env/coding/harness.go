@@ -49,15 +49,21 @@ const programGrace = 2 * time.Second
 
 // trial is what one test run of a joint program found.
 type trial struct {
-	judged       bool   // the runner reported the syntax check
-	syntax       bool   // the program compiles
-	compileError string // why not
-	passed       int    // tests that passed (each counted once)
-	total        int    // the task's tests
-	firstFailure string // the first failing test's error
-	complete     bool   // the runner reported every test
+	judged       bool      // the runner reported the syntax check
+	syntax       bool      // the program compiles
+	compileError string    // why not
+	passed       int       // tests that passed (each counted once)
+	total        int       // the task's tests
+	failures     []failure // the failing tests the runner reported, in order
+	complete     bool      // the runner reported every test
 	program      sandbox.Result
 	runner       sandbox.Result
+}
+
+// failure is one failing test and the error it raised.
+type failure struct {
+	test  int
+	error string
 }
 
 // try runs the task's tests against program (the joint source) and reads
@@ -122,8 +128,8 @@ func readVerdict(out []byte, total int) trial {
 			seen[*r.Test] = true
 			if r.Passed {
 				t.passed++
-			} else if t.firstFailure == "" {
-				t.firstFailure = r.Error
+			} else {
+				t.failures = append(t.failures, failure{*r.Test, r.Error})
 			}
 		case r.Done:
 			t.complete = true

@@ -36,7 +36,7 @@ func TestHarnessKeepsPythonSemantics(t *testing.T) {
 		{"a tuple is not a list", "def pair():\n    return [1, 2]\n", task("pair", "assert pair() == (1, 2)", "assert pair() == [1, 2]"), 1, "AssertionError"},
 		{"keyword and default arguments", "def scale(xs, k=2, *, offset=0):\n    return [k * x + offset for x in xs]\n",
 			task("scale", "assert scale([1, 2]) == [2, 4]", "assert scale([1], k=3, offset=1) == [4]"), 2, ""},
-		{"changes in place", "def sort_in_place(xs, d):\n    xs.sort()\n    d['seen'] = len(xs)\n",
+		{"changes in place", "def sort_in_place(xs, d):\n    xs.sort()\n    d['seen'] = len(xs)\n    return None\n",
 			task("sort_in_place", "xs = [3, 1, 2]\nd = {}\nassert sort_in_place(xs, d) is None\nassert xs == [1, 2, 3] and d == {'seen': 3}"), 1, ""},
 		{"the exception a test expects", "def root(x):\n    if x < 0:\n        raise ValueError('negative')\n    return x ** 0.5\n",
 			task("root", "try:\n    root(-1)\nexcept ValueError as e:\n    assert 'negative' in str(e)\nelse:\n    raise AssertionError('no ValueError')", "assert root(4) == 2.0"), 2, ""},
@@ -53,7 +53,7 @@ func TestHarnessKeepsPythonSemantics(t *testing.T) {
 			r := e.JointScore(c.task, 0, []string{helper, c.main})
 			var tests []string
 			json.Unmarshal([]byte(c.task.Meta["tests"]), &tests)
-			want := StructureWeight + SyntaxWeight + TestsWeight*float64(c.passed)/float64(len(tests))
+			want := MainDefinedReward + AuxDefinedReward + SyntaxReward + TestsReward*float64(c.passed)/float64(len(tests))
 			if diff := r.Reward - want; diff > 1e-9 || diff < -1e-9 {
 				t.Errorf("reward %g, want %g (%d of %d tests): %s", r.Reward, want, c.passed, len(tests), r.Feedback)
 			}
@@ -76,14 +76,15 @@ func TestVerdictIsReadStrictly(t *testing.T) {
 		`{"done": true}`,
 	}, "\n")
 	v := readVerdict([]byte(out), 3)
-	if !v.judged || !v.syntax || v.passed != 1 || v.total != 3 || !v.complete || v.firstFailure != "AssertionError()" {
+	if !v.judged || !v.syntax || v.passed != 1 || v.total != 3 || !v.complete || len(v.failures) != 1 || v.failures[0] != (failure{1, "AssertionError()"}) {
 		t.Fatalf("%+v", v)
 	}
 	// a verdict past the task's tests scores no more than every test
 	// passing, and a sum past the range is clamped
-	res := rollout.JointResult{Terms: map[string]float64{"structure": StructureWeight}, Stats: map[string]float64{}}
-	r := total(scored(res, trial{judged: true, syntax: true, passed: 1000, total: 1, complete: true}, "def f():\n    return aux()\n", "def aux():\n    return 1\n"))
-	if r.Terms["tests"] != TestsWeight || r.Reward != MaxReward {
+	res := rollout.JointResult{Terms: map[string]float64{"structure": AuxDefinedReward + MainDefinedReward}, Stats: map[string]float64{}}
+	rd := read("def aux():\n    return 1\n", "def f():\n    y = aux()\n    return y + 1\n", "f")
+	r := total(scored(res, trial{judged: true, syntax: true, passed: 1000, total: 1, complete: true}, rd, []string{"assert f() == 2"}))
+	if r.Terms["tests"] != TestsReward || r.Reward != MaxReward {
 		t.Fatalf("1000 of 1 tests: terms %v, reward %g", r.Terms, r.Reward)
 	}
 	for _, c := range []struct {

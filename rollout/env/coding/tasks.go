@@ -47,7 +47,9 @@ func LoadJSONL(path string) (rollout.SliceSource, error) {
 			if entry == "" {
 				return rollout.Task{}, fmt.Errorf("%s: a check(candidate) test needs entry_point", where)
 			}
-			tests = []string{rec.Test + "\ncheck(" + entry + ")\n"}
+			if tests = checkAsserts(rec.Test, entry); tests == nil {
+				tests = []string{rec.Test + "\ncheck(" + entry + ")\n"}
+			}
 		case len(rec.TestList) > 0:
 			prelude := strings.TrimSpace(rec.Setup + "\n" + strings.Join(rec.Imports, "\n"))
 			for _, t := range rec.TestList {
@@ -72,6 +74,40 @@ func LoadJSONL(path string) (rollout.SliceSource, error) {
 		}
 		return rollout.Task{ID: id, Question: question, Meta: map[string]string{"entry_point": entry, "tests": string(enc)}}, nil
 	})
+}
+
+// checkAsserts splits a HumanEval check(candidate) into one test per
+// single-line assert that names candidate, candidate replaced by the entry
+// point, as the reference's extract_test_cases does (asserts that do not
+// name candidate are dropped there and here). When the body holds anything
+// but such asserts, blank lines and comments (set-up, loops, an assert over
+// several lines), it returns nil and the check runs whole, as one test.
+func checkAsserts(test, entry string) []string {
+	lines := strings.Split(test, "\n")
+	start := -1
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "def check(candidate)") {
+			start = i + 1
+			break
+		}
+	}
+	if start < 0 {
+		return nil
+	}
+	var out []string
+	for _, l := range lines[start:] {
+		s := strings.TrimSpace(l)
+		switch {
+		case s == "" || strings.HasPrefix(s, "#"):
+		case l == strings.TrimLeft(l, " \t"):
+			return out // the body ended
+		case !strings.HasPrefix(s, "assert"):
+			return nil
+		case strings.Contains(s, "candidate"):
+			out = append(out, strings.ReplaceAll(s, "candidate", entry))
+		}
+	}
+	return out
 }
 
 var call = regexp.MustCompile(`([A-Za-z_][\w.]*)\s*\(`)
@@ -148,7 +184,7 @@ var problems = []problem{
 		entry:    "sum_scaled_evens",
 		describe: "def sum_scaled_evens(xs):\n    \"\"\"Return the sum of k times each even number in the list xs, with k = %d.\"\"\"",
 		helper:   "def aux(x):\n    return x %% 2 == 0\n",
-		main:     "def sum_scaled_evens(xs):\n    return sum(%d * x for x in xs if aux(x))\n",
+		main:     "def sum_scaled_evens(xs):\n    result = sum(%d * x for x in xs if aux(x))\n    return result\n",
 		inputs:   func(r *rollout.Rand) string { return pyList(randInts(r)) },
 		answer: func(k int, args string) string {
 			s := 0
@@ -165,7 +201,7 @@ var problems = []problem{
 		entry:    "count_long_words",
 		describe: "def count_long_words(text):\n    \"\"\"Return how many space-separated words of text have more than %d letters.\"\"\"",
 		helper:   "def aux(word, k):\n    return len(word) > k\n",
-		main:     "def count_long_words(text):\n    return sum(1 for w in text.split() if aux(w, %d))\n",
+		main:     "def count_long_words(text):\n    result = sum(1 for w in text.split() if aux(w, %d))\n    return result\n",
 		inputs:   func(r *rollout.Rand) string { return fmt.Sprintf("%q", randText(r)) },
 		answer: func(k int, args string) string {
 			var text string
@@ -184,7 +220,7 @@ var problems = []problem{
 		entry:    "shift_all",
 		describe: "def shift_all(xs):\n    \"\"\"Return a new list with %d added to every number of xs.\"\"\"",
 		helper:   "def aux(x, k):\n    return x + k\n",
-		main:     "def shift_all(xs):\n    return [aux(x, %d) for x in xs]\n",
+		main:     "def shift_all(xs):\n    result = [aux(x, %d) for x in xs]\n    return result\n",
 		inputs:   func(r *rollout.Rand) string { return pyList(randInts(r)) },
 		answer: func(k int, args string) string {
 			xs := parseList(args)
@@ -199,7 +235,7 @@ var problems = []problem{
 		entry:    "count_above",
 		describe: "def count_above(xs):\n    \"\"\"Return how many numbers of xs are greater than %d.\"\"\"",
 		helper:   "def aux(x, k):\n    return 1 if x > k else 0\n",
-		main:     "def count_above(xs):\n    return sum(aux(x, %d) for x in xs)\n",
+		main:     "def count_above(xs):\n    result = sum(aux(x, %d) for x in xs)\n    return result\n",
 		inputs:   func(r *rollout.Rand) string { return pyList(randInts(r)) },
 		answer: func(k int, args string) string {
 			n := 0
@@ -253,15 +289,46 @@ func Procedural(seed uint64, split string) rollout.SliceSource {
 	return tasks
 }
 
-// UserTemplate lays out a coding prompt.
-var UserTemplate = rollout.FeedbackUserTemplate("Complete this Python function:\n")
+// UserTemplate lays out a coding prompt. From the second turn of the
+// joint workflow on, it carries the agent's own earlier code, its
+// teammate's, and the diagnostics of each earlier attempt (every failing
+// test with its error), as the reference's level_feedback prompts do.
+const UserTemplate = `# Task
+Complete this Python function:
+{{.Task}}
+{{- with index .Extra "previous"}}
+
+# Your earlier code
+{{.}}
+{{- end}}
+{{- with index .Extra "teammates"}}
+
+# Your teammate's earlier code
+{{.}}
+{{- end}}
+{{- with index .Extra "feedback"}}
+
+# Diagnostics of the team's earlier attempts
+{{.}}
+
+Revise your function accordingly.
+{{- end}}
+
+# Your Role
+{{.Role}}`
 
 const teamSystem = "You are one of two programmers who write one Python program together. Each writes only their own function."
 
 func init() {
 	rollout.RegisterRoles(teamSystem, UserTemplate, "free", map[string]string{
-		"coding-helper": "Write only a helper function named aux that does one useful part of the task; your teammate writes the main function and may call aux. Answer with one ```python block.",
-		"coding-main":   "Write only the main function with the exact name and arguments above. A helper aux(...) written by your teammate will be defined next to it; call it where it helps. Answer with one ```python block.",
+		"coding-helper": "Write only a helper function named aux that does one useful part of the task and returns its result; your teammate writes the main function and may call aux. Answer with one ```python block.",
+		"coding-main":   "Write only the main function with the exact name and arguments above. A helper aux(...) written by your teammate will be defined next to it: call it, use the value it returns, and add logic of your own. Answer with one ```python block.",
+	})
+	rollout.RegisterPreset("coding-single", rollout.Preset{
+		System: "You are a programmer who writes Python functions.",
+		Role:   "Write a helper function named aux that does one useful part of the task and returns its result, then the main function with the exact name and arguments above, which calls aux and uses its value. Answer with one ```python block holding both.",
+		User:   UserTemplate,
+		Parser: "free",
 	})
 }
 
@@ -279,7 +346,10 @@ func (e *Env) Demonstrate(agent string, task rollout.Task, prompt string, right 
 		main = fmt.Sprintf("def %s(*args):\n    return None\n", task.Meta["entry_point"])
 	}
 	code := main
-	if agent == "first" || strings.Contains(prompt, "Write only a helper function") {
+	switch {
+	case strings.Contains(prompt, "holding both"):
+		code = strings.TrimSpace(helper) + "\n\n\n" + main
+	case agent == "first" || strings.Contains(prompt, "Write only a helper function"):
 		code = helper
 	}
 	return "```python\n" + strings.TrimSpace(code) + "\n```"

@@ -21,6 +21,6 @@ func init() {
 			}
 			return texts, nil
 		},
-		Workflows: []string{"joint"},
+		Workflows: []string{"joint", "single"},
 	})
 }

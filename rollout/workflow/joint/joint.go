@@ -16,7 +16,14 @@
 //	cross — every combination (G^N); ids 1, 2, … per episode;
 //	each joint action gets the environment's joint reward (JointScorer) and,
 //	below the last turn, opens a child node with the same id where every
-//	agent samples G completions again, its prompt carrying the feedback.
+//	agent samples G completions again. Its prompt carries, in .Extra,
+//	"previous" (the agent's own outputs on the path to the node),
+//	"teammates" (the other agents' outputs there) and "feedback" (the
+//	environment's feedback on each joint action of the path), as
+//	CoMLRL's external transitions carry the history of each branch;
+//	early termination (termination_threshold): a node whose joint rewards
+//	average above the threshold opens no children, its joint actions are
+//	leaves (CoMLRL's termination_threshold, comlrl/trainers/reinforce/magrpo.py).
 //
 // Rows: one per (joint action, agent) — Node, Joint, Candidate and the joint
 // reward as TeamReward. In cross mode a completion is in G^(N−1) joint
@@ -28,13 +35,19 @@
 //     the agents of this workflow take no format penalty and no reward
 //     scale (refused at construction); format validity is still reported.
 //  2. Evaluation samples one completion per agent and turn (G = 1): one
-//     joint action per turn, the episode's success that of the last one.
-//     In training an episode succeeds when any of its last-turn joint
-//     actions does (pass@G of the tree's leaves).
+//     joint action per turn, the episode's success that of the last one,
+//     and no early termination (the reference's evaluation runs every
+//     turn). In training an episode succeeds when any of the tree's leaves
+//     does (pass@G of the leaves).
+//  3. The next turn's prompt carries the outputs of every earlier turn of
+//     the path once, not the earlier prompts: the reference repeats each
+//     earlier prompt in full (which repeats the task), and shows an agent
+//     only its own earlier outputs; troupe shows the teammates' too.
 package joint
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"troupe/rollout"
@@ -46,6 +59,11 @@ type Options struct {
 	Samples int      `yaml:"samples"` // G: completions per agent at each node
 	Turns   int      `yaml:"turns"`   // T: turns (1 = single-turn)
 	Mode    string   `yaml:"mode"`    // aligned | cross
+	// TerminationThreshold ends a branch early: a node whose joint rewards
+	// average above it opens no children. nil (unset): every branch runs
+	// every turn. CoMLRL's −0.2 on its coding reward shifted by −4 is 3.8
+	// here.
+	TerminationThreshold *float64 `yaml:"termination_threshold"`
 }
 
 // Joint modes.
@@ -70,6 +88,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("workflow.joint.turns: must be in [1, 4] (the tree grows as samples^turns), got %d", o.Turns)
 	case o.Mode != Aligned && o.Mode != Cross:
 		return fmt.Errorf("workflow.joint.mode: must be %q or %q, got %q", Aligned, Cross, o.Mode)
+	case o.TerminationThreshold != nil && math.IsNaN(*o.TerminationThreshold):
+		return fmt.Errorf("workflow.joint.termination_threshold: must be a number, got NaN; leave it unset to run every turn")
 	}
 	seen := map[string]bool{}
 	for _, a := range o.Agents {
@@ -96,16 +116,18 @@ type Workflow struct {
 type jointNode struct {
 	id       int
 	turn     int
-	feedback []string // feedback of the joint actions on the path here, oldest first
+	outputs  [][]string // outputs[t][i]: agent i's output at turn t of the path here
+	feedback []string   // feedback of the joint actions on the path here, oldest first
 }
 
 type jointState struct {
-	next    int                   // the next joint action id
-	pending map[int]*jointNode    // nodes whose calls are out
-	terms   map[string][2]float64 // metric name → (sum, count) over joint actions
-	success bool                  // some last-turn joint action succeeded
-	reward  float64               // sum of the joint rewards
-	actions int                   // joint actions scored
+	next       int                   // the next joint action id
+	pending    map[int]*jointNode    // nodes whose calls are out
+	terms      map[string][2]float64 // metric name → (sum, count) over joint actions
+	success    bool                  // some leaf joint action succeeded
+	terminated int                   // nodes that ended their branch early
+	reward     float64               // sum of the joint rewards
+	actions    int                   // joint actions scored
 }
 
 // New builds the workflow; env must score joint actions.
@@ -138,20 +160,65 @@ func (w *Workflow) Agents() []*rollout.Agent { return w.agents }
 func (w *Workflow) ForEval() rollout.Workflow {
 	e := *w
 	e.opts.Samples = 1
+	e.opts.TerminationThreshold = nil
 	return &e
 }
 
 func (w *Workflow) calls(ep *rollout.Episode, n *jointNode) []*rollout.Call {
 	var out []*rollout.Call
-	for _, a := range w.agents {
+	for i, a := range w.agents {
 		d := rollout.NewPromptData(ep.Task.Question, nil, n.turn)
 		d.Loop, d.MaxLoops = n.turn, w.opts.Turns
-		d.Extra = map[string]string{"feedback": strings.Join(n.feedback, "\n\n")}
+		d.Extra = map[string]string{"feedback": history(n.feedback, nil)}
+		var own []string
+		var mates []rollout.TeamEntry
+		for _, outs := range n.outputs {
+			own = append(own, outs[i])
+			for k, o := range outs {
+				if k != i {
+					mates = append(mates, rollout.TeamEntry{Agent: w.agents[k].Name, Text: o})
+				}
+			}
+		}
+		d.Extra["previous"] = history(own, nil)
+		d.Extra["teammates"] = history(nil, mates)
+		d.Teammates = mates
 		for g := 0; g < w.opts.Samples; g++ {
 			out = append(out, &rollout.Call{Agent: a, Turn: n.turn, Node: n.id, Candidate: g, Data: d})
 		}
 	}
 	return out
+}
+
+// history lays out one item per earlier turn: the text alone after one
+// turn, "Turn t:" headings after several; teammates' entries name the
+// agent. "" when there is nothing.
+func history(texts []string, mates []rollout.TeamEntry) string {
+	if len(mates) > 0 {
+		per := map[string]int{}
+		for _, m := range mates {
+			per[m.Agent]++
+		}
+		seen := map[string]int{}
+		parts := make([]string, len(mates))
+		for i, m := range mates {
+			seen[m.Agent]++
+			if per[m.Agent] > 1 {
+				parts[i] = fmt.Sprintf("%s, turn %d:\n%s", m.Agent, seen[m.Agent], m.Text)
+			} else {
+				parts[i] = fmt.Sprintf("%s:\n%s", m.Agent, m.Text)
+			}
+		}
+		return strings.Join(parts, "\n\n")
+	}
+	if len(texts) == 1 {
+		return texts[0]
+	}
+	parts := make([]string, len(texts))
+	for i, t := range texts {
+		parts[i] = fmt.Sprintf("Turn %d:\n%s", i+1, t)
+	}
+	return strings.Join(parts, "\n\n")
 }
 
 func (w *Workflow) Begin(ep *rollout.Episode) ([]*rollout.Call, error) {
@@ -202,8 +269,15 @@ func (w *Workflow) node(ep *rollout.Episode, st *jointState, done []*rollout.Cal
 			}
 		}
 	}
-	var next []*rollout.Call
-	for _, combo := range w.combinations() {
+	type scoredAction struct {
+		id      int
+		outputs []string
+		res     rollout.JointResult
+	}
+	var actions []scoredAction
+	combos := w.combinations()
+	mean := 0.0
+	for _, combo := range combos {
 		outputs := make([]string, len(w.agents))
 		for i, g := range combo {
 			outputs[i] = byAgent[i][g].Response
@@ -225,12 +299,24 @@ func (w *Workflow) node(ep *rollout.Episode, st *jointState, done []*rollout.Cal
 			t := st.terms[k]
 			st.terms[k] = [2]float64{t[0] + v, t[1] + 1}
 		}
-		if node.turn == w.opts.Turns-1 {
-			st.success = st.success || res.Success
+		actions = append(actions, scoredAction{id, outputs, res})
+		mean += res.Reward / float64(len(combos))
+	}
+	leaves := node.turn == w.opts.Turns-1
+	if th := w.opts.TerminationThreshold; th != nil && !leaves && mean > *th {
+		leaves = true
+		st.terminated++
+	}
+	var next []*rollout.Call
+	for _, a := range actions {
+		if leaves {
+			st.success = st.success || a.res.Success
 			continue
 		}
-		child := &jointNode{id: id, turn: node.turn + 1, feedback: append(append([]string(nil), node.feedback...), res.Feedback)}
-		st.pending[id] = child
+		child := &jointNode{id: a.id, turn: node.turn + 1,
+			outputs:  append(append([][]string(nil), node.outputs...), a.outputs),
+			feedback: append(append([]string(nil), node.feedback...), a.res.Feedback)}
+		st.pending[a.id] = child
 		next = append(next, w.calls(ep, child)...)
 	}
 	return next, nil
@@ -266,7 +352,7 @@ func (w *Workflow) combinations() [][]int {
 func (w *Workflow) end(ep *rollout.Episode, st *jointState) {
 	ep.Done, ep.Success = true, st.success
 	ep.Reward = st.reward / float64(st.actions)
-	ep.Metrics = map[string]float64{"joint_reward": ep.Reward}
+	ep.Metrics = map[string]float64{"joint_reward": ep.Reward, "terminated_nodes": float64(st.terminated)}
 	for k, t := range st.terms {
 		ep.Metrics[k] = t[0] / t[1]
 	}

@@ -220,3 +220,109 @@ func TestJointRefusesWhatCannotWork(t *testing.T) {
 		}
 	}
 }
+
+// From the second turn on, an agent's prompt carries its own earlier
+// outputs, its teammate's and the feedback on every earlier joint action
+// of its branch, turn by turn.
+func TestJointNextTurnPromptCarriesTheBranch(t *testing.T) {
+	user := `{{.Task}} |own {{index .Extra "previous"}}|mates {{index .Extra "teammates"}}|fb {{index .Extra "feedback"}}| {{.Role}}`
+	agents := compileAgents(t, []rollout.AgentConfig{
+		{Name: "first", Model: "policy", Role: "You write first.", User: user},
+		{Name: "second", Model: "policy", Role: "You write second.", User: user},
+	})
+	wf, err := rollout.NewWorkflow("joint", joint.Options{Agents: []string{"first", "second"}, Samples: 1, Turns: 3, Mode: joint.Aligned}, agents, jointToy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var prompts []string
+	respond := func(p string, _ uint64) string {
+		mu.Lock()
+		defer mu.Unlock()
+		prompts = append(prompts, p)
+		turn := 1
+		if !strings.Contains(p, "|own |") {
+			turn = 2
+		}
+		if strings.Contains(p, "Turn 2:") {
+			turn = 3
+		}
+		if strings.Contains(p, "You write first.") {
+			return fmt.Sprintf("r=%d first-t%d", turn, turn)
+		}
+		return fmt.Sprintf("second-t%d", turn)
+	}
+	s := rollout.Sampler{Generators: map[string]rollout.Generator{"policy": scripted.New(respond)}}
+	if _, err := s.Run(wf, []rollout.Task{jointToy{}.Task(0)}, 1, 7); err != nil {
+		t.Fatal(err)
+	}
+	var last string
+	for _, p := range prompts {
+		if strings.Contains(p, "You write first.") && strings.Contains(p, "Turn 2:") {
+			last = p
+		}
+	}
+	want := "|own Turn 1:\nr=1 first-t1\n\nTurn 2:\nr=2 first-t2|mates second, turn 1:\nsecond-t1\n\nsecond, turn 2:\nsecond-t2|fb Turn 1:\nturn 0: r=1 first-t1 + second-t1\n\nTurn 2:\nturn 1: r=2 first-t2 + second-t2|"
+	if !strings.Contains(last, want) {
+		t.Errorf("the third turn's prompt of first:\n%s\nwant it to hold\n%s", last, want)
+	}
+	for _, p := range prompts {
+		if strings.Contains(p, "You write second.") && strings.Contains(p, "|own second-t1|") && !strings.Contains(p, "|mates first:\nr=1 first-t1|") {
+			t.Errorf("the second turn's prompt of second: %s", p)
+		}
+	}
+}
+
+// Early termination (CoMLRL's termination_threshold): a node whose joint
+// rewards average above the threshold opens no children; its joint actions
+// are leaves, their returns their rewards. Evaluation runs every turn.
+func TestJointEarlyTermination(t *testing.T) {
+	rootRewards := func(rs ...string) scripted.Responder {
+		return counting(func(p string, k int) string {
+			switch {
+			case !strings.Contains(p, "You write first."):
+				return "ok"
+			case strings.Contains(p, "[]"):
+				return "r=" + rs[k] + " root"
+			}
+			return "r=0 child"
+		})
+	}
+	th := 1.5
+	opts := joint.Options{Agents: []string{"first", "second"}, Samples: 2, Turns: 2, Mode: joint.Aligned, TerminationThreshold: &th}
+	// mean 2 > 1.5: solved, the branch ends at the root
+	out := runJoint(t, opts, rootRewards("2", "2"))
+	if len(out.Samples) != 4 || !out.Episodes[0].Success || out.Episodes[0].Metrics["terminated_nodes"] != 1 {
+		t.Fatalf("solved root: %d rows (want 4), success %v, metrics %v", len(out.Samples), out.Episodes[0].Success, out.Episodes[0].Metrics)
+	}
+	if _, err := (advantage.MAGRPO{Options: advantage.DefaultOptions()}).Compute(magrpoRows(out)); err != nil {
+		t.Fatalf("the estimator refuses a terminated tree: %v", err)
+	}
+	// mean 1.5 is not above 1.5: the children are played
+	if out = runJoint(t, opts, rootRewards("1", "2")); len(out.Samples) != 12 || out.Episodes[0].Success {
+		t.Fatalf("unsolved root: %d rows (want 12), success %v", len(out.Samples), out.Episodes[0].Success)
+	}
+	// unset: every turn
+	opts.TerminationThreshold = nil
+	if out = runJoint(t, opts, rootRewards("2", "2")); len(out.Samples) != 12 {
+		t.Fatalf("no threshold: %d rows, want 12", len(out.Samples))
+	}
+	opts.TerminationThreshold = &th
+	wf, err := rollout.NewWorkflow("joint", opts, jointAgents(t), jointToy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rollout.Sampler{Generators: map[string]rollout.Generator{"policy": scripted.New(rootRewards("2"))}}
+	ev, err := s.Run(wf.(interface{ ForEval() rollout.Workflow }).ForEval(), []rollout.Task{jointToy{}.Task(0)}, 1, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ev.Samples) != 4 {
+		t.Errorf("evaluation: %d rows, want 2 turns × 2 agents", len(ev.Samples))
+	}
+	nan := math.NaN()
+	opts.TerminationThreshold = &nan
+	if _, err := rollout.NewWorkflow("joint", opts, jointAgents(t), jointToy{}); err == nil || !strings.Contains(err.Error(), "termination_threshold") {
+		t.Errorf("NaN threshold: %v", err)
+	}
+}
