@@ -25,7 +25,8 @@
 //
 // The torch-dependent half fills a checkpoint and exports models:
 //   - weights.go: SaveWeights/LoadWeights, a model's weights in its own dtype,
-//     loaded back in place (the optimizer's references stay valid), strictly.
+//     loaded back in place (the optimizer's references stay valid), strictly;
+//     a weight that is not finite is refused before any is copied.
 //   - optimizer.go: SaveOptimizer/LoadOptimizer, AdamW moments, master copies
 //     and step counts keyed by parameter name.
 //   - modelstate.go: SaveModelState/LoadModelState, both of the above in
