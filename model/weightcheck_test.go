@@ -92,8 +92,12 @@ func TestLoadRefusesWeightsItCannotUse(t *testing.T) {
 	// half precision on the CPU: at load, naming the dtype and the fix
 	for _, load := range []func() (*Model, error){
 		func() (*Model, error) { return Load(dir, Options{DType: torch.Float16, Device: torch.CPU}) },
-		func() (*Model, error) { return New(tinyConfig(Qwen2), 1, Options{DType: torch.Float16, Device: torch.CPU}) },
-		func() (*Model, error) { return New(tinyConfig(Qwen2), 1, Options{DType: torch.Int32, Device: torch.CPU}) },
+		func() (*Model, error) {
+			return New(tinyConfig(Qwen2), 1, Options{DType: torch.Float16, Device: torch.CPU})
+		},
+		func() (*Model, error) {
+			return New(tinyConfig(Qwen2), 1, Options{DType: torch.Int32, Device: torch.CPU})
+		},
 	} {
 		h, err := load()
 		if err == nil {
