@@ -19,10 +19,14 @@
 //   - Open and Latest verify every file against the manifest, so a
 //     truncated or bit-flipped checkpoint is refused, never loaded.
 //   - Prune keeps the newest K checkpoints.
+//   - integrity.go: a refused checkpoint's error names the checkpoint to
+//     use instead; CheckStep cross-checks the step a checkpoint's train
+//     state records against its manifest and directory name.
 //
 // The torch-dependent half fills a checkpoint and exports models:
 //   - weights.go: SaveWeights/LoadWeights, a model's weights in its own dtype,
-//     loaded back in place (the optimizer's references stay valid), strictly.
+//     loaded back in place (the optimizer's references stay valid), strictly;
+//     a weight that is not finite is refused before any is copied.
 //   - optimizer.go: SaveOptimizer/LoadOptimizer, AdamW moments, master copies
 //     and step counts keyed by parameter name.
 //   - modelstate.go: SaveModelState/LoadModelState, both of the above in

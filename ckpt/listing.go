@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // ErrNoCheckpoint is returned (wrapped) by Latest when the root holds no
@@ -93,8 +94,8 @@ func Latest(root string) (*Checkpoint, error) {
 	}
 	newest := all[len(all)-1]
 	cp, err := Open(newest.Dir)
-	if err != nil && len(all) > 1 {
-		return nil, fmt.Errorf("%w\n(the newest checkpoint is refused; to resume from an older one, move %s out of %s, or open %s explicitly)",
+	if err != nil && len(all) > 1 && !strings.Contains(err.Error(), " — resume from ") {
+		return nil, fmt.Errorf("%w (the newest checkpoint is refused; to resume from an older one, move %s out of %s, or open %s explicitly)",
 			err, filepath.Base(newest.Dir), root, all[len(all)-2].Dir)
 	}
 	return cp, err

@@ -67,12 +67,41 @@ func hashFile(p string, fsync bool) (int64, string, error) {
 	return n, hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// readManifest reads and checks the shape of dir's manifest.
+// readManifest reads and checks the shape of dir's manifest; a refusal
+// suggests a checkpoint to use instead.
 func readManifest(dir string) (*Manifest, error) {
+	m, err := parseManifest(dir)
+	if err != nil {
+		var e *manifestError
+		if errors.As(err, &e) {
+			return nil, fmt.Errorf("%s%s", e.msg, elsewhere(dir))
+		}
+		return nil, err
+	}
+	return m, nil
+}
+
+// manifestError is a refusal of a manifest that readManifest extends with a
+// suggestion (parseManifest alone does not, so that elsewhere can use it).
+type manifestError struct{ msg string }
+
+func (e *manifestError) Error() string { return e.msg }
+
+func refuse(format string, args ...any) error {
+	return &manifestError{fmt.Sprintf(format, args...)}
+}
+
+// parseManifest reads and checks the shape of dir's manifest.
+func parseManifest(dir string) (*Manifest, error) {
 	p := filepath.Join(dir, ManifestName)
+	if st, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil, refuse("ckpt: checkpoint directory %s does not exist", dir)
+	} else if err == nil && !st.IsDir() {
+		return nil, fmt.Errorf("ckpt: %s is a file, not a checkpoint directory; pass the step-N directory that holds %s", dir, ManifestName)
+	}
 	raw, err := os.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("ckpt: %s has no %s: it is not a committed checkpoint (a save that never finished, or a copy that lost it)", dir, ManifestName)
+		return nil, refuse("ckpt: %s has no %s: it is not a committed checkpoint (a save that never finished, or a copy that lost it)", dir, ManifestName)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("ckpt: %w", err)
@@ -81,7 +110,10 @@ func readManifest(dir string) (*Manifest, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
-		return nil, fmt.Errorf("ckpt: %s: %v", p, err)
+		if truncated(err) {
+			return nil, refuse("ckpt: %s: the manifest is empty or truncated (the save was interrupted)", p)
+		}
+		return nil, refuse("ckpt: %s: not a manifest (%v); it was edited or replaced by hand", p, err)
 	}
 	if m.FormatVersion != FormatVersion {
 		return nil, fmt.Errorf("ckpt: %s: format_version %d, this build reads %d; use the troupe version that wrote it", p, m.FormatVersion, FormatVersion)

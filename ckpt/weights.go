@@ -132,6 +132,11 @@ func matchWeights(md tensorFile, params []model.Param) error {
 		if err != nil {
 			return fmt.Errorf("tensor %s: %w", p.Name, err)
 		}
+		if data, err := md.Bytes(p.Name); err != nil {
+			return fmt.Errorf("tensor %s: %w", p.Name, err)
+		} else if err := safetensors.CheckWeight(p.Name, info.DType, data); err != nil {
+			return err
+		}
 		if !slices.Equal(info.Shape, p.T.Shape()) || dt != p.T.DType() {
 			if differ == 0 {
 				first = fmt.Sprintf("tensor %s is %v %v in the checkpoint, the model has %v %v", p.Name, dt, info.Shape, p.T.DType(), p.T.Shape())

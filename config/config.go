@@ -10,6 +10,8 @@
 //	sections.go   the env and workflow sections, whose options come from the plug-in registries
 //	plugins.go    the environments and workflows troupe ships (their only importer)
 //	lora.go       the lora section and per-agent lora blocks
+//	resume.go     what may change on resume: ResumeChanges, CheckResume, LogResumeChanges
+//	sizes.go      sizes against the machine's memory and the models; presets against the environment
 //
 // Precedence: Default() < the YAML file < --set flags, in that order. Unknown
 // keys are errors naming their full path (and the nearest known key). The

@@ -181,6 +181,9 @@ func (m *Model) LoadAdapter(dir string) (*Adapter, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := safetensors.CheckWeight(key, info.DType, data); err != nil {
+			return nil, fmt.Errorf("model: adapter %s: %w", path, err)
+		}
 		used[key] = true
 		defer torch.Recover(&err)
 		s := torch.NewScope()

@@ -22,8 +22,22 @@ import (
 
 // Options says where the weights go and in which dtype.
 type Options struct {
-	DType  torch.DType  // Float32 or BFloat16 (Float16 works but is untested)
+	DType  torch.DType  // Float32 or BFloat16; Float16 on CUDA only (untested)
 	Device torch.Device // torch.CPU or torch.CUDA(n)
+}
+
+// check refuses a dtype the forward cannot run in on the device, at load
+// rather than inside libtorch at the first forward: the weights' dtype must
+// be floating point, and half precision (float16) is CUDA only — libtorch's
+// CPU kernels lack it for some of the forward's ops (bfloat16 has them).
+func (o Options) check() error {
+	switch {
+	case !o.DType.IsFloat():
+		return fmt.Errorf("model: dtype %v: weights load as float32 or bfloat16 (float16 on CUDA)", o.DType)
+	case o.DType == torch.Float16 && !o.Device.IsCUDA():
+		return fmt.Errorf("model: dtype float16 on the CPU: libtorch's CPU kernels do not run the whole forward in half precision; use bfloat16 (the same size) or float32 on the CPU, or float16 on a CUDA device")
+	}
+	return nil
 }
 
 // source produces a tensor for a key, already in the model's dtype and device.
@@ -113,6 +127,9 @@ func (v vars) norm(name string, dim int64, eps float64) RMSNorm {
 // newModel fetches every weight by key from src.
 func newModel(cfg Config, src source, opt Options) (m *Model, err error) {
 	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := opt.check(); err != nil {
 		return nil, err
 	}
 	m = &Model{Config: cfg, dtype: opt.DType, device: opt.Device}
@@ -328,13 +345,16 @@ func (f *fileSource) tensor(key string, shape []int64) (t *torch.Tensor, err err
 	if !slices.Equal(info.Shape, shape) {
 		return nil, fmt.Errorf("%s: tensor %s has shape %v, the config needs %v", f.dir.Dir(), key, info.Shape, shape)
 	}
-	dt, err := TorchDType(info.DType)
-	if err != nil {
-		return nil, fmt.Errorf("%s: tensor %s: %w", f.dir.Dir(), key, err)
-	}
 	data, err := f.dir.Bytes(key)
 	if err != nil {
 		return nil, err
+	}
+	if err := safetensors.CheckWeight(key, info.DType, data); err != nil {
+		return nil, fmt.Errorf("%s: %w", f.dir.Dir(), err)
+	}
+	dt, err := TorchDType(info.DType)
+	if err != nil {
+		return nil, fmt.Errorf("%s: tensor %s: %w", f.dir.Dir(), key, err)
 	}
 	f.used[key] = true
 	defer torch.Recover(&err)

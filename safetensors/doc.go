@@ -29,6 +29,9 @@
 // JSON, same padding), except that __metadata__ keys are sorted here where the
 // reference emits them in hash-map order.
 //
+// finite.go checks that a tensor can be a model's weight (a floating dtype,
+// every element finite), for the loaders in model/ and ckpt/.
+//
 // What this package deliberately is not: a tensor library (no arithmetic, no
 // slicing of tensor data beyond byte views), and not a downloader.
 package safetensors

@@ -8,8 +8,12 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -70,6 +74,38 @@ func randomBytes(n int) []byte {
 	return b
 }
 
+func readFileString(t *testing.T, path string) string { return string(readFile(t, path)) }
+
+// editTrainState sets the step recorded in a checkpoint's train state and
+// rehashes its manifest, as a hand edit that "fixes" the hashes would.
+func editTrainState(t *testing.T, dir string, step int) {
+	t.Helper()
+	var st map[string]any
+	if err := json.Unmarshal(readFile(t, filepath.Join(dir, stateFile)), &st); err != nil {
+		t.Fatal(err)
+	}
+	st["step"] = step
+	raw, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, filepath.Join(dir, stateFile), raw)
+	var m ckpt.Manifest
+	if err := json.Unmarshal(readFile(t, filepath.Join(dir, ckpt.ManifestName)), &m); err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range m.Files {
+		if f.Name == stateFile {
+			sum := sha256.Sum256(raw)
+			m.Files[i].Size, m.Files[i].SHA256 = int64(len(raw)), hex.EncodeToString(sum[:])
+		}
+	}
+	if raw, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, filepath.Join(dir, ckpt.ManifestName), raw)
+}
+
 func TestBadInputTable(t *testing.T) {
 	cases := readBadInputs(t, filepath.Join("testdata", "bad-input.txt"))
 	d := t.TempDir()
@@ -102,6 +138,22 @@ func TestBadInputTable(t *testing.T) {
 	writeTestFile(t, filepath.Join(d, "badmanifest", ckpt.ManifestName), []byte("{"))
 	state := filepath.Join(d, "tamperedckpt", stateFile)
 	writeTestFile(t, state, append(readFile(t, state), ' '))
+
+	// a single-agent config writing to the finished run (resumed as another workflow)
+	single := strings.Replace(readFileString(t, cfg), "  - {name: verifier, model: tiny, preset: math-verifier, format_penalty: 0.1, optim: {lr: 5e-4}}\n", "", 1)
+	single = regexp.MustCompile(`(?m)^workflow: .*$`).ReplaceAllString(single, "workflow: {name: single}")
+	writeTestFile(t, filepath.Join(d, "single.yaml"), []byte(strings.Replace(single, filepath.Join(d, "out"), run, 1)))
+	// copies of the run: one whose newest manifest is empty, one cut short,
+	// and one whose train state was edited and its manifest rehashed
+	for _, name := range []string{"emptyrun", "cutrun", "rehashed"} {
+		if err := os.CopyFS(filepath.Join(d, name), os.DirFS(run)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	manifest2 := filepath.Join("checkpoints", "step-000002", ckpt.ManifestName)
+	writeTestFile(t, filepath.Join(d, "emptyrun", manifest2), nil)
+	writeTestFile(t, filepath.Join(d, "cutrun", manifest2), readFile(t, filepath.Join(run, manifest2))[:100])
+	editTrainState(t, filepath.Join(d, "rehashed", "checkpoints", "step-000002"), 5)
 
 	expand := strings.NewReplacer("$D", d, "$BASE", base, "$CFG", cfg, "$RUN", run)
 	for _, c := range cases {

@@ -152,6 +152,9 @@ func restore(dir string, t *team, iter *rollout.TaskIterator, dp *dataParallel) 
 	if err := ckpt.LoadJSON(filepath.Join(dir, stateFile), &st); err != nil {
 		return 0, "", fmt.Errorf("resume: %w", err)
 	}
+	if err := ckpt.CheckStep(dir, stateFile, st.Step); err != nil {
+		return 0, "", fmt.Errorf("resume: %w", err)
+	}
 	if st.Seed != t.cfg.Run.Seed {
 		return 0, "", fmt.Errorf("resume: the checkpoint was made with run.seed %d, the config says %d; resuming with another seed would not continue the same run", st.Seed, t.cfg.Run.Seed)
 	}

@@ -39,6 +39,9 @@ type trainCmd struct {
 	quiet  bool
 	force  bool
 	nproc  int
+
+	allowChange bool                  // --allow-config-change
+	changes     []config.ConfigChange // the resumed config's changes since the checkpoint
 }
 
 func (c *trainCmd) flags(cmd *cobra.Command) {
@@ -48,6 +51,7 @@ func (c *trainCmd) flags(cmd *cobra.Command) {
 	f.StringVar(&c.resume, "resume", "", "continue from a checkpoint: a checkpoint directory, or \"latest\" in run.output_dir/checkpoints")
 	f.Lookup("resume").NoOptDefVal = "latest"
 	f.BoolVarP(&c.quiet, "quiet", "q", false, "do not print the resolved config")
+	f.BoolVar(&c.allowChange, "allow-config-change", false, "resume even though the config changes what is trained (estimator, workflow, agents, models, optimizer…) since the checkpoint; the changes are logged in the run directory")
 	f.BoolVar(&c.force, "force", false, "resume from a checkpoint older than the run's newest, dropping the later steps' checkpoints and logs")
 	f.IntVar(&c.nproc, "nproc", 1, "data parallel: run this many ranks on this node, one per GPU (several nodes: start each rank with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT set, as torchrun does)")
 }
@@ -98,7 +102,13 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) (err error) {
 		}
 	}
 	if err := os.MkdirAll(cfg.Run.OutputDir, 0o755); err != nil {
-		return err
+		return fmt.Errorf("run.output_dir %s: cannot create it (%v); set run.output_dir (--set run.output_dir=DIR) to a directory you can write", cfg.Run.OutputDir, err)
+	}
+	if cp != nil && dp.lead() && len(c.changes) > 0 {
+		fmt.Fprintf(out, "resume: %d config changes since the checkpoint, logged in %s\n", len(c.changes), filepath.Join(cfg.Run.OutputDir, config.ResumeLogName))
+		if err := config.LogResumeChanges(cfg.Run.OutputDir, cp.Dir, cp.Step, c.changes); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(out, "troupe %s, libtorch %s, %d threads\n", version, torch.VersionString(), torch.NumThreads())
 	if dp != nil {
@@ -343,6 +353,9 @@ func (c *trainCmd) loadConfig() (*checkpointRef, *config.Config, error) {
 		if cfg, err = config.LoadSaved(filepath.Join(cp.Dir, configFile), c.sets); err != nil {
 			return nil, nil, fmt.Errorf("resume: %w", err)
 		}
+	}
+	if c.changes, err = config.CheckResume(filepath.Join(cp.Dir, configFile), cfg, c.allowChange, "--allow-config-change"); err != nil {
+		return nil, nil, fmt.Errorf("resume: %s: %w", cp.Dir, err)
 	}
 	return cp, cfg, nil
 }

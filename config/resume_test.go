@@ -1,0 +1,88 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestResumeRefusesChangesToWhatIsTrained: every key that changes what is
+// trained is refused by name, harmless keys pass, and the allowed changes
+// are logged.
+func TestResumeRefusesChangesToWhatIsTrained(t *testing.T) {
+	doc := base(t)
+	dir := t.TempDir()
+	saved, err := Parse([]byte(doc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := saved.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	savedPath := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(savedPath, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := fakeModel(t)
+	for _, c := range []struct {
+		name string
+		doc  string
+		sets []string
+		want []string // keys named in the refusal; none: allowed
+	}{
+		{"same config", doc, nil, nil},
+		{"the checkpoint's own config", string(raw), nil, nil},
+		{"harmless keys", doc, []string{"run.steps=9", "run.log_samples=3", "eval.every=2", "checkpoint.every=1", "checkpoint.keep=0", "export.at_end=false", "run.tensorboard=false", "engine.max_slots=8", "run.name=again"}, nil},
+		{"another estimator", doc, []string{"advantage.estimator=grpo"}, []string{"advantage.estimator: drmas → grpo"}},
+		{"an estimator option", doc, []string{"advantage.epsilon=0.5"}, []string{"advantage.epsilon"}},
+		{"two agents resumed as one", strings.Replace(doc, "  - {name: verifier, preset: math-verifier, format_penalty: 0.1}\n", "", 1) + "workflow: {name: single}\n", nil,
+			[]string{"agents[1]: {name: verifier, …} → (absent)", "workflow.name: math-refine → single"}},
+		{"another model path", doc, []string{"models.tiny.path=" + other}, []string{"models.tiny.path"}},
+		{"another assignment", doc, []string{"assignment=shared"}, []string{"assignment: separate → shared"}},
+		{"an agent's preset", doc, []string{"agents[0].preset=math-verifier"}, []string{"agents[0].preset"}},
+		{"the learning rate", doc, []string{"optim.lr=3e-6"}, []string{"optim.lr"}},
+		{"the dtype", doc, []string{"run.dtype=bfloat16"}, []string{"run.dtype"}},
+		{"the seed", doc, []string{"run.seed=7"}, []string{"run.seed"}},
+	} {
+		now, err := Parse([]byte(c.doc), c.sets)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		changes, err := CheckResume(savedPath, now, false, "--allow-config-change")
+		if len(c.want) == 0 {
+			if err != nil {
+				t.Errorf("%s: refused: %v", c.name, err)
+			}
+			for _, ch := range changes {
+				if ch.Trains {
+					t.Errorf("%s: %s counted as changing training", c.name, ch)
+				}
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%s: accepted (changes %v)", c.name, changes)
+			continue
+		}
+		for _, w := range append(c.want, "--allow-config-change") {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: the refusal should name %q: %v", c.name, w, err)
+			}
+		}
+		// allowed: the same changes come back for the log
+		changes, err = CheckResume(savedPath, now, true, "--allow-config-change")
+		if err != nil || len(changes) == 0 {
+			t.Fatalf("%s: allowed: %v %v", c.name, changes, err)
+		}
+		run := t.TempDir()
+		if err := LogResumeChanges(run, "ck", 2, changes); err != nil {
+			t.Fatal(err)
+		}
+		logged, err := os.ReadFile(filepath.Join(run, ResumeLogName))
+		if err != nil || !strings.Contains(string(logged), "changes training") || !strings.Contains(string(logged), strings.SplitN(c.want[0], ":", 2)[0]) {
+			t.Errorf("%s: the log says %q (%v)", c.name, logged, err)
+		}
+	}
+}
