@@ -2,9 +2,9 @@ package model
 
 // llama_reference_test.go — Llama and Mistral against transformers itself,
 // run at test time through the Python reference environment
-// (scripts/model/llama_reference.py; the interpreter is
-// TROUPE_PYREF_PYTHON, else scripts/pyref/python; without one the tests
-// skip with one line).
+// (scripts/model/llama_reference.py, run through internal/pyref: without
+// the environment the tests skip with one line, or fail under
+// TROUPE_PYREF_REQUIRED=1).
 //
 //   - TestLlamaMatchesTransformers: for each fixture model (random init,
 //     real structure: GQA/MQA/MHA, tied and untied, head_dim apart from
@@ -23,7 +23,6 @@ package model
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -32,41 +31,20 @@ import (
 	"strings"
 	"testing"
 
+	"troupe/internal/pyref"
 	"troupe/torch"
 )
 
-const (
-	pyrefPythonEnv   = "TROUPE_PYREF_PYTHON"
-	llamaRefScript   = "../scripts/model/llama_reference.py"
-	llamaRefVariants = 4
-)
+const llamaRefVariants = 4
 
-// pyrefPython returns the reference interpreter or skips the test.
-func pyrefPython(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv(pyrefPythonEnv); p != "" {
-		return p
-	}
-	py, _ := filepath.Abs("../scripts/pyref/python")
-	out, err := exec.Command(py, "-c", "import transformers").CombinedOutput()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return py
-	case errors.Is(err, os.ErrNotExist):
-		t.Skipf("skipped, no Python reference environment: no %s and no scripts/pyref/python", pyrefPythonEnv)
-	case errors.As(err, &exit) && exit.ExitCode() == 2:
-		t.Skipf("skipped, no Python reference environment: %s", strings.TrimSpace(string(out)))
-	default:
-		t.Fatalf("%s: %v\n%s", py, err, out)
-	}
-	return ""
-}
-
-// runLlamaRef runs llama_reference.py with args and returns its stdout.
+// runLlamaRef runs scripts/model/llama_reference.py with args under the
+// reference interpreter (internal/pyref: skips without one) and returns its
+// standard output; what it writes to standard error (library warnings) is
+// only shown on failure.
 func runLlamaRef(t *testing.T, args ...string) []byte {
 	t.Helper()
-	cmd := exec.Command(pyrefPython(t), append([]string{llamaRefScript}, args...)...)
+	py := pyref.Python(t)
+	cmd := exec.Command(py, append([]string{pyref.Script(t, "scripts/model/llama_reference.py")}, args...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -221,7 +199,7 @@ func refSeesRopeScaling(t *testing.T, dir string) {
 }
 
 func TestLlamaExportLoadsInTransformers(t *testing.T) {
-	pyrefPython(t)
+	pyref.Python(t)
 	for _, c := range []struct {
 		family Family
 		class  string

@@ -1,18 +1,28 @@
-// equiv.go — is an extracted answer the gold answer?
+// equiv.go — is an extracted answer the gold answer? The reference grader's
+// decisions (Dr. MAS grades with the Hendrycks MATH normaliser, then with
+// sympy), made in troupe's own code.
 //
 // Equivalent(got, gold) is true when, after Normalize:
-//  1. the strings are equal; or
-//  2. both are numbers and equal as exact rationals — integers, decimals,
-//     "a/b", \frac{a}{b} with a sign in front or inside ("0.5" = "\frac{1}{2}"
-//     = "1/2" = "\frac{2}{4}"; "-\frac{1}{2}" = "\frac{-1}{2}" = "-0.5"); or
-//  3. both are lists with the same brackets and the same number of
+//  1. the texts are equal, or equal but for letter case ("B" = "b");
+//  2. both are lists with the same brackets and the same number of
 //     top-level comma-separated items, equivalent item by item
-//     ("(1, \frac{1}{2})" = "(1,0.5)").
+//     ("(1, \frac{1}{2})" = "(1,0.5)"); a single item is compared as below;
+//  3. an item pair is equivalent when
+//     a. both are fractions of integers, written "a/b" or \frac{a}{b}: only
+//     if they are the same fraction as written ("\frac{2}{4}" is not
+//     "\frac{1}{2}": an unreduced fraction is not the answer, as in the
+//     reference);
+//     b. else, when one is an integer literal ("42", "42.0", "1e3") the
+//     other must be one too, of the same value ("\frac{84}{2}" and
+//     "\sqrt{4}" are not 2);
+//     c. else both parse as expressions (expr.go) and agree at every
+//     evaluation point: "\frac{1}{2}" = "0.5", "2\sqrt{2}" = "\sqrt{8}",
+//     "x^2-1" = "(x+1)(x-1)", "\frac{\pi}{2}" = "\frac{1}{2}\pi".
 //
-// What it deliberately is not: approximate. "0.33" is not 1/3; integers
-// must match exactly (a rational with denominator 1 equals only itself).
-// Anything symbolic beyond these forms (radicals, π, algebra) is compared as
-// normalised text.
+// What it deliberately is not: approximate. "0.33" is not 1/3; decimals are
+// exact rationals and only an answer that involves π or an irrational root
+// is compared in floating point (relative 1e-12). Answers with more than two
+// variables, functions, infinities and sets compare as normalised text.
 package math
 
 import (
@@ -32,21 +42,15 @@ func equivalentNormalized(a, b string, depth int) bool {
 	if a == "" || b == "" {
 		return false
 	}
-	if a == b {
+	if strings.EqualFold(a, b) {
 		return true
-	}
-	if x, ok := ParseRational(a); ok {
-		if y, ok := ParseRational(b); ok {
-			return x.Cmp(y) == 0
-		}
-		return false
-	}
-	if depth > 3 {
-		return false
 	}
 	la, oa, ca, ok1 := splitList(a)
 	lb, ob, cb, ok2 := splitList(b)
-	if !ok1 || !ok2 || oa != ob || ca != cb || len(la) != len(lb) || len(la) < 2 {
+	if !ok1 || !ok2 || len(la) < 2 && len(lb) < 2 {
+		return itemEquivalent(a, b)
+	}
+	if depth > 3 || oa != ob || ca != cb || len(la) != len(lb) {
 		return false
 	}
 	for i := range la {
@@ -57,8 +61,74 @@ func equivalentNormalized(a, b string, depth int) bool {
 	return true
 }
 
+// itemEquivalent compares two normalised answers that are not lists.
+func itemEquivalent(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	if strings.EqualFold(a, b) {
+		return true
+	}
+	if fa, ok := integerFraction(a); ok {
+		if fb, ok := integerFraction(b); ok {
+			return fa == fb
+		}
+	}
+	ia, ib := integerLiteral.MatchString(a), integerLiteral.MatchString(b)
+	if ia != ib {
+		return false
+	}
+	if x, ok := ParseRational(a); ok {
+		if y, ok := ParseRational(b); ok {
+			return x.Cmp(y) == 0 && (!ia || x.IsInt())
+		}
+	}
+	if ia {
+		return false // "2.5" written where an integer is wanted, or not a number
+	}
+	x, err := parseExpr(strings.ToLower(a))
+	if err != nil {
+		return false
+	}
+	y, err := parseExpr(strings.ToLower(b))
+	if err != nil {
+		return false
+	}
+	return sameValue(x, y)
+}
+
 var (
-	integerOrDecimal = regexp.MustCompile(`^[-+]?(?:\d+\.?\d*|\.\d+)$`)
+	// an integer literal: a number whose value is whole ("42.0", "1e3"
+	// match the pattern; the value check is in itemEquivalent).
+	integerLiteral = regexp.MustCompile(`^[-+]?(?:\d+\.?0*|\d+(?:\.\d*)?[eE]\+?\d{1,3})$`)
+	slashIntegers  = regexp.MustCompile(`^([-+]?)(\d+)/(\d+)$`)
+	fracIntegers   = regexp.MustCompile(`^([-+]?)\\frac\{([-+]?)(\d+)\}\{(\d+)\}$`)
+)
+
+// integerFraction returns "a/b" (with its sign folded in front) for a
+// fraction of two integer literals, written "a/b" or \frac{a}{b}.
+func integerFraction(s string) (string, bool) {
+	if m := slashIntegers.FindStringSubmatch(s); m != nil {
+		return sign(m[1]) + m[2] + "/" + m[3], true
+	}
+	if m := fracIntegers.FindStringSubmatch(s); m != nil {
+		if (m[1] == "-") != (m[2] == "-") {
+			return "-" + m[3] + "/" + m[4], true
+		}
+		return m[3] + "/" + m[4], true
+	}
+	return "", false
+}
+
+func sign(s string) string {
+	if s == "-" {
+		return "-"
+	}
+	return ""
+}
+
+var (
+	integerOrDecimal = regexp.MustCompile(`^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d{1,3})?$`)
 	slashFraction    = regexp.MustCompile(`^([-+]?(?:\d+\.?\d*|\.\d+))/([-+]?(?:\d+\.?\d*|\.\d+))$`)
 )
 

@@ -4,15 +4,18 @@
 // keeps the value: LaTeX spacing and sizing (\left, \!, \,), \dfrac/\tfrac
 // → \frac, \text{…}-like wrappers unwrapped, degrees (^\circ, °), percent
 // and dollar signs, a leading "x =", trailing unit words after a number
-// ("5 cm", "12 dollars"), thousands separators ("1,234"), short forms
-// (\frac12, \sqrt3), all whitespace and a trailing period.
+// ("5 cm", "12 dollars"), thousands separators ("1,234", "1{,}234"), short forms
+// (\frac12, \sqrt3), mixed numbers ("7 3/4", "2\frac{1}{2}" → 7+3/4,
+// 2+\frac{1}{2}, as the reference grader reads them), all whitespace and a
+// trailing period.
 //
 // What it deliberately is not: a computer-algebra system. "2\sqrt{2}" and
-// "\sqrt{8}" stay different; "x+1" and "1+x" too. Numbers are compared as
-// exact rationals in equiv.go, after this step.
+// "\sqrt{8}" stay different texts here; "x+1" and "1+x" too. equiv.go
+// compares numbers as exact rationals and expressions by value, after this
+// step.
 //
-// Departures from common graders, on purpose: the percent sign is dropped,
-// so "50\%" equals "50" (not 0.5); a bare letter answer keeps its case.
+// As in the reference grader, the percent sign is dropped, so "50\%" equals
+// "50" (not 0.5), and letter case is ignored later, in equiv.go.
 package math
 
 import (
@@ -35,6 +38,9 @@ var (
 	shortFrac       = regexp.MustCompile(`\\frac(\d)(\d)`)
 	shortFracBrace  = regexp.MustCompile(`\\frac(\d)\{`)
 	shortSqrt       = regexp.MustCompile(`\\sqrt(\d)`)
+	// a whole number, then a fraction of integers: a mixed number.
+	mixedSpaced = regexp.MustCompile(`(^|[^\d.^_])(\d+)\s+(\d+/\d+|\\frac\{?\d+\}?\{?\d+\}?)`)
+	mixedGlued  = regexp.MustCompile(`(^|[^\d.^_])(\d+)(\\frac\{\d+\}\{\d+\})`)
 )
 
 // Normalize returns the canonical text of an answer.
@@ -57,16 +63,19 @@ func Normalize(s string) string {
 	if m := numberThenWords.FindStringSubmatch(s); m != nil {
 		s = m[1]
 	}
+	s = mixedSpaced.ReplaceAllString(s, "$1$2+$3")
 	s = strings.Join(strings.Fields(s), "")
 	if m := gluedUnit.FindStringSubmatch(s); m != nil {
 		s = m[1]
 	}
+	s = strings.ReplaceAll(s, "{,}", ",") // LaTeX's thousands separator: 10{,}000
 	if thousands.MatchString(s) {
 		s = strings.ReplaceAll(s, ",", "")
 	}
 	s = shortFrac.ReplaceAllString(s, `\frac{$1}{$2}`)
 	s = shortFracBrace.ReplaceAllString(s, `\frac{$1}{`)
 	s = shortSqrt.ReplaceAllString(s, `\sqrt{$1}`)
+	s = mixedGlued.ReplaceAllString(s, "$1$2+$3")
 	s = strings.TrimRight(s, ".")
 	return s
 }

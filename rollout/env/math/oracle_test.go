@@ -16,7 +16,8 @@ func TestOracle(t *testing.T) {
 	task := rollout.Task{Question: "What is $3 + 4$?", Answer: "7"}
 	for prompt, verdict := range map[string]string{
 		`The Solver wrote: \boxed{7}.`:           "<verify>approve</verify>",
-		`The Solver wrote: \boxed{\frac{14}{2}}`: "<verify>approve</verify>",
+		`The Solver wrote: \boxed{7.0}`:          "<verify>approve</verify>",
+		`The Solver wrote: \boxed{\frac{14}{2}}`: "<verify>reject</verify>", // an integer written as a fraction scores 0
 		`The Solver wrote: \boxed{8}.`:           "<verify>reject</verify>",
 		`The Solver wrote nothing boxed.`:        "<verify>reject</verify>",
 	} {

@@ -293,6 +293,17 @@ Doc 2(Title: Brelmoor) Brelmoor is a city in Qelandia.</information>`
 	if strings.Contains(prompts[0].Prompts[0], "Searches So Far") {
 		t.Error("the first Verifier saw a memory")
 	}
+	// the Searcher reads the Verifier's whole output of its step, reasoning
+	// included (the reference's team context); nobody else does
+	review := "# The Verifier's Review\n" + `The output of "verifier": <think>Nothing yet.</think><verify>no</verify>` + "\n\n# Your Role"
+	if !strings.Contains(prompts[1].Prompts[0], review) {
+		t.Errorf("the Searcher's prompt lacks the Verifier's review:\n%s", prompts[1].Prompts[0])
+	}
+	for _, i := range []int{0, 2, 3} {
+		if strings.Contains(prompts[i].Prompts[0], "Verifier's Review") {
+			t.Errorf("call %d saw the Verifier's review:\n%s", i, prompts[i].Prompts[0])
+		}
+	}
 	if ep := out.Episodes[0]; !ep.Success || ep.Reward != 1 {
 		t.Fatalf("reward %g", ep.Reward)
 	}

@@ -13,8 +13,12 @@
 //	                         the team memory; next step.
 //
 // The team memory (each agent's .TeamContext) is the list of past queries
-// and their retrieved information, oldest first. Every row of an episode
-// shares its team reward (Dr. MAS).
+// and their retrieved information, oldest first. The Search agent also sees
+// the Verifier's whole output of the same step, its reasoning included
+// (.Extra.review, `The output of "verifier": …`), as the reference's Search
+// Agent reads the step's team context; the Verifier and the Answer agent
+// see only the memory, as there. Every row of an episode shares its team
+// reward (Dr. MAS).
 //
 // Departures and options:
 //  1. missing_verdict: a Verifier output without a yes/no tag counts as
@@ -88,6 +92,10 @@ type Workflow struct {
 
 type state struct{ step int }
 
+// ReviewKey is the .Extra field that carries the Verifier's output of the
+// step into the Search agent's prompt.
+const ReviewKey = "review"
+
 // SearchEngine is the name the retrieved information carries in the team
 // memory.
 const SearchEngine = "search engine"
@@ -152,7 +160,10 @@ func (w *Workflow) Advance(ep *rollout.Episode, done []*rollout.Call) ([]*rollou
 			ep.Finish(rollout.Score{Metrics: map[string]float64{"f1": 0}})
 			return nil, nil
 		}
-		return []*rollout.Call{w.call(ep, w.search, st.step)}, nil
+		sc := w.call(ep, w.search, st.step)
+		review := rollout.TeamEntry{Agent: w.verifier.Name, Text: strings.TrimSpace(c.Response)}
+		sc.Data.Extra = map[string]string{ReviewKey: review.String()}
+		return []*rollout.Call{sc}, nil
 	case w.search:
 		ep.Remember(c)
 		info, err := w.env.Search(c.Parsed.Value)
@@ -255,6 +266,11 @@ const UserTemplate = `# Question
 # Searches So Far
 {{.TeamContext}}
 {{- end}}
+{{- with index .Extra "review"}}
+
+# The Verifier's Review
+{{.}}
+{{- end}}
 
 # Your Role
 {{.Role}}`
@@ -274,7 +290,7 @@ Think briefly inside <think> and </think>, then end with <verify>yes</verify> if
 	})
 	rollout.RegisterPreset("search-search", rollout.Preset{
 		System: teamSystem,
-		Role: `You are the Searcher. Think inside <think> and </think> about what is still missing, then write one short search query inside <search> and </search>.
+		Role: `You are the Searcher. Think inside <think> and </think> about what is still missing, given the searches so far and the Verifier's review, then write one short search query inside <search> and </search>.
 The matching documents will be shown to your team.`,
 		User:   UserTemplate,
 		Parser: "search-query",
