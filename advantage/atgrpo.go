@@ -23,16 +23,13 @@ package advantage
 //     are rollout concerns; this estimator trusts the rewards it is given and
 //     its tests use K distinct rewards for the second agent.
 //
-// Optional filters (per model, as in PettingLLMs): drop zero-variance groups
-// (singletons included); drop the lowest-mean fraction of groups. Dropped
-// rows get advantage 0 and Result.Train false.
+// With atgrpo.key: prompt the groups are (Prompt, Turn, Agent) instead: the
+// n environments of one task, each sampled without a tree (one candidate per
+// turn and agent), pooled turn by turn; within such a group (Env, Candidate)
+// must be distinct. The group filter (filter.go) applies to atgrpo as to
+// every estimator.
 
-import (
-	"cmp"
-	"fmt"
-	"math"
-	"slices"
-)
+import "fmt"
 
 // ATGRPO normalises the K candidates of each (environment, turn, agent) state.
 type ATGRPO struct{ Options Options }
@@ -40,26 +37,37 @@ type ATGRPO struct{ Options Options }
 // Name returns "atgrpo".
 func (ATGRPO) Name() string { return nameATGRPO }
 
-var atgrpoFields = keyFields{env: true, turn: true, agent: true}
+var (
+	atgrpoFields       = keyFields{env: true, turn: true, agent: true}
+	atgrpoPromptFields = keyFields{turn: true, agent: true}
+)
 
-// Compute groups rows by (Prompt, Env, Turn, Agent), normalises each group,
-// marks each group's best candidate and applies the configured filters.
+// Compute groups rows by (Prompt, Env, Turn, Agent) — or (Prompt, Turn,
+// Agent) with atgrpo.key: prompt — normalises each group and marks each
+// group's best candidate.
 func (e ATGRPO) Compute(rows []Row) (Result, error) {
 	scores, err := prepare(nameATGRPO, rows, e.Options)
 	if err != nil {
 		return Result{}, err
 	}
+	byPrompt := e.Options.ATGRPO.Key == KeyPrompt
+	fields := atgrpoFields
+	if byPrompt {
+		fields = atgrpoPromptFields
+	}
 	groups := groupRowSamples(rows, scores, func(r Row) groupKey {
+		if byPrompt {
+			return groupKey{prompt: r.Prompt, turn: r.Turn, agent: r.Agent}
+		}
 		return groupKey{prompt: r.Prompt, env: r.Env, turn: r.Turn, agent: r.Agent}
 	})
-	if err := checkCandidateGroups(rows, groups); err != nil {
+	if err := checkCandidateGroups(rows, groups, fields); err != nil {
 		return Result{}, err
 	}
-	res := normaliseGroups(len(rows), groups, atgrpoFields, optionNormaliser(e.Options))
+	res := normaliseGroups(len(rows), groups, fields, optionNormaliser(e.Options))
 	for gi, g := range groups {
 		res.Groups[gi].Best = bestRow(rows, g, scores)
 	}
-	filterGroups(rows, groups, &res, e.Options.ATGRPO)
 	res.Diagnostics = diagnose(nameATGRPO, rows, scores, res)
 	return res, nil
 }
@@ -89,62 +97,26 @@ func bestRow(rows []Row, g sampleGroup, scores []float64) int {
 	return best
 }
 
-// checkCandidateGroups requires distinct Candidate indices and one Model
-// within each group.
-func checkCandidateGroups(rows []Row, groups []sampleGroup) error {
+// checkCandidateGroups requires distinct (Env, Candidate) pairs and one
+// Model within each group.
+func checkCandidateGroups(rows []Row, groups []sampleGroup, fields keyFields) error {
+	type slot struct{ env, candidate int }
 	for _, g := range groups {
-		seen := map[int]int{}
+		seen := map[slot]int{}
 		first := g.samples[0].rows[0]
 		for _, s := range g.samples {
 			i := s.rows[0]
-			if j, dup := seen[rows[i].Candidate]; dup {
-				return fmt.Errorf("advantage: atgrpo: rows %d and %d are both candidate %d of group %s; number the K candidates of one state in Row.Candidate and give different environments of a prompt different Row.Env",
-					j, i, rows[i].Candidate, g.key.label(atgrpoFields))
+			at := slot{rows[i].Env, rows[i].Candidate}
+			if j, dup := seen[at]; dup {
+				return fmt.Errorf("advantage: atgrpo: rows %d and %d are both candidate %d of environment %d in group %s; number the K candidates of one state in Row.Candidate and give different environments of a prompt different Row.Env",
+					j, i, rows[i].Candidate, rows[i].Env, g.key.label(fields))
 			}
-			seen[rows[i].Candidate] = i
+			seen[at] = i
 			if rows[i].Model != rows[first].Model {
 				return fmt.Errorf("advantage: atgrpo: rows %d and %d of group %s name models %q and %q; one agent's rows must come from one model",
-					first, i, g.key.label(atgrpoFields), rows[first].Model, rows[i].Model)
+					first, i, g.key.label(fields), rows[first].Model, rows[i].Model)
 			}
 		}
 	}
 	return nil
-}
-
-// filterGroups applies the zero-variance and lowest-mean filters to res.
-func filterGroups(rows []Row, groups []sampleGroup, res *Result, opt ATGRPOOptions) {
-	if opt.DropZeroVariance {
-		for gi := range res.Groups {
-			if g := &res.Groups[gi]; g.Singleton || g.ZeroVariance {
-				g.Dropped = true
-			}
-		}
-	}
-	if opt.DropLowestMeanFraction > 0 {
-		byModel := map[string][]int{}
-		for gi, g := range groups {
-			if !res.Groups[gi].Dropped {
-				model := rows[g.samples[0].rows[0]].Model
-				byModel[model] = append(byModel[model], gi)
-			}
-		}
-		for _, members := range byModel {
-			// Groups are sorted by key, so the stable sort breaks mean ties by key.
-			slices.SortStableFunc(members, func(a, b int) int {
-				return cmp.Compare(res.Groups[a].Mean, res.Groups[b].Mean)
-			})
-			drop := int(math.Floor(opt.DropLowestMeanFraction*float64(len(members)) + 1e-9))
-			for _, gi := range members[:drop] {
-				res.Groups[gi].Dropped = true
-			}
-		}
-	}
-	for _, g := range res.Groups {
-		if g.Dropped {
-			for _, i := range g.Rows {
-				res.Advantages[i] = 0
-				res.Train[i] = false
-			}
-		}
-	}
 }

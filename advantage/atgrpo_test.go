@@ -42,7 +42,7 @@ func TestATGRPODuplicateCandidateIsAnError(t *testing.T) {
 	}
 	est, _ := New(nameATGRPO, DefaultOptions())
 	_, err := est.Compute(rows)
-	want := "rows 0 and 2 are both candidate 0 of group prompt=0 env=0 turn=0 agent=tool"
+	want := "rows 0 and 2 are both candidate 0 of environment 0 in group prompt=0 env=0 turn=0 agent=tool"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("got %v, want an error containing %q", err, want)
 	}
@@ -86,88 +86,6 @@ func TestATGRPORewardMixing(t *testing.T) {
 	}
 }
 
-func TestATGRPOFilters(t *testing.T) {
-	// Five groups (turns 0–4 of one environment) with means 0.5, 1 (constant),
-	// 0.25, 3, 0.25, and one singleton.
-	group := func(turn int, model string, rewards ...float64) []Row {
-		var rows []Row
-		for k, r := range rewards {
-			rows = append(rows, Row{Turn: turn, Agent: "tool", Candidate: k, Reward: r, Model: model})
-		}
-		return rows
-	}
-	var rows []Row
-	rows = append(rows, group(0, "m", 0, 1)...)   // mean 0.5
-	rows = append(rows, group(1, "m", 1, 1)...)   // zero variance
-	rows = append(rows, group(2, "m", 0, 0.5)...) // mean 0.25
-	rows = append(rows, group(3, "m", 2, 4)...)   // mean 3
-	rows = append(rows, group(4, "m", 0.5, 0)...) // mean 0.25, ties turn 2
-	rows = append(rows, group(5, "m", 7)...)      // singleton
-	opt := DefaultOptions()
-	opt.ATGRPO.DropZeroVariance = true
-	res := mustCompute(t, nameATGRPO, opt, rows)
-	dropped := map[string]bool{}
-	for _, g := range res.Groups {
-		dropped[g.Label] = g.Dropped
-	}
-	if !dropped["prompt=0 env=0 turn=1 agent=tool"] || !dropped["prompt=0 env=0 turn=5 agent=tool"] {
-		t.Errorf("zero-variance and singleton groups should be dropped: %v", dropped)
-	}
-	if res.Diagnostics.DroppedGroups != 2 || res.Diagnostics.TrainRows != len(rows)-3 {
-		t.Errorf("dropped groups %d, train rows %d; want 2 and %d", res.Diagnostics.DroppedGroups, res.Diagnostics.TrainRows, len(rows)-3)
-	}
-	for _, i := range []int{2, 3, 10} {
-		if res.Train[i] || res.Advantages[i] != 0 {
-			t.Errorf("row %d of a dropped group: train %v advantage %g", i, res.Train[i], res.Advantages[i])
-		}
-	}
-
-	// Lowest-mean fraction 0.5 of the 4 remaining groups: drop 2, the two
-	// with mean 0.25 (turns 2 and 4); the tie is broken by key, not order.
-	opt.ATGRPO.DropLowestMeanFraction = 0.5
-	res = mustCompute(t, nameATGRPO, opt, rows)
-	for _, g := range res.Groups {
-		want := map[int]bool{1: true, 2: true, 4: true, 5: true}[rows[g.Rows[0]].Turn]
-		if g.Dropped != want {
-			t.Errorf("fraction 0.5: group %s dropped %v, want %v", g.Label, g.Dropped, want)
-		}
-	}
-	// 0.4 of 4 groups is 1.6: one group goes, turn 2 (key order breaks the tie).
-	opt.ATGRPO.DropLowestMeanFraction = 0.4
-	res = mustCompute(t, nameATGRPO, opt, rows)
-	for _, g := range res.Groups {
-		want := map[int]bool{1: true, 2: true, 5: true}[rows[g.Rows[0]].Turn]
-		if g.Dropped != want {
-			t.Errorf("fraction 0.4: group %s dropped %v, want %v", g.Label, g.Dropped, want)
-		}
-	}
-}
-
-func TestATGRPOLowestMeanFilterIsPerModel(t *testing.T) {
-	// Model "a" has groups with means 0.5 and 2.5, model "b" with means 10.5
-	// and 20.5. Dropping half per model removes one group of each, the
-	// lowest within that model, even though all of b's beat all of a's.
-	var rows []Row
-	for turn, base := range []float64{0, 2, 10, 20} {
-		model := "a"
-		if turn >= 2 {
-			model = "b"
-		}
-		rows = append(rows,
-			Row{Turn: turn, Agent: model + "-agent", Model: model, Candidate: 0, Reward: base},
-			Row{Turn: turn, Agent: model + "-agent", Model: model, Candidate: 1, Reward: base + 1})
-	}
-	opt := DefaultOptions()
-	opt.ATGRPO.DropLowestMeanFraction = 0.5
-	res := mustCompute(t, nameATGRPO, opt, rows)
-	for _, g := range res.Groups {
-		turn := rows[g.Rows[0]].Turn
-		if want := turn == 0 || turn == 2; g.Dropped != want {
-			t.Errorf("group %s: dropped %v, want %v", g.Label, g.Dropped, want)
-		}
-	}
-}
-
 func TestATGRPOGroupModelsMustAgree(t *testing.T) {
 	rows := []Row{
 		{Agent: "tool", Model: "a", Candidate: 0, Reward: 1},
@@ -176,5 +94,34 @@ func TestATGRPOGroupModelsMustAgree(t *testing.T) {
 	est, _ := New(nameATGRPO, DefaultOptions())
 	if _, err := est.Compute(rows); err == nil || !strings.Contains(err.Error(), `name models "a" and "b"`) {
 		t.Fatalf("got %v, want a model mismatch error", err)
+	}
+}
+
+// Without a tree each environment samples one candidate per turn and agent;
+// atgrpo.key: prompt pools the n environments of a task turn by turn, so the
+// (prompt, turn, agent) group holds n rows where the environment-keyed
+// groups would all be singletons.
+func TestATGRPOPromptKeyPoolsEnvironments(t *testing.T) {
+	var rows []Row
+	for env, r := range []float64{0.2, 1.0, -2.0} {
+		rows = append(rows,
+			Row{Env: env, Turn: 0, Agent: "tool", Reward: r},
+			Row{Env: env, Turn: 1, Agent: "tool", Reward: 1})
+	}
+	opt := DefaultOptions()
+	opt.ATGRPO.Key = KeyPrompt
+	res := mustCompute(t, nameATGRPO, opt, rows)
+	assertClose(t, "pooled", res.Advantages, []float64{0.300399, 0, 0.815368, 0, -1.115766, 0}) // vector 3, (0,0,0)
+	if len(res.Groups) != 2 || res.Groups[0].Label != "prompt=0 turn=0 agent=tool" {
+		t.Errorf("groups %+v, want two keyed (prompt, turn, agent)", res.Groups)
+	}
+	byEnv := mustCompute(t, nameATGRPO, DefaultOptions(), rows)
+	if byEnv.Diagnostics.SingletonGroups != 6 {
+		t.Errorf("keyed by environment: %d singleton groups, want 6", byEnv.Diagnostics.SingletonGroups)
+	}
+	rows[2].Env = 0 // two rows of environment 0, candidate 0, one group
+	est, _ := New(nameATGRPO, opt)
+	if _, err := est.Compute(rows); err == nil || !strings.Contains(err.Error(), "both candidate 0 of environment 0") {
+		t.Errorf("a repeated (environment, candidate): %v", err)
 	}
 }

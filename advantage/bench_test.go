@@ -69,8 +69,7 @@ func BenchmarkRLOO(b *testing.B)  { benchmarkEstimator(b, nameRLOO, DefaultOptio
 
 func BenchmarkATGRPO(b *testing.B) {
 	opt := DefaultOptions()
-	opt.ATGRPO.DropZeroVariance = true
-	opt.ATGRPO.DropLowestMeanFraction = 0.1
+	opt.Filter = FilterOptions{ZeroVariance: true, LowestMeanFraction: 0.1}
 	benchmarkEstimator(b, nameATGRPO, opt, atgrpoBatch())
 }
 

@@ -26,6 +26,7 @@
 //	atgrpo.go       AT-GRPO's agent- and turn-wise groups over tree candidates
 //	magrpo.go       MAGRPO's joint-reward returns over a tree of joint actions
 //	rloo.go         REINFORCE leave-one-out over the prompt group
+//	filter.go       the group filter (lowest-mean fraction, zero variance) after any estimator
 //	diagnostics.go  per-step and per-agent statistics for the metrics log
 //
 // # Estimators
@@ -34,14 +35,15 @@
 //	grpo       prompt                       trajectory¹   (s − μ)/(σ + ε)
 //	grpo-step  prompt                       row           (s − μ)/(σ + ε)
 //	drmas      (prompt, agent)              row           (s − μ)/(σ + ε)
-//	atgrpo     (prompt, env, turn, agent)   candidate     (s − μ)/(σ + ε)
+//	atgrpo     (prompt, env, turn, agent)³  candidate     (s − μ)/(σ + ε)
 //	magrpo     (prompt, node, agent)        completion²   mean | rloo | max | raw,
 //	                                                      then optionally /max(popstd, 1e-6)
 //	rloo       prompt                       trajectory¹   (n·s − Σs)/(n − 1)
 //
 // ¹ A trajectory's score is the mean of its rows' scores; every row of the
 // trajectory gets the trajectory's advantage. ² A completion's score is the
-// sum of the returns of the joint actions it takes part in.
+// sum of the returns of the joint actions it takes part in. ³ (prompt, turn,
+// agent) with atgrpo.key: prompt, for sampling without a tree.
 //
 // σ is the sample (N−1) or population (N) std as configured; without
 // divide_by_std the normaliser is s − μ (Dr. GRPO). An all-equal group gets
@@ -59,15 +61,17 @@
 //	singleton: raw | zero              raw       grpo, grpo-step, drmas, atgrpo, rloo
 //	mix_rewards                        false     all: score = team_weight·team_reward + local_reward
 //	team_weight (α)                    1         all, with mix_rewards
-//	atgrpo.drop_zero_variance          false     atgrpo
-//	atgrpo.drop_lowest_mean_fraction   0         atgrpo (per model)
+//	atgrpo.key: env | prompt           env       atgrpo
+//	filter.lowest_mean_fraction        0         all (per model; the AT-GRPO configs: 0.5)
+//	filter.zero_variance               false     all
 //	magrpo.baseline: mean|rloo|max|raw mean      magrpo
 //	magrpo.normalize                   false     magrpo
 //	magrpo.gamma                       0.9       magrpo
 //	magrpo.joint: aligned | cross      aligned   magrpo
 //
-// The AT-GRPO filters may only be switched on for atgrpo (New reports it
-// otherwise). Which Row fields each estimator reads is listed on Row.
+// atgrpo.key may only be changed for atgrpo (New reports it otherwise). With
+// a filter on, New wraps the estimator so that Compute's result has passed
+// through Filter. Which Row fields each estimator reads is listed on Row.
 //
 // # MAGRPO trees as rows
 //

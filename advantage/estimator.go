@@ -24,8 +24,8 @@ type Estimator interface {
 type Result struct {
 	// Advantages holds one advantage per input row.
 	Advantages []float64
-	// Train is false for rows the update should leave out: rows of groups an
-	// AT-GRPO filter dropped (their advantage is 0), and in MAGRPO cross mode
+	// Train is false for rows the update should leave out: rows of groups the
+	// group filter dropped (their advantage is 0), and in MAGRPO cross mode
 	// every row of a completion but the one with the lowest Joint id (they all
 	// carry the same completion and the same advantage).
 	Train []bool
@@ -50,7 +50,8 @@ type Group struct {
 	Mean, Std float64
 	// Singleton: one sample. ZeroVariance: two or more samples, all equal.
 	Singleton, ZeroVariance bool
-	// Dropped: removed by an AT-GRPO filter.
+	// Dropped: removed from training by the group filter (for at least one
+	// of the models whose rows it holds).
 	Dropped bool
 	// Best is, for atgrpo, the row of the candidate the sampler continues from
 	// (highest score, ties to the lowest Candidate); −1 for other estimators.
@@ -73,7 +74,7 @@ func Names() []string {
 }
 
 // New returns the estimator with the given config name, after validating the
-// options for it.
+// options for it; with opt.Filter on, its results pass through Filter.
 func New(name string, opt Options) (Estimator, error) {
 	var est Estimator
 	switch name {
@@ -94,6 +95,9 @@ func New(name string, opt Options) (Estimator, error) {
 	}
 	if err := opt.validateFor(name); err != nil {
 		return nil, err
+	}
+	if opt.Filter.On() {
+		return filtered{est, opt}, nil
 	}
 	return est, nil
 }

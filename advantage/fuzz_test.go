@@ -105,9 +105,8 @@ func FuzzEstimators(f *testing.F) {
 		finite := inBounds(rows, opt)
 		for _, name := range Names() {
 			o := opt
-			if name == nameATGRPO && len(data) > 0 && data[0]&64 != 0 {
-				o.ATGRPO.DropZeroVariance = true
-				o.ATGRPO.DropLowestMeanFraction = 0.5
+			if len(data) > 0 && data[0]&64 != 0 {
+				o.Filter = FilterOptions{ZeroVariance: true, LowestMeanFraction: 0.5}
 			}
 			est, err := New(name, o)
 			if err != nil {

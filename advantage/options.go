@@ -57,21 +57,29 @@ type Options struct {
 	MixRewards bool `yaml:"mix_rewards"`
 	// TeamWeight is α in α·team + local.
 	TeamWeight float64 `yaml:"team_weight"`
-	// ATGRPO holds AT-GRPO's optional group filters.
+	// Filter drops groups from training after any estimator (filter.go).
+	Filter FilterOptions `yaml:"filter"`
+	// ATGRPO holds AT-GRPO's choice of group key.
 	ATGRPO ATGRPOOptions `yaml:"atgrpo"`
 	// MAGRPO holds MAGRPO's baseline, normalisation, discount and joint mode.
 	MAGRPO MAGRPOOptions `yaml:"magrpo"`
 }
 
-// ATGRPOOptions are AT-GRPO's group filters. A dropped group's rows get
-// advantage 0 and Result.Train false.
+// Values of ATGRPOOptions.Key.
+const (
+	// KeyEnv groups by (prompt, env, turn, agent): the K candidates of one
+	// state (tree sampling).
+	KeyEnv = "env"
+	// KeyPrompt groups by (prompt, turn, agent): the n environments of one
+	// task pooled turn by turn (sampling without a tree, PettingLLMs'
+	// default no_tree mode).
+	KeyPrompt = "prompt"
+)
+
+// ATGRPOOptions configure the atgrpo estimator.
 type ATGRPOOptions struct {
-	// DropZeroVariance drops groups whose scores are all equal, singletons
-	// included (DAPO's dynamic-sampling filter).
-	DropZeroVariance bool `yaml:"drop_zero_variance"`
-	// DropLowestMeanFraction drops floor(f·n) of the n groups of each model,
-	// those with the lowest mean score, after the zero-variance filter.
-	DropLowestMeanFraction float64 `yaml:"drop_lowest_mean_fraction"`
+	// Key is "env" (tree sampling) or "prompt" (no tree).
+	Key string `yaml:"key"`
 }
 
 // MAGRPOOptions configure the magrpo estimator.
@@ -89,7 +97,7 @@ type MAGRPOOptions struct {
 
 // DefaultOptions returns the reference defaults: sample std, ε = 1e-6,
 // divide by std, raw singletons (Dr. MAS), no reward mixing (α = 1), no
-// AT-GRPO filters, MAGRPO mean baseline without normalisation, γ = 0.9,
+// group filter, AT-GRPO groups keyed by environment, MAGRPO mean baseline without normalisation, γ = 0.9,
 // aligned joint actions.
 func DefaultOptions() Options {
 	return Options{
@@ -98,6 +106,7 @@ func DefaultOptions() Options {
 		Epsilon:     1e-6,
 		Singleton:   SingletonRaw,
 		TeamWeight:  1,
+		ATGRPO:      ATGRPOOptions{Key: KeyEnv},
 		MAGRPO: MAGRPOOptions{
 			Baseline: BaselineMean,
 			Gamma:    0.9,
@@ -124,9 +133,11 @@ func (o Options) Validate() error {
 	if !o.MixRewards && o.TeamWeight != 1 {
 		return fmt.Errorf("advantage.team_weight: is only used with mix_rewards: true, got team_weight %g and mix_rewards false; set mix_rewards: true or remove team_weight", o.TeamWeight)
 	}
-	f := o.ATGRPO.DropLowestMeanFraction
-	if !(f >= 0 && f < 1) {
-		return fmt.Errorf("advantage.atgrpo.drop_lowest_mean_fraction: must be in [0, 1), got %g; 0 turns the filter off", f)
+	if err := o.Filter.Validate(); err != nil {
+		return err
+	}
+	if err := oneOf("advantage.atgrpo.key", o.ATGRPO.Key, KeyEnv, KeyPrompt); err != nil {
+		return err
 	}
 	if err := oneOf("advantage.magrpo.baseline", o.MAGRPO.Baseline, BaselineMean, BaselineRLOO, BaselineMax, BaselineRaw); err != nil {
 		return err
@@ -138,18 +149,13 @@ func (o Options) Validate() error {
 }
 
 // validateFor adds the checks that depend on the estimator: options that only
-// one estimator reads must not be switched on for another.
+// one estimator reads must not be changed for another.
 func (o Options) validateFor(name string) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
-	if name != nameATGRPO {
-		if o.ATGRPO.DropZeroVariance {
-			return fmt.Errorf("advantage.atgrpo.drop_zero_variance: only the atgrpo estimator filters groups, got estimator %q; remove the option or use atgrpo", name)
-		}
-		if o.ATGRPO.DropLowestMeanFraction != 0 {
-			return fmt.Errorf("advantage.atgrpo.drop_lowest_mean_fraction: only the atgrpo estimator filters groups, got estimator %q; remove the option or use atgrpo", name)
-		}
+	if name != nameATGRPO && o.ATGRPO.Key != KeyEnv {
+		return fmt.Errorf("advantage.atgrpo.key: only the atgrpo estimator reads it, got estimator %q and key %q; remove the option or use atgrpo", name, o.ATGRPO.Key)
 	}
 	return nil
 }

@@ -14,7 +14,7 @@ func TestDefaultOptionsAreValidAndMatchTheReference(t *testing.T) {
 	}
 	if !opt.DivideByStd || opt.Std != StdSample || opt.Epsilon != 1e-6 || opt.Singleton != SingletonRaw ||
 		opt.MixRewards || opt.TeamWeight != 1 || opt.MAGRPO.Gamma != 0.9 || opt.MAGRPO.Baseline != BaselineMean ||
-		opt.MAGRPO.Joint != JointAligned || opt.MAGRPO.Normalize || opt.ATGRPO != (ATGRPOOptions{}) {
+		opt.MAGRPO.Joint != JointAligned || opt.MAGRPO.Normalize || opt.ATGRPO != (ATGRPOOptions{Key: KeyEnv}) || opt.Filter.On() {
 		t.Errorf("defaults drifted from algorithms.md: %+v", opt)
 	}
 }
@@ -29,7 +29,8 @@ func TestValidateNamesFieldValueAndFix(t *testing.T) {
 		{func(o *Options) { o.Singleton = "drop" }, `advantage.singleton: must be one of raw, zero, got "drop"`},
 		{func(o *Options) { o.TeamWeight = -0.5; o.MixRewards = true }, "advantage.team_weight: must be >= 0 and finite, got -0.5"},
 		{func(o *Options) { o.TeamWeight = 2 }, "advantage.team_weight: is only used with mix_rewards: true"},
-		{func(o *Options) { o.ATGRPO.DropLowestMeanFraction = 1 }, "advantage.atgrpo.drop_lowest_mean_fraction: must be in [0, 1), got 1"},
+		{func(o *Options) { o.Filter.LowestMeanFraction = 1 }, "advantage.filter.lowest_mean_fraction: must be in [0, 1), got 1"},
+		{func(o *Options) { o.ATGRPO.Key = "turn" }, `advantage.atgrpo.key: must be one of env, prompt, got "turn"`},
 		{func(o *Options) { o.MAGRPO.Baseline = "median" }, `advantage.magrpo.baseline: must be one of mean, rloo, max, raw, got "median"`},
 		{func(o *Options) { o.MAGRPO.Gamma = 1.5 }, "advantage.magrpo.gamma: must be in [0, 1], got 1.5"},
 		{func(o *Options) { o.MAGRPO.Joint = "product" }, `advantage.magrpo.joint: must be one of aligned, cross, got "product"`},
@@ -47,14 +48,14 @@ func TestValidateNamesFieldValueAndFix(t *testing.T) {
 	}
 }
 
-func TestATGRPOFiltersOnlyForATGRPO(t *testing.T) {
+func TestATGRPOKeyOnlyForATGRPO(t *testing.T) {
 	opt := DefaultOptions()
-	opt.ATGRPO.DropZeroVariance = true
+	opt.ATGRPO.Key = KeyPrompt
 	if _, err := New(nameATGRPO, opt); err != nil {
 		t.Fatal(err)
 	}
 	_, err := New(nameDrMAS, opt)
-	if want := `advantage.atgrpo.drop_zero_variance: only the atgrpo estimator filters groups, got estimator "drmas"`; err == nil || !strings.Contains(err.Error(), want) {
+	if want := `advantage.atgrpo.key: only the atgrpo estimator reads it, got estimator "drmas"`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("got %v, want %q", err, want)
 	}
 }
@@ -68,9 +69,11 @@ std: population
 singleton: zero
 mix_rewards: true
 team_weight: 0.5
+filter:
+  zero_variance: true
+  lowest_mean_fraction: 0.25
 atgrpo:
-  drop_zero_variance: true
-  drop_lowest_mean_fraction: 0.25
+  key: prompt
 magrpo:
   baseline: rloo
   normalize: true
@@ -85,7 +88,8 @@ magrpo:
 	want := Options{
 		DivideByStd: false, Std: StdPopulation, Epsilon: 1e-6, Singleton: SingletonZero,
 		MixRewards: true, TeamWeight: 0.5,
-		ATGRPO: ATGRPOOptions{DropZeroVariance: true, DropLowestMeanFraction: 0.25},
+		Filter: FilterOptions{ZeroVariance: true, LowestMeanFraction: 0.25},
+		ATGRPO: ATGRPOOptions{Key: KeyPrompt},
 		MAGRPO: MAGRPOOptions{Baseline: BaselineRLOO, Normalize: true, Gamma: 0.9, Joint: JointCross},
 	}
 	if opt != want {

@@ -158,9 +158,8 @@ func TestResultsDoNotDependOnRowOrder(t *testing.T) {
 				rows = randomRows(rng, 3, 5)
 			}
 			opt := DefaultOptions()
-			if name == nameATGRPO && trial%2 == 1 {
-				opt.ATGRPO.DropZeroVariance = true
-				opt.ATGRPO.DropLowestMeanFraction = 0.3
+			if trial%2 == 1 {
+				opt.Filter = FilterOptions{ZeroVariance: true, LowestMeanFraction: 0.3}
 			}
 			base := mustCompute(t, name, opt, rows)
 			perm := rng.Perm(len(rows))
