@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	runpkg "troupe/run"
 
 	"troupe/ckpt"
 )
@@ -100,7 +101,7 @@ func TestBadInputTable(t *testing.T) {
 		}
 	}
 	writeTestFile(t, filepath.Join(d, "badmanifest", ckpt.ManifestName), []byte("{"))
-	state := filepath.Join(d, "tamperedckpt", stateFile)
+	state := filepath.Join(d, "tamperedckpt", runpkg.StateFile)
 	writeTestFile(t, state, append(readFile(t, state), ' '))
 
 	expand := strings.NewReplacer("$D", d, "$BASE", base, "$CFG", cfg, "$RUN", run)
