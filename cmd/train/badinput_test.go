@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	runpkg "troupe/run"
 
 	"troupe/ckpt"
 )
@@ -81,7 +82,7 @@ func readFileString(t *testing.T, path string) string { return string(readFile(t
 func editTrainState(t *testing.T, dir string, step int) {
 	t.Helper()
 	var st map[string]any
-	if err := json.Unmarshal(readFile(t, filepath.Join(dir, stateFile)), &st); err != nil {
+	if err := json.Unmarshal(readFile(t, filepath.Join(dir, runpkg.StateFile)), &st); err != nil {
 		t.Fatal(err)
 	}
 	st["step"] = step
@@ -89,13 +90,13 @@ func editTrainState(t *testing.T, dir string, step int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeTestFile(t, filepath.Join(dir, stateFile), raw)
+	writeTestFile(t, filepath.Join(dir, runpkg.StateFile), raw)
 	var m ckpt.Manifest
 	if err := json.Unmarshal(readFile(t, filepath.Join(dir, ckpt.ManifestName)), &m); err != nil {
 		t.Fatal(err)
 	}
 	for i, f := range m.Files {
-		if f.Name == stateFile {
+		if f.Name == runpkg.StateFile {
 			sum := sha256.Sum256(raw)
 			m.Files[i].Size, m.Files[i].SHA256 = int64(len(raw)), hex.EncodeToString(sum[:])
 		}
@@ -136,7 +137,7 @@ func TestBadInputTable(t *testing.T) {
 		}
 	}
 	writeTestFile(t, filepath.Join(d, "badmanifest", ckpt.ManifestName), []byte("{"))
-	state := filepath.Join(d, "tamperedckpt", stateFile)
+	state := filepath.Join(d, "tamperedckpt", runpkg.StateFile)
 	writeTestFile(t, state, append(readFile(t, state), ' '))
 
 	// a single-agent config writing to the finished run (resumed as another workflow)

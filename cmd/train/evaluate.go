@@ -1,133 +1,15 @@
 package main
 
-// evaluate.go — evaluation on the test split (periodic during training, and
-// the `train eval` subcommand): accuracy, avg@n and pass@k of the team with
-// the evaluation sampling, plus validity, turns and tokens.
+// evaluate.go — `train eval`: flags for run.Eval.
 
 import (
-	"fmt"
-	"io"
-	"sort"
-	"strings"
-
 	"github.com/spf13/cobra"
 
-	"troupe/ckpt"
-	"troupe/config"
-	"troupe/rollout"
-	"troupe/torch"
+	"troupe/run"
 )
 
-// evaluate runs eval.n samples of every evaluation task with the eval
-// sampling (per-agent training overrides do not apply) and the same models.
-func evaluate(t *team, seed uint64, dp *dataParallel) (rollout.EvalMetrics, error) {
-	cfg := t.cfg
-	if t.test == nil {
-		return rollout.EvalMetrics{}, fmt.Errorf("eval: the environment has no test split; set env.math.test or use source: procedural")
-	}
-	acs := cfg.AgentConfigs()
-	for i := range acs {
-		acs[i].Sampling = rollout.SamplingOverride{}
-	}
-	saved := t.agents
-	defer func() { t.agents = saved }()
-	if err := t.buildAgents(acs, rollout.AgentDefaults{Sampling: cfg.Eval.Sampling, MaxNewTokens: cfg.MaxNewTokens}); err != nil {
-		return rollout.EvalMetrics{}, err
-	}
-	wf, err := rollout.NewWorkflow(cfg.Workflow.Name, cfg.Workflow.Options(), t.agents, t.test)
-	if err != nil {
-		return rollout.EvalMetrics{}, err
-	}
-	if e, ok := wf.(rollout.EvalWorkflow); ok { // e.g. tree sampling evaluates one candidate
-		wf = e.ForEval()
-	}
-	n := t.test.Len()
-	if cfg.Eval.Tasks > 0 && cfg.Eval.Tasks < n {
-		n = cfg.Eval.Tasks
-	}
-	tasks := make([]rollout.Task, n)
-	for i := range tasks {
-		tasks[i] = t.test.Task(i)
-	}
-	// data parallel: each rank plays its slice of the tasks (with the seeds
-	// one process would use) and the ranks exchange the episodes' records
-	lo, hi := dp.part(len(tasks))
-	var own []rollout.EpisodeRecord
-	if hi > lo {
-		ro, err := t.sampler.RunPart(wf, tasks[lo:hi], cfg.Eval.N, seed, lo)
-		if err != nil {
-			return rollout.EvalMetrics{}, err
-		}
-		own = rollout.Records(ro.Episodes)
-	}
-	all, err := dp.gatherRecords(own)
-	if err != nil {
-		return rollout.EvalMetrics{}, err
-	}
-	return rollout.EvaluateRecords(all, cfg.Eval.Ks...)
-}
-
-// evalMetrics flattens eval results into metric keys.
-func evalMetrics(m rollout.EvalMetrics) map[string]float64 {
-	v := map[string]float64{
-		"eval/accuracy": m.Accuracy, "eval/avg_at_n": m.AvgAtK, "eval/mean_reward": m.MeanReward,
-		"eval/turns": m.MeanTurns, "eval/response_tokens": m.MeanResponseTokens, "eval/tasks": float64(m.Tasks),
-	}
-	for k, p := range m.PassAtK {
-		v[fmt.Sprintf("eval/pass_at_%d", k)] = p
-	}
-	for a, r := range m.ValidRatio {
-		v["eval/valid/"+a] = r
-	}
-	for k, x := range m.Env {
-		v["eval/"+k] = x
-	}
-	return v
-}
-
-func formatEval(m rollout.EvalMetrics) string {
-	var ks []int
-	for k := range m.PassAtK {
-		ks = append(ks, k)
-	}
-	sort.Ints(ks)
-	var b strings.Builder
-	fmt.Fprintf(&b, "accuracy %.3f  avg@%d %.3f", m.Accuracy, m.SamplesPerTask, m.AvgAtK)
-	for _, k := range ks {
-		fmt.Fprintf(&b, "  pass@%d %.3f", k, m.PassAtK[k])
-	}
-	for _, k := range sortedKeys(m.Env) {
-		fmt.Fprintf(&b, "  %s %.3f", k, m.Env[k])
-	}
-	fmt.Fprintf(&b, "  (%d tasks × %d, %.1f turns, %.0f tokens per episode)", m.Tasks, m.SamplesPerTask, m.MeanTurns, m.MeanResponseTokens)
-	return b.String()
-}
-
-// evalStep evaluates during training (after `step` completed steps) and
-// returns the metrics for that step's record.
-func evalStep(out io.Writer, t *team, step int, dp *dataParallel) (map[string]float64, error) {
-	m, err := evaluate(t, evalSeed(t.cfg, step), dp)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(out, "eval after %d steps: %s\n", step, formatEval(m))
-	return evalMetrics(m), nil
-}
-
-func evalSeed(cfg *config.Config, step int) uint64 {
-	return rollout.DeriveSeed(cfg.Run.Seed, seedEval, uint64(step))
-}
-
-// ---- train eval ----
-
-type evalCmd struct {
-	config     string
-	sets       []string
-	checkpoint string
-}
-
 func newEval() *cobra.Command {
-	c := &evalCmd{}
+	c := &run.Eval{}
 	cmd := &cobra.Command{
 		Use:   "eval --config run.yaml [--checkpoint DIR] [--set key=value]...",
 		Short: "Evaluate the team on the test split: accuracy, avg@n, pass@k, validity, turns, tokens",
@@ -136,70 +18,11 @@ and eval.sampling, using the models of the config (or of a training checkpoint),
 and prints accuracy, avg@n and pass@k. Evaluate a plain model on the single-agent
 baseline with --set workflow.name=single and one agent.`,
 		Args: cobra.NoArgs,
-		RunE: c.run,
+		RunE: func(cmd *cobra.Command, args []string) error { return c.Run(cmd.OutOrStdout(), args) },
 	}
 	f := cmd.Flags()
-	f.StringVarP(&c.config, "config", "c", "", "run config (YAML); default: the checkpoint's")
-	f.StringArrayVar(&c.sets, "set", nil, "override a config key (repeatable)")
-	f.StringVar(&c.checkpoint, "checkpoint", "", "evaluate the weights of a training checkpoint directory")
+	f.StringVarP(&c.Config, "config", "c", "", "run config (YAML); default: the checkpoint's")
+	f.StringArrayVar(&c.Sets, "set", nil, "override a config key (repeatable)")
+	f.StringVar(&c.Checkpoint, "checkpoint", "", "evaluate the weights of a training checkpoint directory")
 	return cmd
-}
-
-func (c *evalCmd) run(cmd *cobra.Command, _ []string) (err error) {
-	defer torch.Recover(&err)
-	out := cmd.OutOrStdout()
-	var cp *ckpt.Checkpoint
-	if c.checkpoint != "" {
-		if cp, err = ckpt.Open(c.checkpoint); err != nil {
-			return fmt.Errorf("eval: %w", err)
-		}
-	}
-	var cfg *config.Config
-	switch {
-	case c.config != "":
-		cfg, err = config.Load(c.config, c.sets)
-	case cp != nil:
-		cfg, err = config.LoadSaved(cp.Path(configFile), c.sets)
-	default:
-		err = fmt.Errorf("eval: pass --config or --checkpoint")
-	}
-	if err != nil {
-		return err
-	}
-	// The checkpoint's weights are evaluated with the seed the training
-	// run's own evaluation after that step used, so the two agree.
-	from, step := "", 0
-	if cp != nil {
-		from, step = cp.Dir, cp.Step
-	}
-	t, err := buildTeam(cfg, false, from, nil)
-	if err != nil {
-		return err
-	}
-	defer t.free()
-	for _, tr := range t.trained {
-		src := tr.Model.Path
-		if cp != nil {
-			src = fmt.Sprintf("%s (step %d)", cp.Path(ckpt.ModelStateDir(tr.Name)), cp.Step)
-		}
-		fmt.Fprintf(out, "eval: model %s (agents %s) from %s\n", tr.Name, strings.Join(tr.Agents, ", "), src)
-	}
-	m, err := evaluate(t, evalSeed(cfg, step), nil)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(out, formatEval(m))
-	for _, a := range sortedKeys(m.ValidRatio) {
-		fmt.Fprintf(out, "  %-10s valid %.3f  truncated %.3f  calls/episode %.2f\n", a, m.ValidRatio[a], m.TruncatedRatio[a], m.CallsPerAgent[a])
-	}
-	return nil
-}
-
-func sortedKeys(m map[string]float64) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

@@ -12,6 +12,8 @@ import (
 	"os"
 	"runtime"
 	"strings"
+
+	"troupe/run"
 )
 
 var version = "dev"
@@ -37,6 +39,7 @@ func execute(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	commandArgs = args
+	run.Version = version
 	root := newRoot()
 	root.SetArgs(args)
 	root.SetOut(stdout)

@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"os"
@@ -19,8 +19,8 @@ func TestRealModelRolloutRowsDecode(t *testing.T) {
 	before := torch.LiveTensors()
 	dir := t.TempDir()
 	base := filepath.Join(dir, "base")
-	cli(t, "init", base, "--seed", "9")
-	yaml := strings.ReplaceAll(strings.ReplaceAll(e2eConfig, "OUT", filepath.Join(dir, "out")), "MODEL", base)
+	initTiny(t, base, 9)
+	yaml := strings.ReplaceAll(strings.ReplaceAll(tinyConfigYAML, "OUT", filepath.Join(dir, "out")), "MODEL", base)
 	cfgPath := filepath.Join(dir, "run.yaml")
 	if err := os.WriteFile(cfgPath, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package main
+package run
 
 // engine.go — one generation engine per trained model (model.Engine), sized
 // from the engine section of the config, behind the sampler's Engine

@@ -1,4 +1,4 @@
-package main
+package run
 
 // stepmetrics.go — the per-step figures beside the trainer's own: the short
 // aliases the console line and default plots read, peak device memory per

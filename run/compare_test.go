@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"io"
@@ -42,7 +42,7 @@ func TestCompareRefusesARunGivenTwice(t *testing.T) {
 	if err := os.WriteFile(run+"/metrics.jsonl", []byte(`{"step":1,"grad_norm/solver":1}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err := compareRuns(io.Discard, dir+"/report", []string{run, dir + "/./grpo-s1/"})
+	err := CompareRuns(io.Discard, dir+"/report", []string{run, dir + "/./grpo-s1/"})
 	if err == nil || !strings.Contains(err.Error(), "given twice") {
 		t.Fatalf("the same run twice: want an error naming it, got %v", err)
 	}

@@ -1,4 +1,4 @@
-package main
+package run
 
 // board.go — the run's TensorBoard events (run.tensorboard): every step's
 // metrics as scalars under the same keys as metrics.jsonl, evaluations at

@@ -1,4 +1,4 @@
-package main
+package run
 
 // state.go — checkpoints of a run and resuming from them.
 //
@@ -28,7 +28,7 @@ import (
 
 const (
 	configFile = "config.yaml"
-	stateFile  = "train_state.json"
+	StateFile  = "train_state.json"
 )
 
 type trainState struct {
@@ -106,7 +106,7 @@ func save(t *team, iter *rollout.TaskIterator, step int, dp *dataParallel) (dir 
 			w.Abort()
 		}
 	}()
-	st := trainState{Step: step, Seed: t.cfg.Run.Seed, Batch: batchState(t.cfg.Batch), Data: iter.State(), Trainers: map[string]policy.TrainerState{}, Version: version, World: dp.worldSize()}
+	st := trainState{Step: step, Seed: t.cfg.Run.Seed, Batch: batchState(t.cfg.Batch), Data: iter.State(), Trainers: map[string]policy.TrainerState{}, Version: Version, World: dp.worldSize()}
 	for _, tr := range t.trainers {
 		name := tr.Model()
 		dir := w.Path(ckpt.ModelStateDir(name))
@@ -118,7 +118,7 @@ func save(t *team, iter *rollout.TaskIterator, step int, dp *dataParallel) (dir 
 		}
 		st.Trainers[name] = tr.State()
 	}
-	if err := ckpt.SaveJSON(w.Path(stateFile), st); err != nil {
+	if err := ckpt.SaveJSON(w.Path(StateFile), st); err != nil {
 		return "", err
 	}
 	resolved, err := t.cfg.Marshal()
@@ -149,10 +149,10 @@ func save(t *team, iter *rollout.TaskIterator, step int, dp *dataParallel) (dir 
 // the original would have).
 func restore(dir string, t *team, iter *rollout.TaskIterator, dp *dataParallel) (int, string, error) {
 	var st trainState
-	if err := ckpt.LoadJSON(filepath.Join(dir, stateFile), &st); err != nil {
+	if err := ckpt.LoadJSON(filepath.Join(dir, StateFile), &st); err != nil {
 		return 0, "", fmt.Errorf("resume: %w", err)
 	}
-	if err := ckpt.CheckStep(dir, stateFile, st.Step); err != nil {
+	if err := ckpt.CheckStep(dir, StateFile, st.Step); err != nil {
 		return 0, "", fmt.Errorf("resume: %w", err)
 	}
 	if st.Seed != t.cfg.Run.Seed {
@@ -169,7 +169,7 @@ func restore(dir string, t *team, iter *rollout.TaskIterator, dp *dataParallel) 
 		}
 		ts, ok := st.Trainers[name]
 		if !ok {
-			return 0, "", fmt.Errorf("resume: %s has no counters for model %q", stateFile, name)
+			return 0, "", fmt.Errorf("resume: %s has no counters for model %q", StateFile, name)
 		}
 		tr.Restore(ts)
 	}

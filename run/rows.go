@@ -1,4 +1,4 @@
-package main
+package run
 
 // rows.go — the two small conversions between packages (rollout samples →
 // advantage rows; samples + advantages → policy sequences) and the step's

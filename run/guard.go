@@ -1,4 +1,4 @@
-package main
+package run
 
 // guard.go — commands never replace what exists unless told (--force).
 
@@ -12,7 +12,7 @@ import (
 
 // refuseReplace returns an error when dir exists and is not empty, unless
 // force is set; flag names the option that chose dir, for the message.
-func refuseReplace(cmd, dir, flag string, force bool) error {
+func RefuseReplace(cmd, dir, flag string, force bool) error {
 	if force {
 		return nil
 	}

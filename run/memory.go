@@ -1,4 +1,4 @@
-package main
+package run
 
 // memory.go — what a run keeps resident on each device (weights, float32
 // masters, AdamW moments, frozen references), computed from the models'

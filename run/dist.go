@@ -1,4 +1,4 @@
-package main
+package run
 
 // dist.go — data parallel: one process per device, a c10d process group
 // (torch/dist.go: Gloo for CPU tensors, NCCL for CUDA) over a TCPStore at
@@ -29,19 +29,11 @@ package main
 // the newest checkpoint (written atomically) stays intact.
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"os"
-	"os/exec"
-	"os/signal"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"troupe/config"
@@ -55,7 +47,7 @@ const weightCheckEvery = 10
 // rankExitEnv, when "STEP:RANK", makes that rank exit abruptly in the middle
 // of that step (after its rollout, before the update): the tests' way to
 // kill a rank at a known point.
-const rankExitEnv = "TROUPE_TEST_RANK_EXIT"
+const RankExitEnv = "TROUPE_TEST_RANK_EXIT"
 
 // dataParallel is this process's place in the group; nil means one process.
 type dataParallel struct {
@@ -321,120 +313,10 @@ func (d *dataParallel) maybeExit(step int) {
 	if d == nil {
 		return
 	}
-	if v := os.Getenv(rankExitEnv); v == fmt.Sprintf("%d:%d", step, d.rank) {
-		fmt.Fprintf(os.Stderr, "rank %d: exiting in step %d (%s)\n", d.rank, step, rankExitEnv)
+	if v := os.Getenv(RankExitEnv); v == fmt.Sprintf("%d:%d", step, d.rank) {
+		fmt.Fprintf(os.Stderr, "rank %d: exiting in step %d (%s)\n", d.rank, step, RankExitEnv)
 		os.Exit(3)
 	}
-}
-
-// launch runs nproc ranks of this program with the given arguments on this
-// node and waits for them. Rank 0's output is this command's; the others'
-// stderr is passed through with a "[rank N]" prefix. When a rank fails the
-// others are stopped, and the error names the rank that failed first.
-func launch(nproc int, args []string, stdout, stderr io.Writer) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("--nproc: finding a free port for the rendezvous: %w", err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	threads := os.Getenv("TROUPE_THREADS")
-	if threads == "" {
-		threads = strconv.Itoa(max(1, runtime.NumCPU()/nproc))
-	}
-	cmds := make([]*exec.Cmd, nproc)
-	for r := range nproc {
-		cmd := exec.Command(exe, args...)
-		cmd.Env = append(os.Environ(), "WORLD_SIZE="+strconv.Itoa(nproc), "RANK="+strconv.Itoa(r), "LOCAL_RANK="+strconv.Itoa(r),
-			"MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(port), "TROUPE_THREADS="+threads, asTrainEnv+"=1")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // signals reach the ranks once, through this process
-		if r == 0 {
-			cmd.Stdout, cmd.Stderr = stdout, stderr
-		} else {
-			cmd.Stdout, cmd.Stderr = io.Discard, &prefixWriter{w: stderr, prefix: fmt.Sprintf("[rank %d] ", r)}
-		}
-		cmds[r] = cmd
-	}
-	for r, cmd := range cmds {
-		if err := cmd.Start(); err != nil {
-			for _, c := range cmds[:r] {
-				c.Process.Kill()
-			}
-			return fmt.Errorf("--nproc: starting rank %d: %w", r, err)
-		}
-	}
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	go func() {
-		for sig := range sigs {
-			for _, c := range cmds {
-				c.Process.Signal(sig)
-			}
-		}
-	}()
-	type exit struct {
-		rank int
-		err  error
-	}
-	exits := make(chan exit, nproc)
-	for r, cmd := range cmds {
-		go func() { exits <- exit{r, cmd.Wait()} }()
-	}
-	var first *exit
-	for range nproc {
-		e := <-exits
-		if e.err != nil && first == nil {
-			first = &e
-			// the others fail at their next collective; stop any that hang
-			go func() {
-				time.Sleep(30 * time.Second)
-				for _, c := range cmds {
-					c.Process.Kill()
-				}
-			}()
-		}
-	}
-	if first != nil {
-		return fmt.Errorf("rank %d of %d failed first (%v); every rank has stopped, and the newest checkpoint is intact", first.rank, nproc, first.err)
-	}
-	return nil
-}
-
-// asTrainEnv tells a test binary started by launch to act as the train
-// command (see TestMain).
-const asTrainEnv = "TROUPE_AS_TRAIN"
-
-// prefixWriter prefixes every line.
-type prefixWriter struct {
-	mu     sync.Mutex
-	w      io.Writer
-	prefix string
-	mid    bool
-}
-
-func (p *prefixWriter) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out bytes.Buffer
-	for _, c := range b {
-		if !p.mid {
-			out.WriteString(p.prefix)
-			p.mid = true
-		}
-		out.WriteByte(c)
-		if c == '\n' {
-			p.mid = false
-		}
-	}
-	if _, err := p.w.Write(out.Bytes()); err != nil {
-		return 0, err
-	}
-	return len(b), nil
 }
 
 // usesCUDA says whether any model of the run is on a GPU.
@@ -445,20 +327,4 @@ func usesCUDA(cfg *config.Config) bool {
 		}
 	}
 	return false
-}
-
-// withoutNproc is the command line without its --nproc flag: what each rank
-// runs.
-func withoutNproc(args []string) []string {
-	var out []string
-	for i := 0; i < len(args); i++ {
-		switch a := args[i]; {
-		case a == "--nproc" && i+1 < len(args):
-			i++
-		case strings.HasPrefix(a, "--nproc="):
-		default:
-			out = append(out, a)
-		}
-	}
-	return out
 }

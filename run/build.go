@@ -1,4 +1,4 @@
-package main
+package run
 
 // build.go — turning a resolved config into the parts of a run: tokenizers,
 // trained models (and KL references), their trainers, the agents bound to

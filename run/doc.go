@@ -1,0 +1,32 @@
+// Package run owns a training run and the tools around it: the team (models,
+// engines, adapters, trainers, agents, workflow, environment splits, data
+// parallel placement), the RL step loop, evaluation, supervised warm-up,
+// checkpoints and exports. cmd/train parses flags into the option structs of
+// this package (Train, SFT, Eval, Export, Generate, Init, Plan) and calls
+// their Run methods; nothing here knows about flags or cobra.
+//
+// The files, one concept each:
+//
+//	doc.go          this overview
+//	train.go        Train: the RL run, its step loop top to bottom, resuming, signals
+//	build.go        the team: a resolved config turned into models, trainers, agents, workflow
+//	engine.go       one generation engine per trained model behind the sampler's Engine interface
+//	rows.go         rollout samples → advantage rows and policy sequences; reward metrics
+//	stepmetrics.go  per-step figures beside the trainer's: aliases, peaks, engine counters, memory
+//	evaluate.go     Eval and the periodic evaluation: accuracy, avg@n, pass@k
+//	sft.go          SFT: supervised warm-up on oracle demonstrations of the workflow
+//	state.go        checkpoints of a run, resuming from them, the samples log
+//	board.go        the run's TensorBoard events
+//	export.go       Export and the end-of-run export: Hugging Face and PEFT directories
+//	dist.go         data parallel membership: rank, process group, gathers, weight checks
+//	memory.go       the resident memory of a run, from config.json files before loading
+//	plan.go         Plan: a run's device memory per device, without loading a weight
+//	generate.go     Generate: sampling from a model directory (model.Generate)
+//	init.go         Init: a tiny random model and tokenizer for tests and CPU demos
+//	compare.go      CompareRuns: one report over several runs' metrics
+//	plot.go         DefaultCharts: the panels a run plots at its end
+//	guard.go        RefuseReplace: nothing existing is replaced without --force
+//
+// All torch work of a run happens on the caller's goroutine, which must be
+// locked to its OS thread (package torch on thread-local state).
+package run

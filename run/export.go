@@ -1,0 +1,158 @@
+package run
+
+// export.go — Hugging Face directories of the trained models: at the end of
+// a run, and `train export` from a checkpoint. An adapter (assignment: lora)
+// is exported as a PEFT directory, and on request also merged into its base
+// as a full model (<name>-merged).
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"troupe/ckpt"
+	"troupe/config"
+	"troupe/model"
+	"troupe/torch"
+)
+
+func exportOptions(cfg *config.Config) ckpt.ExportOptions {
+	return ckpt.ExportOptions{
+		DType: cfg.Export.DType, MaxShardBytes: cfg.Export.MaxShardBytes,
+		Generation: ckpt.GenerationDefaults{DoSample: cfg.Eval.Sampling.Temperature > 0,
+			Temperature: cfg.Eval.Sampling.Temperature, TopP: nonOne(cfg.Eval.Sampling.TopP), TopK: cfg.Eval.Sampling.TopK},
+	}
+}
+
+func nonOne(p float64) float64 {
+	if p >= 1 {
+		return 0
+	}
+	return p
+}
+
+// exportAll writes one directory per trained model under root.
+func exportAll(t *team, root string) ([]string, error) {
+	var dirs []string
+	for _, tr := range t.trained {
+		d, err := exportModel(t.cfg, tr.Name, t.models[tr.Name], t.tokenizerDir(tr.Name), root)
+		if err != nil {
+			return nil, err
+		}
+		dirs = append(dirs, d...)
+	}
+	return dirs, nil
+}
+
+// exportModel writes root/<name>, and root/<name>-merged for an adapter
+// when export.merge_adapters is on.
+func exportModel(cfg *config.Config, name string, m *model.Model, tokDir, root string) ([]string, error) {
+	dst := filepath.Join(root, name)
+	if err := ckpt.Export(dst, m, tokDir, exportOptions(cfg)); err != nil {
+		return nil, fmt.Errorf("export of model %q: %w", name, err)
+	}
+	dirs := []string{dst}
+	if a := m.Adapter(); a != nil && cfg.Export.MergeAdapters {
+		merged, err := a.Merged()
+		if err != nil {
+			return nil, fmt.Errorf("export of model %q: merging the adapter: %w", name, err)
+		}
+		defer merged.Free()
+		if err := ckpt.Export(dst+mergedSuffix, merged, tokDir, exportOptions(cfg)); err != nil {
+			return nil, fmt.Errorf("export of model %q (merged): %w", name, err)
+		}
+		dirs = append(dirs, dst+mergedSuffix)
+	}
+	return dirs, nil
+}
+
+// mergedSuffix names the full-model export of an adapter.
+const mergedSuffix = "-merged"
+
+type Export struct {
+	Checkpoint string
+	Out        string
+	Dtype      string
+	Shard      int64
+	Force      bool
+	Merge      bool
+}
+
+func (c *Export) Run(out io.Writer, _ []string) (err error) {
+	defer torch.Recover(&err)
+	cp, err := ckpt.Open(c.Checkpoint)
+	if err != nil {
+		return err
+	}
+	cfg, err := config.LoadSaved(cp.Path(configFile), nil)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	if c.Dtype != "" {
+		cfg.Export.DType = c.Dtype
+	}
+	if c.Shard != 0 {
+		cfg.Export.MaxShardBytes = c.Shard
+	}
+	if c.Merge {
+		cfg.Export.MergeAdapters = true
+	}
+	if c.Out == "" {
+		c.Out = filepath.Join(filepath.Dir(filepath.Dir(cp.Dir)), "export")
+	}
+	for _, tr := range cfg.Trained() {
+		if err := RefuseReplace("export", filepath.Join(c.Out, tr.Name), "--out", c.Force); err != nil {
+			return err
+		}
+		if tr.LoRA != nil && cfg.Export.MergeAdapters {
+			if err := RefuseReplace("export", filepath.Join(c.Out, tr.Name+mergedSuffix), "--out", c.Force); err != nil {
+				return err
+			}
+		}
+	}
+	bases := map[string]*model.Model{}
+	defer func() {
+		for _, b := range bases {
+			b.Free()
+		}
+	}()
+	for _, tr := range cfg.Trained() {
+		dir := cp.Path(ckpt.ModelStateDir(tr.Name))
+		opt := model.Options{DType: mustDType(tr.Model.DType), Device: torch.CPU}
+		var m *model.Model
+		if tr.LoRA != nil {
+			base, ok := bases[tr.Source]
+			if !ok {
+				if base, err = model.Load(tr.Model.Path, opt); err != nil {
+					return fmt.Errorf("export: adapter %q: its base models.%s: %w", tr.Name, tr.Source, err)
+				}
+				bases[tr.Source] = base
+			}
+			a, err := base.LoadAdapter(dir)
+			if err != nil {
+				return fmt.Errorf("export: adapter %q: %w", tr.Name, err)
+			}
+			a.BaseModel = tr.Model.Path
+			m = a.Model()
+		} else if m, err = model.Load(dir, opt); err != nil {
+			return fmt.Errorf("export: model %q: %w", tr.Name, err)
+		}
+		dirs, err := exportModel(cfg, tr.Name, m, dir, c.Out)
+		m.Free()
+		if err != nil {
+			return err
+		}
+		for _, d := range dirs {
+			fmt.Fprintf(out, "export: %s\n", d)
+		}
+	}
+	return nil
+}
+
+func mustDType(s string) torch.DType {
+	d, err := torch.ParseDType(s)
+	if err != nil {
+		return torch.Float32
+	}
+	return d
+}

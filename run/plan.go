@@ -1,0 +1,282 @@
+package run
+
+// plan.go — `train plan`: a run's device memory, per device, worked out from
+// the config and the models' config.json files without loading a weight:
+// what stays resident (exact: memory.go), the key/value arenas the engines
+// will allocate (exact, given the budget), and the update's transient
+// memory (an estimate). Run it on any machine before taking a GPU.
+
+import (
+	"fmt"
+	"io"
+	"sort"
+
+	"troupe/config"
+	"troupe/model"
+	"troupe/optim"
+	"troupe/rollout"
+	"troupe/torch"
+)
+
+type Plan struct {
+	Config string
+	Sets   []string
+	GpuGiB float64
+	Prompt int
+}
+
+func (c *Plan) Run(out io.Writer, _ []string) error {
+	if c.Config == "" {
+		return fmt.Errorf("plan: pass --config")
+	}
+	if c.GpuGiB <= 0 || c.Prompt < 1 {
+		return fmt.Errorf("plan: --gpu-gib must be > 0 and --prompt-tokens >= 1")
+	}
+	cfg, err := config.LoadForPlan(c.Config, c.Sets)
+	if err != nil {
+		return err
+	}
+	p, err := memoryPlan(cfg, int64(c.GpuGiB*(1<<30)), c.Prompt)
+	if err != nil {
+		return err
+	}
+	p.print(out)
+	return nil
+}
+
+// devicePlan is one device's memory in the three phases.
+type devicePlan struct {
+	dev      torch.Device
+	capacity int64 // GPUs: --gpu-gib; 0 for the CPU
+	resident []residentPart
+	arenas   []residentPart // rollout only (engine.release frees them before the update): arenas, decode transients
+	update   []residentPart // the largest trained model's update on this device
+	released bool           // engine.release: the arenas are freed before the update
+	notes    []string
+}
+
+func (d *devicePlan) sum(parts []residentPart) (n int64) {
+	for _, p := range parts {
+		n += p.bytes
+	}
+	return n
+}
+
+type plan []*devicePlan
+
+// memoryPlan works out cfg's memory per device.
+func memoryPlan(cfg *config.Config, capacity int64, promptTokens int) (plan, error) {
+	resident, err := residentPlan(cfg, true)
+	if err != nil {
+		return nil, err
+	}
+	byDev := map[torch.Device]*devicePlan{}
+	at := func(d torch.Device) *devicePlan {
+		if byDev[d] == nil {
+			byDev[d] = &devicePlan{dev: d, released: cfg.Engine.Release}
+			if d.IsCUDA() {
+				byDev[d].capacity = capacity
+			}
+		}
+		return byDev[d]
+	}
+	for _, p := range resident {
+		at(p.dev).resident = append(at(p.dev).resident, p)
+	}
+
+	// engines: one per full trained model, one per base for its adapters
+	type engine struct {
+		name     string
+		dev      torch.Device
+		mc       model.Config
+		b        int64
+		longest  int
+		priority int
+	}
+	var engines []*engine
+	bySource := map[string]*engine{}
+	for _, tr := range cfg.Trained() {
+		dt, _ := torch.ParseDType(tr.Model.DType) // residentPlan checked both
+		dev, _ := torch.ParseDevice(tr.Model.Device)
+		mc, err := model.LoadConfig(tr.Model.Path)
+		if err != nil {
+			return nil, fmt.Errorf("models.%s: %w", tr.Source, err)
+		}
+		longest := 0
+		for _, a := range cfg.AgentConfigs() {
+			if cfg.TrainedName(a.Name) == tr.Name {
+				n := a.MaxNewTokens
+				if n == 0 {
+					n = cfg.MaxNewTokens
+				}
+				longest = max(longest, n)
+			}
+		}
+		if cfg.Engine.Enabled {
+			if e, ok := bySource[tr.Source]; ok && tr.LoRA != nil {
+				e.longest = max(e.longest, longest)
+			} else {
+				e := &engine{name: tr.Name, dev: dev, mc: mc, b: int64(dt.Size()), longest: longest}
+				if tr.LoRA != nil {
+					e.name, bySource[tr.Source] = tr.Source+" (its adapters)", e
+				}
+				engines = append(engines, e)
+			}
+		}
+		// the update: grads, float32 sums, activations of one micro-batch
+		s := cfg.Settings(tr)
+		P := mc.NumParams()
+		if tr.LoRA != nil {
+			P = mc.LoRAParams(tr.LoRA.Rank, tr.LoRA.Targets)
+		}
+		b := int64(dt.Size())
+		tokens := int64(s.MicroBatchTokens)
+		if tokens == 0 {
+			tokens = int64(s.MicroBatchSize) * int64(promptTokens+longest)
+		}
+		parts := []residentPart{{dev, fmt.Sprintf("model %s: grads", tr.Name), P * b, false}}
+		if b != 4 && s.GradAccumDType != optim.AccumParam {
+			why := "always"
+			if s.GradAccumDType == optim.AccumAuto {
+				// every trajectory gives each of its agents at least one row
+				rows := cfg.Batch.PromptsPerStep * cfg.Batch.N / s.UpdatesPerStep
+				if s.MicroBatchTokens == 0 && rows/s.MicroBatchSize > optim.AutoFloat32MicroBatches {
+					why = fmt.Sprintf("auto: at least %d micro-batches per mini-batch", rows/s.MicroBatchSize)
+				} else {
+					why = "auto: if a mini-batch has more than 16 micro-batches"
+				}
+			}
+			parts = append(parts, residentPart{dev, fmt.Sprintf("model %s: float32 grad sums (grad_accum_dtype %s)", tr.Name, why), P * 4, false})
+		}
+		act := activationBytes(mc, b, tokens, s.ActivationCheckpointing)
+		parts = append(parts, residentPart{dev, fmt.Sprintf("model %s: activations of a micro-batch of %d tokens (estimate%s)", tr.Name, tokens,
+			map[bool]string{true: ", checkpointed", false: ""}[s.ActivationCheckpointing]), act, false})
+		d := at(dev)
+		if d.sum(parts) > d.sum(d.update) { // models update one after another
+			d.update = parts
+		}
+	}
+
+	ec := cfg.Engine
+	perDevice := map[torch.Device]int{}
+	for _, e := range engines {
+		perDevice[e.dev]++
+	}
+	for _, e := range engines {
+		d := at(e.dev)
+		slotLen := int64(ec.MaxSeqLen)
+		if slotLen == 0 {
+			slotLen = int64(e.longest + 2048)
+			if mp := e.mc.MaxPositions; mp > 0 {
+				slotLen = min(slotLen, int64(mp))
+			}
+		}
+		perToken := int64(e.mc.NumLayers) * 2 * int64(e.mc.NumKVHeads) * int64(e.mc.HeadDim) * e.b
+		budget := int64(ec.KVBudgetGiB * (1 << 30))
+		how := fmt.Sprintf("engine.kv_budget_gib %g", ec.KVBudgetGiB)
+		if budget == 0 {
+			if e.dev.IsCUDA() {
+				free := d.capacity - d.sum(d.resident)
+				budget = int64(ec.KVFraction * float64(max(free, 0)) / float64(perDevice[e.dev]))
+				how = fmt.Sprintf("kv_fraction %g of the %s left free", ec.KVFraction, gib(max(free, 0)))
+				if n := perDevice[e.dev]; n > 1 {
+					how += fmt.Sprintf(", split among %d engines", n)
+				}
+			} else {
+				budget, how = cpuAutoBudget, "the CPU default"
+			}
+		}
+		slots := min(int64(ec.MaxSlots), budget/(slotLen*perToken))
+		d.arenas = append(d.arenas, residentPart{e.dev, fmt.Sprintf("engine %s: %d slots × %d tokens × %s per token (%s)",
+			e.name, slots, slotLen, kib(perToken), how), slots * slotLen * (perToken + 16), false})
+		// the decode step's float32 logits over the vocabulary and what
+		// sampling derives from them: with top-k/top-p, a sort (values and
+		// indices), the kept mask, float64 cumulative sums
+		per, what := int64(16), "logits and sampling"
+		for _, s := range []rollout.Sampling{cfg.Sampling, cfg.Eval.Sampling} {
+			if (s.TopP > 0 && s.TopP < 1) || s.TopK > 0 {
+				per, what = 48, "logits and top-k/top-p sampling"
+			}
+		}
+		d.arenas = append(d.arenas, residentPart{e.dev, fmt.Sprintf("engine %s: the decode step's %s over %d × %d (estimate)", e.name, what, slots, e.mc.VocabSize),
+			slots * int64(e.mc.VocabSize) * per, false})
+		switch {
+		case slots == 0:
+			d.notes = append(d.notes, fmt.Sprintf("engine %s cannot start: its budget holds no slot of %d tokens; free memory (see above), raise engine.kv_fraction or kv_budget_gib, or lower engine.max_seq_len", e.name, slotLen))
+		case slots < int64(ec.MaxSlots) && slots < int64(cfg.Batch.PromptsPerStep*cfg.Batch.N):
+			d.notes = append(d.notes, fmt.Sprintf("engine %s decodes at most %d of a step's %d trajectories at once; more key/value memory (engine.kv_fraction, kv_budget_gib) or a shorter engine.max_seq_len would decode more", e.name, slots, cfg.Batch.PromptsPerStep*cfg.Batch.N))
+		}
+	}
+
+	var out plan
+	for _, d := range byDev {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].dev < out[j].dev })
+	return out, nil
+}
+
+// activationBytes estimates what one micro-batch's forward keeps for the
+// backward, per the ops troupe runs (bf16/f16: explicit RMSNorm in float32,
+// rotary embeddings, flash attention, SwiGLU): per token and layer about
+// 7·D + 4·I + 4·(H + KVH)·Dh elements of the model's dtype (+3·(H + KVH)·Dh
+// for Qwen3's q/k norms); with checkpointing only each block's input (D)
+// plus one block's full set; plus one 1024-position float32 log-prob chunk
+// over the vocabulary (three such tensors live in its backward).
+func activationBytes(c model.Config, b, tokens int64, checkpointed bool) int64 {
+	D, I := int64(c.HiddenSize), int64(c.IntermediateSize)
+	heads := int64(c.NumHeads+c.NumKVHeads) * int64(c.HeadDim)
+	perLayer := 7*D + 4*I + 4*heads
+	if c.Family == model.Qwen3 {
+		perLayer += 3 * heads
+	}
+	L := int64(c.NumLayers)
+	block := tokens * perLayer * b
+	var n int64
+	if checkpointed {
+		n = L*tokens*D*b + block
+	} else {
+		n = L * block
+	}
+	return n + 3*1024*int64(c.VocabSize)*4
+}
+
+func kib(n int64) string { return fmt.Sprintf("%.0f KiB", float64(n)/1024) }
+
+func (p plan) print(w io.Writer) {
+	for _, d := range p {
+		resident, arenas, update := d.sum(d.resident), d.sum(d.arenas), d.sum(d.update)
+		if d.capacity > 0 {
+			fmt.Fprintf(w, "%v (%s)\n", d.dev, gib(d.capacity))
+		} else {
+			fmt.Fprintf(w, "%v\n", d.dev)
+		}
+		fmt.Fprintf(w, "  resident for the whole run: %s\n", gib(resident))
+		for _, x := range d.resident {
+			fmt.Fprintf(w, "    %10s  %s\n", gib(x.bytes), x.what)
+		}
+		fmt.Fprintf(w, "  rollout: + %s of key/value arenas and decoding → %s\n", gib(arenas), gib(resident+arenas))
+		for _, x := range d.arenas {
+			fmt.Fprintf(w, "    %10s  %s\n", gib(x.bytes), x.what)
+		}
+		during := resident + update
+		if !d.released {
+			during += arenas // engine.release false: the arenas stay through the update
+		}
+		fmt.Fprintf(w, "  update (the largest model's; estimate): + %s → %s\n", gib(update), gib(during))
+		for _, x := range d.update {
+			fmt.Fprintf(w, "    %10s  %s\n", gib(x.bytes), x.what)
+		}
+		if d.capacity > 0 {
+			peak := max(resident+arenas, during)
+			verdict := "fits"
+			if peak > d.capacity {
+				verdict = "does NOT fit"
+			}
+			fmt.Fprintf(w, "  peak ≈ %s of %s: %s (allocator slack comes on top)\n", gib(peak), gib(d.capacity), verdict)
+		}
+		for _, n := range d.notes {
+			fmt.Fprintf(w, "  note: %s\n", n)
+		}
+	}
+}

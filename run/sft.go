@@ -1,0 +1,276 @@
+package run
+
+// sft.go — `train sft`: supervised warm-up on demonstrations of the
+// configured workflow, so that a small or untrained model starts RL knowing
+// the output format (a randomly initialised model never writes \boxed{} or
+// <verify>, every row gets the same penalty, and group advantages are all 0).
+//
+// Demonstrations come from the real workflow: the sampler runs it with an
+// oracle generator per agent instead of a model, so the prompts are exactly
+// those RL will show. The oracle is found by name in the registries
+// (rollout.OracleFor): the workflow's (search), else the environment's (the
+// games, writing, coding, math); it answers from the task's gold answer,
+// right with probability --p-correct. Each source checkpoint is then
+// trained with cross-entropy on the response tokens of every agent that
+// uses it, and written as a Hugging Face directory under --out.
+//
+// What it is not: general instruction tuning. For that, train with your own
+// data elsewhere and point models.<name>.path at the result.
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"troupe/ckpt"
+	"troupe/config"
+	"troupe/model"
+	"troupe/policy"
+	"troupe/rollout"
+	"troupe/tokenizer"
+	"troupe/torch"
+)
+
+type SFT struct {
+	Config   string
+	Sets     []string
+	Out      string
+	Tasks    int
+	Steps    int
+	Batch    int
+	Lr       float64
+	PCorrect float64
+	Seed     uint64
+	LogEvery int
+	Force    bool
+}
+
+func (c *SFT) Run(out io.Writer, _ []string) (err error) {
+	defer torch.Recover(&err)
+	// every agent gets its own generator name, so the oracle knows who asks
+	cfg, err := config.Load(c.Config, append(append([]string(nil), c.Sets...), "assignment=separate"))
+	if err != nil {
+		return err
+	}
+	if err := c.check(cfg); err != nil {
+		return err
+	}
+	t, err := buildTeam(cfg, false, "", nil)
+	if err != nil {
+		return err
+	}
+	defer t.free()
+	demos, err := c.demonstrations(t)
+	if err != nil {
+		return err
+	}
+	sources := map[string][]policy.Sequence{}
+	for _, s := range demos {
+		src := sourceOf(cfg, s.Agent)
+		sources[src] = append(sources[src], policy.Sequence{Agent: s.Agent, Prompt: s.PromptTokens, Response: s.ResponseTokens, Advantage: 1})
+	}
+	for _, src := range sortedSources(sources) {
+		seqs := sources[src]
+		m, tokDir := t.modelOfSource(src)
+		fmt.Fprintf(out, "sft: model %s: %d demonstrations\n", src, len(seqs))
+		if err := c.train(out, m, seqs); err != nil {
+			return fmt.Errorf("sft: model %s: %w", src, err)
+		}
+		dst := filepath.Join(c.Out, src)
+		if err := ckpt.Export(dst, m, tokDir, ckpt.ExportOptions{}); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "sft: wrote %s (set models.%s.path to it)\n", dst, src)
+	}
+	return nil
+}
+
+// check refuses bad flags, naming the flag, and an --out that would replace
+// a model directory (above all the input model's own) without --force.
+func (c *SFT) check(cfg *config.Config) error {
+	switch {
+	case !(c.PCorrect >= 0 && c.PCorrect <= 1):
+		return fmt.Errorf("sft: --p-correct must be in [0, 1], got %g", c.PCorrect)
+	case c.Steps < 1:
+		return fmt.Errorf("sft: --steps must be ≥ 1, got %d", c.Steps)
+	case c.Batch < 1:
+		return fmt.Errorf("sft: --batch must be ≥ 1, got %d", c.Batch)
+	case c.Tasks < 1:
+		return fmt.Errorf("sft: --tasks must be ≥ 1, got %d", c.Tasks)
+	case !(c.Lr > 0) || math.IsInf(c.Lr, 0):
+		return fmt.Errorf("sft: --lr must be a finite number > 0, got %g", c.Lr)
+	case c.LogEvery < 1:
+		return fmt.Errorf("sft: --log-every must be ≥ 1, got %d", c.LogEvery)
+	}
+	for _, src := range slices.Sorted(maps.Keys(cfg.Models)) {
+		dst := filepath.Join(c.Out, src)
+		m := cfg.Models[src]
+		if sameFile(dst, m.Path) || (m.Tokenizer != "" && sameFile(dst, m.Tokenizer)) {
+			return fmt.Errorf("sft: --out %s would write model %s over its own input (%s); choose another --out", c.Out, src, m.Path)
+		}
+		if err := RefuseReplace("sft", dst, "--out", c.Force); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sourceOf(cfg *config.Config, agent string) string {
+	for _, a := range cfg.Agents {
+		if a.Name == agent {
+			return a.Model
+		}
+	}
+	return ""
+}
+
+func sortedSources(m map[string][]policy.Sequence) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// modelOfSource returns the loaded copy of a source checkpoint (the first
+// agent's) and its tokenizer directory.
+func (t *team) modelOfSource(src string) (*model.Model, string) {
+	for _, tr := range t.trained {
+		if tr.Source == src {
+			return t.models[tr.Name], t.tokenizerDir(tr.Name)
+		}
+	}
+	return nil, ""
+}
+
+// demonstrations runs the workflow on train tasks with an oracle per agent.
+func (c *SFT) demonstrations(t *team) ([]rollout.Sample, error) {
+	tasks := make([]rollout.Task, c.Tasks)
+	for i := range tasks {
+		tasks[i] = t.train.Task(i % t.train.Len())
+	}
+	o, err := rollout.OracleFor(t.cfg.Workflow.Name, t.cfg.Workflow.Options(), t.cfg.Env.Name, t.train)
+	if err != nil {
+		return nil, fmt.Errorf("sft: %w", err)
+	}
+	s := &rollout.Sampler{Generators: map[string]rollout.Generator{}, MaxBatchRows: t.cfg.Batch.MaxBatchRows}
+	for _, a := range t.agents {
+		s.Generators[a.Model] = oracle(o, a, tasks, t.tokenizers[a.Model], c.PCorrect)
+	}
+	ro, err := s.Run(t.workflow, tasks, 1, rollout.DeriveSeed(c.Seed, 7))
+	if err != nil {
+		return nil, err
+	}
+	return ro.Samples, nil
+}
+
+// oracle answers an agent's prompts with the demonstrations of o.
+func oracle(o rollout.Oracle, a *rollout.Agent, tasks []rollout.Task, tok *tokenizer.Tokenizer, pCorrect float64) rollout.Generator {
+	return rollout.GeneratorFunc(func(reqs []rollout.GenRequest, seed uint64) ([]rollout.GenResult, error) {
+		draw := &rollout.Draw{Rand: rollout.NewRand(seed), PCorrect: pCorrect}
+		out := make([]rollout.GenResult, len(reqs))
+		for i, req := range reqs {
+			prompt := tok.Decode(req.Prompt)
+			task, ok := findTask(prompt, tasks)
+			if !ok {
+				return nil, fmt.Errorf("sft: oracle for %s: no task question found in the prompt", a.Name)
+			}
+			out[i] = demoResult(tok, req, o(a.Name, task, prompt, draw))
+		}
+		return out, nil
+	})
+}
+
+// demoResult encodes a demonstration as a generation result: the text, the
+// stop token, cut at the request's token limit.
+func demoResult(tok *tokenizer.Tokenizer, req rollout.GenRequest, text string) rollout.GenResult {
+	ids := tok.Encode(text)
+	if len(req.Stop) > 0 {
+		ids = append(ids, req.Stop[0])
+	}
+	finish := rollout.FinishStop
+	if len(ids) > req.MaxNewTokens {
+		ids, finish = ids[:req.MaxNewTokens], rollout.FinishLength
+	}
+	return rollout.GenResult{Tokens: ids, LogProbs: make([]float32, len(ids)), Finish: finish}
+}
+
+// findTask returns the task whose question the prompt contains (the longest,
+// when one question contains another).
+func findTask(prompt string, tasks []rollout.Task) (rollout.Task, bool) {
+	best := -1
+	for i, t := range tasks {
+		if strings.Contains(prompt, t.Question) && (best < 0 || len(t.Question) > len(tasks[best].Question)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return rollout.Task{}, false
+	}
+	return tasks[best], true
+}
+
+// train fits m to the demonstrations: cross-entropy on the response tokens
+// (mean over tokens), AdamW, batches in a seeded order.
+func (c *SFT) train(out interface{ Write([]byte) (int, error) }, m *model.Model, seqs []policy.Sequence) (err error) {
+	defer torch.Recover(&err)
+	m.SetRequiresGrad(true)
+	opt := torch.NewAdamW([]torch.AdamWGroup{{Params: m.Parameters(), LR: c.Lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.01}}, m.DType() != torch.Float32)
+	defer opt.Free()
+	r := rollout.NewRand(rollout.DeriveSeed(c.Seed, 11))
+	order := r.Perm(len(seqs))
+	pos := 0
+	began := time.Now()
+	running := 0.0
+	for step := 0; step < c.Steps; step++ {
+		batch := make([]policy.Sequence, 0, c.Batch)
+		for len(batch) < c.Batch && len(batch) < len(seqs) {
+			if pos == len(order) {
+				order, pos = r.Perm(len(seqs)), 0
+			}
+			batch = append(batch, seqs[order[pos]])
+			pos++
+		}
+		loss, err := sftStep(m, opt, batch, c.Lr*math.Min(1, float64(step+1)/10))
+		if err != nil {
+			return err
+		}
+		running = 0.9*running + 0.1*loss
+		if step == 0 {
+			running = loss
+		}
+		if (step+1)%c.LogEvery == 0 || step+1 == c.Steps {
+			fmt.Fprintf(out, "  step %d/%d  loss %.4f  (%.1fs)\n", step+1, c.Steps, running, time.Since(began).Seconds())
+		}
+	}
+	m.SetRequiresGrad(false)
+	return nil
+}
+
+func sftStep(m *model.Model, opt *torch.AdamW, batch []policy.Sequence, lr float64) (loss float64, err error) {
+	defer torch.Recover(&err)
+	s := torch.NewScope()
+	defer s.Close()
+	b, err := policy.Pack(batch, m.Device())
+	if err != nil {
+		return 0, err
+	}
+	logp, _, err := b.LogProbs(m, model.LogProbOptions{})
+	if err != nil {
+		return 0, err
+	}
+	l := logp.Sum().Neg().Div(b.Mask.ToDType(torch.Float32).Sum())
+	l.Backward()
+	torch.ClipGradNorm(m.Parameters(), 1)
+	opt.SetLR(0, lr)
+	opt.Step()
+	m.MarkUpdated()
+	opt.ZeroGrad()
+	return l.Item(), nil
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# check-same-metrics.sh — a fixed-seed short run of every tiny config
+# (configs/*-tiny.yaml), reduced to what must not change when code is moved
+# or restructured without meaning to change behaviour.
+#
+# For each config: `train init` a tiny random model (per model of the config,
+# tokenizer merges from the config's environment), 3 steps of `train sft`,
+# then 2 RL steps (2 tasks × 2 samples, 24 new tokens) with a held-out
+# evaluation of 2 tasks after the last, a checkpoint and an export. What is kept, in OUT/<config>/:
+#   metrics.jsonl  every line minus wall-clock fields (time, time/*,
+#                  throughput/*, memory/*/peak*, gpu/*)
+#   samples.jsonl  the logged rows as written
+#   export.sha256  the sha256 of every exported file
+#
+#   scripts/check-same-metrics.sh OUT            record (OUT must not exist)
+#   scripts/check-same-metrics.sh OUT BASELINE   record, then diff -r against BASELINE
+#
+# It builds bin/train from the working tree first (TRAIN=path to use another
+# binary); CONFIGS="a b" limits it to those config names (without .yaml).
+# All ten take about 3 minutes on 2 idle cores.
+set -euo pipefail
+
+out=${1:?usage: check-same-metrics.sh OUT [BASELINE]}
+base=${2:-}
+root=$(cd "$(dirname "$0")/.." && pwd)
+if [[ -e $out ]]; then
+	echo "check-same-metrics: $out exists; choose a new directory" >&2
+	exit 2
+fi
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+if [[ -z ${TRAIN:-} ]]; then
+	(cd "$root" && go build -o "$out/train" ./cmd/train)
+	TRAIN=$out/train
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+configs=${CONFIGS:-$(cd "$root/configs" && ls *-tiny.yaml | sed 's/\.yaml$//')}
+for name in $configs; do
+	cfg=$root/configs/$name.yaml
+	w=$work/$name
+	mkdir -p "$w"
+	env=$(awk '/^env:/{e=1;next} e&&/^  name:/{print $2; exit}' "$cfg")
+	# every model of the config: its family, if the config's own recipe names one
+	sets=()
+	seed=3
+	for m in $(awk '/^models:/{m=1;next} m&&/^  [a-z0-9_]+:/{sub(":","",$1);print $1;next} m&&/^[^ #]/{exit}' "$cfg"); do
+		family=qwen3
+		[[ $m == llama ]] && family=llama
+		"$TRAIN" init "$w/init-$m" --family "$family" --seed "$seed" --text "${env:-math}" >/dev/null
+		sets+=(--set "models.$m.path=$w/init-$m")
+		seed=$((seed + 1))
+	done
+	"$TRAIN" sft -c "$cfg" "${sets[@]}" --out "$w/sft" --steps 3 --log-every 1 >"$w/sft.log" 2>&1 || { cat "$w/sft.log"; exit 1; }
+	rl=()
+	for m in $(ls "$w/sft"); do rl+=(--set "models.$m.path=$w/sft/$m"); done
+	"$TRAIN" -q -c "$cfg" "${rl[@]}" --set run.output_dir="$w/run" --set run.steps=2 \
+		--set batch.prompts_per_step=2 --set batch.n=2 --set max_new_tokens=24 \
+		--set eval.every=2 --set eval.tasks=2 --set eval.at_start=false \
+		--set checkpoint.every=2 --set export.at_end=true >"$w/run.log" 2>&1 || { cat "$w/run.log"; exit 1; }
+	mkdir -p "$out/$name"
+	jq -c 'with_entries(select(.key != "time" and (.key | test("^(time|throughput|gpu)/|/peak") | not)))' \
+		"$w/run/metrics.jsonl" >"$out/$name/metrics.jsonl"
+	cp "$w/run/samples.jsonl" "$out/$name/samples.jsonl"
+	(cd "$w/run/export" && find . -type f | sort | xargs sha256sum) >"$out/$name/export.sha256"
+	echo "check-same-metrics: $name: $(wc -l <"$out/$name/metrics.jsonl") metrics lines"
+done
+rm -f "$out/train"
+if [[ -n $base ]]; then
+	if diff -r "$base" "$out" >"$out.diff"; then
+		echo "check-same-metrics: identical to $base"
+		rm -f "$out.diff"
+	else
+		echo "check-same-metrics: DIFFERENT from $base (diff in $out.diff)" >&2
+		exit 1
+	fi
+fi
