@@ -157,6 +157,9 @@ func (c *exportCmd) run(cmd *cobra.Command, _ []string) (err error) {
 		} else if m, err = model.Load(dir, opt); err != nil {
 			return fmt.Errorf("export: model %q: %w", tr.Name, err)
 		}
+		if note := ckpt.NarrowingNote(m.DType(), cfg.Export.DType); note != "" {
+			fmt.Fprintf(cmd.OutOrStdout(), "export: warning: model %q: %s\n", tr.Name, note)
+		}
 		dirs, err := exportModel(cfg, tr.Name, m, dir, c.out)
 		m.Free()
 		if err != nil {

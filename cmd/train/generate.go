@@ -118,6 +118,9 @@ func (c *generateCmd) run(cmd *cobra.Command, args []string) (err error) {
 		}
 	}
 	prompt := tok.Encode(text)
+	if err := m.Config.FitLength(len(prompt), c.maxNew); err != nil {
+		return fmt.Errorf("generate: --max-new-tokens %d: %w", c.maxNew, err)
+	}
 	reqs := make([]model.GenRequest, c.n)
 	for i := range reqs {
 		reqs[i] = model.GenRequest{Prompt: prompt, MaxNewTokens: c.maxNew, Stop: stopIDs(tok, m.Config),

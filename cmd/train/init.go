@@ -106,6 +106,9 @@ func mergeCorpus(env string) ([]string, error) {
 func (c *initCmd) run(cmd *cobra.Command, args []string) (err error) {
 	defer torch.Recover(&err)
 	dir := args[0]
+	if c.merges < 0 {
+		return fmt.Errorf("init: --merges must be >= 0 (0: a pure byte tokenizer), got %d", c.merges)
+	}
 	if err := refuseReplace("init", dir, "DIR", c.force); err != nil {
 		return err
 	}

@@ -38,6 +38,9 @@ func newPlot() *cobra.Command {
 			if out == "" {
 				out = filepath.Join(filepath.Dir(args[0]), "metrics.png")
 			}
+			if recs, err := metrics.ReadJSONL(args[0]); err == nil && len(recs) == 0 {
+				return fmt.Errorf("plot: %s is empty: no step has been logged yet (a run appends one line per step); plot it after the first step", args[0])
+			}
 			if err := metrics.PlotJSONL(args[0], out, defaultCharts, metrics.PlotOptions{}); err != nil {
 				return err
 			}
