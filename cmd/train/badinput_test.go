@@ -198,6 +198,8 @@ func TestBadInputTable(t *testing.T) {
 		return safetensors.I32, b
 	})
 	writeTestFile(t, filepath.Join(d, "empty.jsonl"), nil)
+	writeTestFile(t, filepath.Join(d, "array.jsonl"), []byte(`["What is 1 + 1?", "2"]`+"\n"))
+	writeTestFile(t, filepath.Join(d, "bom.jsonl"), []byte("\ufeff"+`{"question": "What is 1 + 1?", "answer": "2"}`+"\n42\n"))
 	writeTestFile(t, filepath.Join(d, "blank.jsonl"), []byte("\n  \n"))
 
 	expand := strings.NewReplacer("$D", d, "$BASE", base, "$CFG", cfg, "$RUN", run)

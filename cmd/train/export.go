@@ -111,6 +111,9 @@ func (c *exportCmd) run(cmd *cobra.Command, _ []string) (err error) {
 	if c.dtype != "" {
 		cfg.Export.DType = c.dtype
 	}
+	if c.shard < 0 {
+		return fmt.Errorf("export: --max-shard-bytes must be >= 0 (0 = 5 GB shards), got %d", c.shard)
+	}
 	if c.shard != 0 {
 		cfg.Export.MaxShardBytes = c.shard
 	}
