@@ -35,6 +35,8 @@
 //   - files.go: WriteFile, SaveJSON/LoadJSON for the train state and the
 //     resolved config.
 //   - export.go: Export, a Hugging Face directory per trained model.
+//   - exportcheck.go: NarrowingNote, what an export's dtype loses; a float16
+//     export of weights beyond its range is refused.
 //
 // A checkpoint as the training loop writes it:
 //

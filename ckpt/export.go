@@ -143,6 +143,11 @@ func Export(dst string, m *model.Model, tokenizerDir string, opt ExportOptions) 
 	if err != nil {
 		return err
 	}
+	if dtype == torch.Float16 && m.DType() != torch.Float16 {
+		if err := checkFloat16Range(m); err != nil {
+			return err
+		}
+	}
 	if tokenizerDir == "" {
 		return errors.New("ckpt: export: no tokenizer directory given: an export needs the tokenizer the model was trained with (the base model's directory)")
 	}

@@ -11,6 +11,7 @@
 //	plugins.go    the environments and workflows troupe ships (their only importer)
 //	lora.go       the lora section and per-agent lora blocks
 //	resume.go     what may change on resume: ResumeChanges, CheckResume, LogResumeChanges
+//	paths.go      run.output_dir must be a directory that exists or can be created
 //	sizes.go      sizes against the machine's memory and the models; presets against the environment
 //
 // Precedence: Default() < the YAML file < --set flags, in that order. Unknown

@@ -82,3 +82,21 @@ func TestSizesBeyondTheMachineOrTheModel(t *testing.T) {
 		}
 	}
 }
+
+func TestOutputDirThatCannotBeCreated(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for set, want := range map[string]string{
+		"run.output_dir=" + file:                                 "run.output_dir: " + file + " is a file, not a directory; set run.output_dir to a directory (--set run.output_dir=DIR)",
+		"run.output_dir=" + filepath.Join(file, "run", "deeper"): "run.output_dir: " + filepath.Join(file, "run", "deeper") + " cannot be created: " + file + " is a file",
+		"run.output_dir=" + filepath.Join(dir, "new", "run"):     "",
+	} {
+		_, err := Parse([]byte(base(t)), []string{set})
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("%s: %v, want %q", set, err, want)
+		}
+	}
+}

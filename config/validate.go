@@ -25,7 +25,7 @@ func (c *Config) Validate() error {
 	c.fillAgentModels()
 	checks := []func() error{c.validateRun, c.validateModels, c.validateAgents, c.validateWorkflow,
 		c.validateEnv, c.validateBatch, c.validateEngine, c.validateAdvantage, c.validatePairs, c.validateOptim, c.validateLoRA, c.validateSharing,
-		c.validateEval, c.validateCheckpoint, c.validateSizes}
+		c.validateEval, c.validateCheckpoint, c.validateSizes, c.validatePaths}
 	for _, check := range checks {
 		if err := check(); err != nil {
 			return fmt.Errorf("config: %w", err)

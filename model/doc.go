@@ -15,6 +15,7 @@
 //   - cache.go    KVCache, passed in by the caller
 //   - sample.go   per-row temperature / top-k / top-p sampling
 //   - generate.go Generate: prefill + decode, stop tokens, finished rows compacted away
+//   - limits.go   FitLength: a prompt and its response within the model's positions
 //
 // A Model holds weights only and is safe to share between agents and
 // rollouts; the cache, the generator and the sampling parameters are

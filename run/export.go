@@ -91,6 +91,9 @@ func (c *Export) Run(out io.Writer, _ []string) (err error) {
 	if c.Dtype != "" {
 		cfg.Export.DType = c.Dtype
 	}
+	if c.Shard < 0 {
+		return fmt.Errorf("export: --max-shard-bytes must be >= 0 (0 = 5 GB shards), got %d", c.Shard)
+	}
 	if c.Shard != 0 {
 		cfg.Export.MaxShardBytes = c.Shard
 	}
@@ -136,6 +139,9 @@ func (c *Export) Run(out io.Writer, _ []string) (err error) {
 			m = a.Model()
 		} else if m, err = model.Load(dir, opt); err != nil {
 			return fmt.Errorf("export: model %q: %w", tr.Name, err)
+		}
+		if note := ckpt.NarrowingNote(m.DType(), cfg.Export.DType); note != "" {
+			fmt.Fprintf(out, "export: warning: model %q: %s\n", tr.Name, note)
 		}
 		dirs, err := exportModel(cfg, tr.Name, m, dir, c.Out)
 		m.Free()

@@ -90,6 +90,9 @@ func (c *Generate) Run(out io.Writer, args []string) (err error) {
 		}
 	}
 	prompt := tok.Encode(text)
+	if err := m.Config.FitLength(len(prompt), c.MaxNew); err != nil {
+		return fmt.Errorf("generate: --max-new-tokens %d: %w", c.MaxNew, err)
+	}
 	reqs := make([]model.GenRequest, c.N)
 	for i := range reqs {
 		reqs[i] = model.GenRequest{Prompt: prompt, MaxNewTokens: c.MaxNew, Stop: stopIDs(tok, m.Config),

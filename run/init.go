@@ -89,6 +89,9 @@ func (c *Init) Run(out io.Writer, args []string) (err error) {
 	if err != nil {
 		return fmt.Errorf("init: --dtype: %w", err)
 	}
+	if c.Merges < 0 {
+		return fmt.Errorf("init: --merges must be >= 0 (0: a pure byte tokenizer), got %d", c.Merges)
+	}
 	var merges []tokenizer.Merge
 	if c.Merges > 0 {
 		texts, err := mergeCorpus(c.Text)

@@ -480,6 +480,11 @@ func refuseRewind(cp *checkpointRef, root string, force bool) error {
 func finish(out io.Writer, t *team) error {
 	cfg := t.cfg
 	if cfg.Export.AtEnd {
+		for _, tr := range t.trained {
+			if note := ckpt.NarrowingNote(t.models[tr.Name].DType(), cfg.Export.DType); note != "" {
+				fmt.Fprintf(out, "export: warning: model %q: %s\n", tr.Name, note)
+			}
+		}
 		dirs, err := exportAll(t, filepath.Join(cfg.Run.OutputDir, "export"))
 		if err != nil {
 			return err

@@ -9,8 +9,10 @@ import (
 	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,6 +22,7 @@ import (
 	runpkg "troupe/run"
 
 	"troupe/ckpt"
+	"troupe/safetensors"
 )
 
 type badInput struct {
@@ -107,6 +110,36 @@ func editTrainState(t *testing.T, dir string, step int) {
 	writeTestFile(t, filepath.Join(dir, ckpt.ManifestName), raw)
 }
 
+// writeEditedModel copies the model directory src to dst with one tensor of
+// model.safetensors replaced by what edit makes of it.
+func writeEditedModel(t *testing.T, src, dst, name string, edit func(safetensors.DType, []byte) (safetensors.DType, []byte)) {
+	t.Helper()
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	f, err := safetensors.Open(filepath.Join(src, "model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []safetensors.Tensor
+	for _, n := range f.Names() {
+		info, _ := f.Info(n)
+		data, err := f.Bytes(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dt, data := info.DType, append([]byte(nil), data...)
+		if n == name {
+			dt, data = edit(dt, data)
+		}
+		out = append(out, safetensors.TensorFromBytes(n, dt, info.Shape, data))
+	}
+	if err := safetensors.Write(filepath.Join(dst, "model.safetensors"), out, map[string]string{"format": "pt"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestBadInputTable(t *testing.T) {
 	cases := readBadInputs(t, filepath.Join("testdata", "bad-input.txt"))
 	d := t.TempDir()
@@ -155,6 +188,20 @@ func TestBadInputTable(t *testing.T) {
 	writeTestFile(t, filepath.Join(d, "emptyrun", manifest2), nil)
 	writeTestFile(t, filepath.Join(d, "cutrun", manifest2), readFile(t, filepath.Join(run, manifest2))[:100])
 	editTrainState(t, filepath.Join(d, "rehashed", "checkpoints", "step-000002"), 5)
+
+	// weights a model cannot use: a NaN in the final norm, an embedding
+	// stored as int32, copies of $BASE otherwise
+	writeEditedModel(t, base, filepath.Join(d, "nanmodel"), "model.norm.weight", func(dt safetensors.DType, b []byte) (safetensors.DType, []byte) {
+		binary.LittleEndian.PutUint32(b[4*3:], math.Float32bits(float32(math.NaN())))
+		return dt, b
+	})
+	writeEditedModel(t, base, filepath.Join(d, "intmodel"), "model.embed_tokens.weight", func(_ safetensors.DType, b []byte) (safetensors.DType, []byte) {
+		return safetensors.I32, b
+	})
+	writeTestFile(t, filepath.Join(d, "empty.jsonl"), nil)
+	writeTestFile(t, filepath.Join(d, "array.jsonl"), []byte(`["What is 1 + 1?", "2"]`+"\n"))
+	writeTestFile(t, filepath.Join(d, "bom.jsonl"), []byte("\ufeff"+`{"question": "What is 1 + 1?", "answer": "2"}`+"\n42\n"))
+	writeTestFile(t, filepath.Join(d, "blank.jsonl"), []byte("\n  \n"))
 
 	expand := strings.NewReplacer("$D", d, "$BASE", base, "$CFG", cfg, "$RUN", run)
 	for _, c := range cases {

@@ -19,6 +19,9 @@ func newPlot() *cobra.Command {
 		Short: "Render a run's charts (evaluation, rewards, grad norms, losses, amplification, KL, clipping, time, memory) to PNG",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if recs, err := metrics.ReadJSONL(args[0]); err == nil && len(recs) == 0 {
+				return fmt.Errorf("plot: %s is empty: no step has been logged yet (a run appends one line per step); plot it after the first step", args[0])
+			}
 			if out == "" {
 				out = filepath.Join(filepath.Dir(args[0]), "metrics.png")
 			}

@@ -19,6 +19,9 @@ import (
 // tests run in a namespace of their own, not the program's).
 func LoadJSONL(path string) (rollout.SliceSource, error) {
 	return jsonl.Tasks("coding", path, func(line int, b string) (rollout.Task, error) {
+		if err := jsonl.ObjectLine(b, `{"prompt": "def f(x): …", "entry_point": "f", "test": "…"}`); err != nil {
+			return rollout.Task{}, fmt.Errorf("coding: dataset %s:%d: %w", path, line, err)
+		}
 		var rec struct {
 			TaskID     any      `json:"task_id"`
 			Prompt     string   `json:"prompt"`

@@ -29,6 +29,7 @@ import (
 	"strings"
 
 	"troupe/rollout"
+	"troupe/rollout/env/internal/jsonl"
 )
 
 // Fields names the paths of a record's parts. Empty Question and Answer try
@@ -70,10 +71,17 @@ func loadJSONL(path string, f Fields) (rollout.SliceSource, error) {
 	line := 0
 	for sc.Scan() {
 		line++
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+		b := sc.Bytes()
+		if line == 1 {
+			b = bytes.TrimPrefix(b, []byte(jsonl.BOM))
+		}
+		if b = bytes.TrimSpace(b); len(b) == 0 {
 			continue
 		}
-		rec, err := decodeJSON(sc.Bytes())
+		if err := jsonl.ObjectLine(string(b), recordExample); err != nil {
+			return nil, fmt.Errorf("math: dataset %s:%d: %w", path, line, err)
+		}
+		rec, err := decodeJSON(b)
 		if err != nil {
 			return nil, fmt.Errorf("math: dataset %s:%d: not a JSON object: %w", path, line, err)
 		}
@@ -94,7 +102,7 @@ func loadJSONArray(path string, f Fields) (rollout.SliceSource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("math: dataset: %w", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
+	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(data, []byte(jsonl.BOM))))
 	dec.UseNumber()
 	var recs []any
 	if err := dec.Decode(&recs); err != nil {
@@ -113,7 +121,7 @@ func loadJSONArray(path string, f Fields) (rollout.SliceSource, error) {
 
 func nonEmpty(path string, tasks rollout.SliceSource) (rollout.SliceSource, error) {
 	if len(tasks) == 0 {
-		return nil, fmt.Errorf("math: dataset %s: no records", path)
+		return nil, fmt.Errorf("math: dataset %s: no records (the file is empty or holds only blank lines)", path)
 	}
 	return tasks, nil
 }
@@ -134,7 +142,7 @@ func decodeJSON(b []byte) (any, error) {
 // taskOf builds a task from one generic record.
 func taskOf(rec any, f Fields, fallbackID string) (rollout.Task, error) {
 	if _, ok := rec.(map[string]any); !ok {
-		return rollout.Task{}, fmt.Errorf("record is a %T, want an object", rec)
+		return rollout.Task{}, fmt.Errorf("the record is %s, not an object; a record looks like %s", jsonKind(rec), recordExample)
 	}
 	qv, qpath, err := firstPath(rec, f.Question, defaultQuestionPaths, "question")
 	if err != nil {
@@ -247,7 +255,29 @@ func scalarText(v any) (string, error) {
 	case float64:
 		return strconv.FormatFloat(x, 'g', -1, 64), nil
 	}
-	return "", fmt.Errorf("is a %T, want text or a number", v)
+	return "", fmt.Errorf("is %s, want text or a number", jsonKind(v))
+}
+
+// recordExample is what a dataset record looks like, for error messages.
+const recordExample = `{"question": "What is 2 + 3?", "answer": "5"}`
+
+// jsonKind names a decoded JSON value's kind as the file spells it.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "a JSON array"
+	case string:
+		return "a string"
+	case json.Number, float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("a %T", v)
 }
 
 func keysOf(rec any) string {

@@ -132,7 +132,7 @@ func TestLoadJSONArrayListsAndErrors(t *testing.T) {
 		{"bad.jsonl", "{\"question\": \"a\", \"answer\": \"1\"}\n{oops\n", Fields{}, "bad.jsonl:2: not a JSON object"},
 		{"empty.jsonl", "\n\n", Fields{}, "no records"},
 		{"noq.jsonl", `{"problem": "", "answer": "1"}`, Fields{}, `question "problem" is empty`},
-		{"obj.jsonl", `{"question": {"a": 1}, "answer": "1"}`, Fields{}, `question "question": is a map[string]interface {}, want text or a number`},
+		{"obj.jsonl", `{"question": {"a": 1}, "answer": "1"}`, Fields{}, `question "question": is an object, want text or a number`},
 		{"noid.jsonl", `{"question": "q", "answer": "1"}`, Fields{ID: "uid"}, `id "uid": missing; fix env.math.fields.id (keys here: answer, question)`},
 		{"d.csv", "q,a\n", Fields{}, `unknown format ".csv"; use a .jsonl, .json or .parquet file`},
 	} {

@@ -173,6 +173,9 @@ func New(cfg Config, split string) (*Env, error) {
 
 func loadJSONL(path, field, idField string) (rollout.SliceSource, error) {
 	return jsonl.Tasks("writing", path, func(line int, b string) (rollout.Task, error) {
+		if err := jsonl.ObjectLine(b, `{"prompt": "…"}`); err != nil {
+			return rollout.Task{}, fmt.Errorf("writing: dataset %s:%d: %w", path, line, err)
+		}
 		var rec map[string]any
 		if err := json.Unmarshal([]byte(b), &rec); err != nil {
 			return rollout.Task{}, fmt.Errorf("writing: dataset %s:%d: not a JSON object: %v", path, line, err)

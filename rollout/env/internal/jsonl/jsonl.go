@@ -4,8 +4,11 @@
 // Files: jsonl.go (all of it).
 //
 // What it is not: a record decoder. Each environment decodes its own
-// records; this package only walks the lines and names the file and line in
-// the errors it makes.
+// records; this package only walks the lines, accepts a UTF-8 byte-order
+// mark before the first, and names the file and line in the errors it
+// makes. ObjectLine is the check a decoder of JSON objects runs first, so
+// that a line holding something else is described in the file's terms
+// rather than Go's ("cannot unmarshal array into map[string]interface {}").
 package jsonl
 
 import (
@@ -32,8 +35,11 @@ func Tasks(env, path string, task func(line int, record string) (rollout.Task, e
 	line := 0
 	for sc.Scan() {
 		line++
-		b := strings.TrimSpace(sc.Text())
-		if b == "" {
+		b := sc.Text()
+		if line == 1 {
+			b = strings.TrimPrefix(b, BOM)
+		}
+		if b = strings.TrimSpace(b); b == "" {
 			continue
 		}
 		t, err := task(line, b)
@@ -49,4 +55,34 @@ func Tasks(env, path string, task func(line int, record string) (rollout.Task, e
 		return nil, fmt.Errorf("%s: dataset %s has no tasks", env, path)
 	}
 	return tasks, nil
+}
+
+// BOM is the UTF-8 byte-order mark some editors write at the start of a
+// text file; a dataset may begin with it.
+const BOM = "\ufeff"
+
+// ObjectLine checks that a trimmed line holds a JSON object, by its first
+// character; otherwise the error says what the line holds and what a record
+// looks like (example).
+func ObjectLine(b, example string) error {
+	if strings.HasPrefix(b, "{") {
+		return nil
+	}
+	var what string
+	switch {
+	case strings.HasPrefix(b, "["):
+		what = "a JSON array"
+	case strings.HasPrefix(b, `"`):
+		what = "a JSON string"
+	case strings.HasPrefix(b, "true") || strings.HasPrefix(b, "false"):
+		what = "a JSON boolean"
+	case strings.HasPrefix(b, "null"):
+		what = "null"
+	case strings.IndexAny(b[:1], "-0123456789") == 0:
+		what = "a number"
+	default:
+		r := []rune(b)
+		what = fmt.Sprintf("not JSON (it starts with %q)", string(r[:min(len(r), 12)]))
+	}
+	return fmt.Errorf("the line is %s, not a JSON object; each line must be one record, an object such as %s", what, example)
 }
