@@ -41,6 +41,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"math"
 	"os"
 	"path/filepath"
@@ -220,8 +222,8 @@ func (e *Env) JointScore(task rollout.Task, turn int, outputs []string) rollout.
 // total sums the terms into the reward, clamped to [0, MaxReward].
 func total(res rollout.JointResult) rollout.JointResult {
 	res.Reward = 0
-	for _, t := range res.Terms {
-		res.Reward += t
+	for _, k := range slices.Sorted(maps.Keys(res.Terms)) { // a fixed order: bit-identical runs
+		res.Reward += res.Terms[k]
 	}
 	res.Reward = clamp(res.Reward, 0, MaxReward)
 	return res
