@@ -28,7 +28,7 @@
 //     loaded back in place (the optimizer's references stay valid), strictly;
 //     a weight that is not finite is refused before any is copied.
 //   - optimizer.go: SaveOptimizer/LoadOptimizer, AdamW moments, master copies
-//     and step counts keyed by parameter name.
+//     and step counts keyed by parameter name; a non-finite state is refused.
 //   - modelstate.go: SaveModelState/LoadModelState, both of the above in
 //     models/<name>/, checked together before either is changed.
 //   - rng.go: SaveGenerators/LoadGenerators, torch generator states.

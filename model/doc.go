@@ -8,7 +8,8 @@
 //   - family.go   per-family switches (biases, q/k norms, head_dim) and refusals
 //   - rope.go     rope_scaling / rope_parameters; Llama 3.1's llama3 frequency scaling
 //   - qwen.go     the network: RMSNorm → rotary → attention → MLP → block → model
-//   - weights.go  Load (safetensors, strict), New (seeded random init), Save, Params;
+//   - weights.go  Load (safetensors, strict; non-float and non-finite weights and
+//     float16 on the CPU refused at load), New (seeded random init), Save, Params;
 //     q/k/v and gate/up stored fused, each projection a view (generation's one GEMM)
 //   - input.go    padded batches (Pack) and the attention mask
 //   - logprobs.go TokenLogProbs: per-token log-probs (and entropy) at chosen positions
