@@ -8,7 +8,10 @@
 // The files, one concept each:
 //
 //	doc.go          this overview
-//	train.go        Train: the RL run, its step loop top to bottom, resuming, signals
+//	train.go        Train: opening the run, the steps, the end (export, plot)
+//	step.go         one step top to bottom: rollout, rows, advantages, update, metrics, checkpoint
+//	resume.go       which config and checkpoint a run starts from; the guards on output_dir
+//	console.go      progress lines, interrupts, the held-out summary
 //	build.go        the team: a resolved config turned into models, trainers, agents, workflow
 //	engine.go       one generation engine per trained model behind the sampler's Engine interface
 //	rows.go         rollout samples → advantage rows and policy sequences; reward metrics
