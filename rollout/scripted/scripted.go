@@ -5,7 +5,7 @@
 // Files: scripted.go (all of it).
 //
 // What it is: enough of a model for orchestration tests of rollout and of
-// the packages that drive it (cmd/train), offline and without libtorch —
+// the packages that drive it (run), offline and without libtorch —
 // with its own byte codec, or with a real tokenizer (Generator.Codec). It
 // honours the Generator contract: per-row MaxNewTokens truncation
 // (FinishLength), a stop token appended otherwise (FinishStop), one log-prob
