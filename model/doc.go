@@ -15,7 +15,18 @@
 //   - logprobs.go TokenLogProbs: per-token log-probs (and entropy) at chosen positions
 //   - cache.go    KVCache, passed in by the caller
 //   - sample.go   per-row temperature / top-k / top-p sampling
-//   - generate.go Generate: prefill + decode, stop tokens, finished rows compacted away
+//   - generate.go Generate: prefill + decode, stop tokens, finished rows compacted away;
+//     the reference the engine is tested against (and engine.enabled: false)
+//   - engine.go   the generation engine, one per model for the whole run: Submit, Step
+//   - decode.go   the engine's decode batch: the per-row device state
+//   - prefill.go  computing the admitted prompts' keys and values, in packed forwards
+//   - prefix.go   reusing keys and values already in the arena (shared prompt prefixes)
+//   - graphs.go   decoding in batches of fixed sizes, captured as CUDA graphs
+//   - packed.go   the forward over sequences laid end to end (the update's forward)
+//   - checkpoint.go activation checkpointing for the packed training forward
+//   - lora.go     low-rank adapters on a frozen base model
+//   - peft.go     adapters on disk in PEFT's layout
+//   - size.go     parameter counts from a config alone, before any weight loads
 //   - limits.go   FitLength: a prompt and its response within the model's positions
 //
 // A Model holds weights only and is safe to share between agents and

@@ -9,38 +9,24 @@ package model
 import (
 	"fmt"
 
+	"troupe/gen"
 	"troupe/torch"
 )
 
-// GenRequest is one row to generate.
-type GenRequest struct {
-	Prompt       []int
-	MaxNewTokens int
-	Stop         []int // token ids that end the row (the stop token is returned)
-	Sampling     Sampling
-}
-
-// Finish says why a row stopped.
-type Finish int
-
-const (
-	FinishStop   Finish = iota // produced a stop token
-	FinishLength               // reached MaxNewTokens
+// The generation contract's types (package gen), under the names the
+// engine's code uses: a request, its result, why it stopped. The engine
+// (engine.go) is how a run generates; Generate below is the reference it is
+// tested against (and the path of engine.enabled: false).
+type (
+	GenRequest = gen.Request
+	GenResult  = gen.Result
+	Finish     = gen.Finish
 )
 
-func (f Finish) String() string {
-	if f == FinishStop {
-		return "stop"
-	}
-	return "length"
-}
-
-// GenResult is one row's output.
-type GenResult struct {
-	Tokens   []int
-	LogProbs []float32 // of each token, see sample.go for the distribution
-	Finish   Finish
-}
+const (
+	FinishStop   = gen.FinishStop   // produced a stop token
+	FinishLength = gen.FinishLength // reached MaxNewTokens
+)
 
 // Generate samples continuations of every request in one batch. cache may be
 // nil (one is allocated for the call); a cache passed in must fit
@@ -86,7 +72,7 @@ func (m *Model) checkRequest(r GenRequest) error {
 	if r.MaxNewTokens < 0 {
 		return fmt.Errorf("max_new_tokens must be ≥ 0, got %d", r.MaxNewTokens)
 	}
-	if err := r.Sampling.validate(); err != nil {
+	if err := validateSampling(r.Sampling); err != nil {
 		return err
 	}
 	for _, ids := range [][]int{r.Prompt, r.Stop} {

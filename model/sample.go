@@ -16,17 +16,15 @@ import (
 	"fmt"
 	"math"
 
+	"troupe/gen"
 	"troupe/torch"
 )
 
-// Sampling is one row's decoding parameters.
-type Sampling struct {
-	Temperature float64 // 0 = greedy
-	TopK        int     // 0 = off
-	TopP        float64 // 1 (or 0) = off
-}
+// Sampling is one row's decoding parameters (gen.Sampling): temperature
+// 0 = greedy, top-k 0 = off, top-p 1 (or 0) = off.
+type Sampling = gen.Sampling
 
-func (s Sampling) validate() error {
+func validateSampling(s Sampling) error {
 	switch {
 	case s.Temperature < 0 || math.IsNaN(s.Temperature):
 		return fmt.Errorf("temperature must be ≥ 0 (0 = greedy), got %g", s.Temperature)

@@ -16,6 +16,7 @@ import (
 	"math"
 	"strings"
 	"text/template"
+	"troupe/gen"
 )
 
 // AgentConfig is an agent's configuration. Empty prompt fields take the
@@ -285,8 +286,8 @@ func (a *Agent) Render(d PromptData) (text string, tokens []int, err error) {
 
 // Decode turns generated ids into response text, leaving out a final stop
 // token (it stays in the row's ResponseTokens, so the model learns to stop).
-func (a *Agent) Decode(tokens []int, finish FinishReason) string {
-	if finish == FinishStop && len(tokens) > 0 {
+func (a *Agent) Decode(tokens []int, finish gen.Finish) string {
+	if finish == gen.FinishStop && len(tokens) > 0 {
 		tokens = tokens[:len(tokens)-1]
 	}
 	return a.codec.Decode(tokens)

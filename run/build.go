@@ -14,6 +14,7 @@ import (
 	"troupe/advantage"
 	"troupe/ckpt"
 	"troupe/config"
+	"troupe/gen"
 	"troupe/internal/gpu"
 	"troupe/model"
 	"troupe/policy"
@@ -285,26 +286,15 @@ const (
 	seedLoRA
 )
 
-// generatorFor adapts model.Generate to the sampler: a fresh generator per
-// call, seeded with the call's seed, so every call is reproducible on its own
-// and nothing stateful needs saving in checkpoints.
+// generatorFor adapts model.Generate to the sampler (the reference path,
+// engine.enabled: false): a fresh generator per call, seeded with the
+// call's seed, so every call is reproducible on its own and nothing stateful
+// needs saving in checkpoints.
 func generatorFor(m *model.Model) rollout.Generator {
-	return rollout.GeneratorFunc(func(reqs []rollout.GenRequest, seed uint64) ([]rollout.GenResult, error) {
+	return rollout.GeneratorFunc(func(reqs []gen.Request, seed uint64) ([]gen.Result, error) {
 		g := torch.NewGenerator(m.Device(), seed)
 		defer g.Free()
-		in := make([]model.GenRequest, len(reqs))
-		for i, r := range reqs {
-			in[i] = modelRequest(r)
-		}
-		out, err := m.Generate(in, nil, g)
-		if err != nil {
-			return nil, err
-		}
-		res := make([]rollout.GenResult, len(out))
-		for i, o := range out {
-			res[i] = rolloutResult(o)
-		}
-		return res, nil
+		return m.Generate(reqs, nil, g)
 	})
 }
 

@@ -53,6 +53,23 @@
 // The intra-op thread count is set at start-up to the number of CPUs, or to
 // TROUPE_THREADS when set.
 //
+// # Files
+//
+//	doc.go        this overview
+//	cgo.go        the package's only #cgo block, and the shim's error handling
+//	dtype.go      element types and devices
+//	tensor.go     Tensor, Free, Scope and the live-tensor counter
+//	create.go     making tensors: from Go slices, zeros, ranges, random
+//	math.go       elementwise and reduction ops
+//	shape.go      views and copies: reshape, narrow, cat, index
+//	nn.go         softmax, RMSNorm, attention and the other network ops
+//	autograd.go   grad mode, backward, gradients
+//	optim.go      AdamW over parameter groups
+//	generator.go  seeded per-device random-number generators
+//	graph.go      CUDA graphs
+//	dist.go       collectives across processes (Gloo, NCCL)
+//	runtime.go    the loaded shim, versions, threads, CUDA devices and memory
+//
 // # Versions
 //
 // The shim compiles against libtorch 1.13 and 2.x. Where 2.x has the fused

@@ -1,0 +1,99 @@
+package run
+
+// console.go — what a run prints beside its step lines: rollout progress,
+// the answer to interrupts, the held-out summary at the end; and the writer
+// they share with the signal handler.
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"troupe/internal/metrics"
+	"troupe/rollout"
+)
+
+// lockedWriter serialises writes from the run and its signal handler.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// forceQuit ends the process on a second interrupt (a variable for tests).
+var forceQuit = func() { os.Exit(130) }
+
+// interrupts delivers the first SIGINT or SIGTERM on the returned channel:
+// the run finishes its step, saves a checkpoint and stops. A second one
+// quits at once; checkpoints are written atomically, so the newest complete
+// one stays usable (an unfinished save is cleaned up by the next run).
+func interrupts(out io.Writer) (<-chan os.Signal, func()) {
+	sigs := make(chan os.Signal, 2)
+	stop := make(chan os.Signal, 1)
+	done := make(chan struct{})
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		first := true
+		for {
+			select {
+			case <-done:
+				return
+			case sig := <-sigs:
+				if first {
+					first = false
+					fmt.Fprintf(out, "%v: finishing this step and saving a checkpoint; interrupt again to quit now\n", sig)
+					stop <- sig
+					continue
+				}
+				fmt.Fprintf(out, "%v again: quitting now; the newest complete checkpoint is intact\n", sig)
+				forceQuit()
+			}
+		}
+	}()
+	return stop, func() { signal.Stop(sigs); close(done) }
+}
+
+// rolloutProgress prints how a long rollout is going: nothing for its first
+// 10 seconds, then a line every 10 seconds.
+func rolloutProgress(out io.Writer, step, steps int) func(rollout.RolloutProgress) {
+	const every = 10 * time.Second
+	var last time.Duration
+	return func(p rollout.RolloutProgress) {
+		if p.Elapsed < every || p.Elapsed-last < every {
+			return
+		}
+		last = p.Elapsed
+		fmt.Fprintf(out, "  step %d/%d rollout: %d/%d episodes done, %d rows, %d tokens, %.0f tok/s, %s\n", step, steps,
+			p.EpisodesDone, p.Episodes, p.Rows, p.ResponseTokens, float64(p.ResponseTokens)/p.Elapsed.Seconds(), metrics.FormatDuration(p.Elapsed))
+	}
+}
+
+// evalSummary is the run's held-out accuracy at its first and last
+// evaluation ("" without two evaluations).
+func evalSummary(jsonl string) string {
+	recs, err := metrics.ReadJSONL(jsonl)
+	if err != nil {
+		return ""
+	}
+	var steps []int
+	var acc []float64
+	for _, r := range recs {
+		if v, ok := r.Values["eval/accuracy"]; ok {
+			steps, acc = append(steps, r.Step), append(acc, v)
+		}
+	}
+	if len(acc) < 2 {
+		return ""
+	}
+	n := len(acc) - 1
+	return fmt.Sprintf("held-out accuracy: %.3f after step %d → %.3f after step %d (%+.1f points)", acc[0], steps[0], acc[n], steps[n], 100*(acc[n]-acc[0]))
+}
