@@ -31,8 +31,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
