@@ -109,8 +109,8 @@ const (
 // 1e-6 constant, clip 0.2/0.2, dual clip 3, one update per step, no entropy
 // bonus, KL off (k3 when switched on), AdamW β (0.9, 0.999), ε 1e-8 (torch's
 // default, which verl does not override), weight decay 0.01, grad clip 1.0,
-// token-mean aggregation, and micro-batches of 2 sequences (the Dr. MAS math
-// script's ppo_micro_batch_size_per_gpu).
+// token-mean aggregation, and micro-batches of 4 sequences (the Dr. MAS math
+// and search scripts' actor_ppo_micro_batch_size_per_gpu, [4,4] and [4,4,4]).
 func DefaultSettings() Settings {
 	return Settings{
 		LR:             1e-6,
@@ -126,7 +126,7 @@ func DefaultSettings() Settings {
 		ClipHigh:       0.2,
 		DualClip:       3,
 		KLEstimator:    KLK3,
-		MicroBatchSize: 2,
+		MicroBatchSize: 4,
 		UpdatesPerStep: 1,
 		GradAccumDType: AccumAuto,
 	}

@@ -34,6 +34,7 @@ type AgentConfig struct {
 	FormatPenalty float64          `yaml:"format_penalty"` // subtracted from this agent's reward when its output is invalid
 	RewardScale   float64          `yaml:"reward_scale"`   // multiplies the team reward credited to this agent; 0 = 1
 	Thinking      bool             `yaml:"thinking"`       // chat template's thinking mode (Qwen3 enable_thinking); read by the Binding's maker, not by rollout
+	ChatDate      string           `yaml:"chat_date"`      // Llama 3.1+ templates' "Today Date", written "26 Jul 2024" ("" = that date); read by the Binding's maker
 }
 
 // SamplingOverride replaces the fields that are set.

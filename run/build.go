@@ -218,13 +218,21 @@ func (t *team) buildAgents(cfgs []rollout.AgentConfig, def rollout.AgentDefaults
 		if !ok {
 			return rollout.Binding{}, fmt.Errorf("no trained model %q", ac.Model)
 		}
-		thinking := ac.Thinking
+		thinking, date := ac.Thinking, ac.ChatDate
+		if err := tokenizer.CheckChatDate(date); err != nil {
+			return rollout.Binding{}, fmt.Errorf("chat_date: %w", err)
+		}
+		if family, err := tok.DetectChatTemplate(); err == nil {
+			for _, w := range tokenizer.IgnoredSettings(family, thinking, date) {
+				fmt.Fprintf(os.Stderr, "warning: agent %s (model %s): %s\n", ac.Name, ac.Model, w)
+			}
+		}
 		chat := func(msgs []rollout.Message) (string, error) {
 			tm := make([]tokenizer.Message, len(msgs))
 			for i, m := range msgs {
 				tm[i] = tokenizer.Message{Role: m.Role, Content: m.Content}
 			}
-			return tok.ApplyChatTemplate(tm, tokenizer.ChatOptions{AddGenerationPrompt: true, DisableThinking: !thinking})
+			return tok.ApplyChatTemplate(tm, tokenizer.ChatOptions{AddGenerationPrompt: true, DisableThinking: !thinking, Date: date})
 		}
 		return rollout.Binding{Chat: chat, Codec: tok, Stop: stopIDs(tok, t.models[ac.Model].Config)}, nil
 	})
