@@ -13,7 +13,7 @@
 //   - input.go    padded batches (Pack) and the attention mask
 //   - logprobs.go TokenLogProbs: per-token log-probs (and entropy) at chosen positions
 //   - cache.go    KVCache, passed in by the caller
-//   - sample.go   per-row temperature / top-k / top-p sampling
+//   - sample.go   per-row repetition penalty / temperature / top-k / top-p sampling
 //   - generate.go Generate: prefill + decode, stop tokens, finished rows compacted away
 //
 // A Model holds weights only and is safe to share between agents and

@@ -220,6 +220,9 @@ func (e *Engine) Submit(r EngineRequest) (int, error) {
 	if err := e.m.checkRequest(r.GenRequest); err != nil {
 		return 0, fmt.Errorf("model: engine: %w", err)
 	}
+	if r.Sampling.penalised() {
+		return 0, fmt.Errorf("model: engine: repetition_penalty %g: the engine does not apply a repetition penalty yet; set engine.enabled: false (the batched Generate path applies it) or repetition_penalty: 1", r.Sampling.RepetitionPenalty)
+	}
 	if a := r.Adapter; a != nil && a.base != e.m.root() {
 		return 0, fmt.Errorf("model: engine: the request's adapter is not attached to this engine's base model")
 	}

@@ -35,16 +35,20 @@ type Message struct {
 type ChatRenderer func(msgs []Message) (string, error)
 
 // Sampling holds the per-request sampling parameters.
-// Temperature 0 means greedy; TopK 0 disables top-k; TopP 1 disables top-p.
+// Temperature 0 means greedy; TopK 0 disables top-k; TopP 1 disables top-p;
+// RepetitionPenalty 1 (or 0, its unset value) disables the penalty, which
+// divides a positive logit (multiplies a negative one) of every token
+// already in the row by it, as transformers' and vLLM's repetition_penalty.
 type Sampling struct {
-	Temperature float64 `yaml:"temperature"`
-	TopP        float64 `yaml:"top_p"`
-	TopK        int     `yaml:"top_k"`
+	Temperature       float64 `yaml:"temperature"`
+	TopP              float64 `yaml:"top_p"`
+	TopK              int     `yaml:"top_k"`
+	RepetitionPenalty float64 `yaml:"repetition_penalty"`
 }
 
 // DefaultSampling is plain ancestral sampling: T = 1, no top-p, no top-k
 // (the Dr. MAS training setting).
-var DefaultSampling = Sampling{Temperature: 1, TopP: 1, TopK: 0}
+var DefaultSampling = Sampling{Temperature: 1, TopP: 1, TopK: 0, RepetitionPenalty: 1}
 
 // Validate reports the first out-of-range parameter, naming key and fix.
 func (s Sampling) Validate() error {
@@ -55,6 +59,8 @@ func (s Sampling) Validate() error {
 		return fmt.Errorf("sampling.top_p: must be in (0, 1] (1 = off), got %g", s.TopP)
 	case s.TopK < 0:
 		return fmt.Errorf("sampling.top_k: must be >= 0 (0 = off), got %d", s.TopK)
+	case s.RepetitionPenalty < 0 || math.IsNaN(s.RepetitionPenalty) || math.IsInf(s.RepetitionPenalty, 0):
+		return fmt.Errorf("sampling.repetition_penalty: must be a finite number > 0 (1 = off; PettingLLMs trains at 1.2), got %g", s.RepetitionPenalty)
 	}
 	return nil
 }

@@ -182,7 +182,7 @@ func (a engineAdapter) Pending() int { return a.e.Pending() }
 
 func modelRequest(r rollout.GenRequest) model.GenRequest {
 	return model.GenRequest{Prompt: r.Prompt, MaxNewTokens: r.MaxNewTokens, Stop: r.Stop,
-		Sampling: model.Sampling{Temperature: r.Sampling.Temperature, TopK: r.Sampling.TopK, TopP: r.Sampling.TopP}}
+		Sampling: model.Sampling{Temperature: r.Sampling.Temperature, TopK: r.Sampling.TopK, TopP: r.Sampling.TopP, RepetitionPenalty: r.Sampling.RepetitionPenalty}}
 }
 
 func rolloutResult(o model.GenResult) rollout.GenResult {
