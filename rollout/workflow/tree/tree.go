@@ -21,6 +21,15 @@
 // The K candidates of one (environment, turn, agent) are exactly one
 // AT-GRPO group. Rows keep the episode's Traj as their environment id.
 //
+// mode: no-tree samples one candidate per (turn, agent) (candidates: 1) and
+// nothing branches: each of a task's batch.n environments runs on its own,
+// and the estimator pools them turn by turn (atgrpo with key: prompt, or
+// any linear estimator). This is PettingLLMs' default rollout mode
+// (sample_mode no_tree). As there, a simulated agent's call also earns the
+// step reward of the executed action that follows it in the same turn: the
+// tool agent is credited the plan's outcome, which under a tree is not
+// defined (K tool candidates, one executed plan).
+//
 // Departures and options:
 //  1. The reference's tool agent earns its simulated reward plus the
 //     environment reward of the executed plan; here each agent's candidates
@@ -46,12 +55,23 @@ type Options struct {
 	MaxTurns   int      `yaml:"max_turns"`  // turns at most
 	Alpha      float64  `yaml:"alpha"`      // weight of the step reward in TeamReward (AT-GRPO's α)
 	Simulate   []string `yaml:"simulate"`   // agents whose actions are scored on a copy but not executed
+	Mode       string   `yaml:"mode"`       // tree (or "") | no-tree
 }
+
+// Values of Options.Mode.
+const (
+	ModeTree   = "tree"    // K candidates per (turn, agent), continue from the best
+	ModeNoTree = "no-tree" // one candidate per (turn, agent); environments pooled by the estimator
+)
 
 // DefaultOptions is AT-GRPO's game setting with a tool and a plan agent.
 func DefaultOptions() Options {
-	return Options{Agents: []string{"tool", "plan"}, Candidates: 4, MaxTurns: 4, Alpha: 1, Simulate: []string{"tool"}}
+	return Options{Agents: []string{"tool", "plan"}, Candidates: 4, MaxTurns: 4, Alpha: 1, Simulate: []string{"tool"}, Mode: ModeTree}
 }
+
+// PooledGroups reports whether the rows' groups must pool a task's
+// environments (no tree): config asks atgrpo for key: prompt then.
+func (o Options) PooledGroups() bool { return o.Mode == ModeNoTree }
 
 // Validate checks ranges; errors name the key and the fix.
 func (o Options) Validate() error {
@@ -64,6 +84,10 @@ func (o Options) Validate() error {
 		return fmt.Errorf("workflow.tree.max_turns: must be >= 1, got %d", o.MaxTurns)
 	case !(o.Alpha > 0) || math.IsInf(o.Alpha, 0):
 		return fmt.Errorf("workflow.tree.alpha: must be a finite number > 0, got %g", o.Alpha)
+	case o.Mode != ModeTree && o.Mode != ModeNoTree && o.Mode != "":
+		return fmt.Errorf("workflow.tree.mode: must be %s or %s, got %q", ModeTree, ModeNoTree, o.Mode)
+	case o.Mode == ModeNoTree && o.Candidates != 1:
+		return fmt.Errorf("workflow.tree.candidates: mode no-tree samples one candidate per turn and agent, got %d; set candidates: 1 and batch.n to the group size (the reference's K)", o.Candidates)
 	}
 	for i, a := range o.Agents {
 		if slices.Index(o.Agents, a) != i {
@@ -101,6 +125,9 @@ type treeState struct {
 	node    int     // states visited so far (Node ids)
 	total   float64 // sum of the kept steps' rewards
 	metrics map[string]float64
+	// pending are this turn's chosen calls of simulated agents (no-tree):
+	// each executed step after them in the turn adds its reward to theirs.
+	pending []*rollout.Call
 }
 
 // New builds the workflow; env must be a Stepper.
@@ -178,13 +205,20 @@ func (w *Workflow) Advance(ep *rollout.Episode, done []*rollout.Call) ([]*rollou
 	}
 	chosen := done[best]
 	ep.Remember(chosen)
+	noTree := w.opts.Mode == ModeNoTree
 	if slices.Contains(w.opts.Simulate, chosen.Agent.Name) {
+		if noTree {
+			st.pending = append(st.pending, chosen)
+		}
 		if bestStep.Message != "" {
 			ep.Context = append(ep.Context, rollout.TeamEntry{Agent: "environment", Text: "if executed: " + bestStep.Message})
 		}
 	} else {
 		st.state = bestState
 		st.total += bestReward
+		for _, p := range st.pending {
+			p.TeamReward += w.opts.Alpha * bestReward
+		}
 		for k, v := range bestStep.Metrics {
 			st.metrics[k] += v
 		}
@@ -197,6 +231,7 @@ func (w *Workflow) Advance(ep *rollout.Episode, done []*rollout.Call) ([]*rollou
 	if st.agent == len(w.agents) {
 		st.agent = 0
 		st.turn++
+		st.pending = nil
 	}
 	if st.state.Done() || st.turn == w.opts.MaxTurns {
 		return nil, w.end(ep, st)
