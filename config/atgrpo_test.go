@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -142,5 +143,36 @@ advantage: {estimator: atgrpo}
 	}
 	if _, err := Parse([]byte(src), append(noTree, "advantage.atgrpo.key=prompt")); err != nil {
 		t.Errorf("no-tree keyed by prompt: %v", err)
+	}
+}
+
+// The math team registers as a plug-in: a config names it, the math
+// environment plays it, its options decode under workflow.math_tool and its
+// errors name that path.
+func TestMathToolWorkflowConfig(t *testing.T) {
+	src := `
+run: {name: t, output_dir: ` + t.TempDir() + `, steps: 3}
+models:
+  tiny: {path: ` + fakeModel(t) + `}
+assignment: shared
+agents:
+  - {name: tool, preset: math-tool-program}
+  - {name: reasoner, preset: math-reasoner}
+workflow: {name: math-tool, math_tool: {candidates: 2, max_turns: 3}}
+env: {name: math}
+advantage: {estimator: atgrpo, filter: {lowest_mean_fraction: 0.5}}
+`
+	c, err := Parse([]byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintf("%+v", c.Workflow.Options()); !strings.Contains(got, "Candidates:2") || !strings.Contains(got, "MaxTurns:3") {
+		t.Errorf("workflow.math_tool decoded as %s", got)
+	}
+	if _, err := Parse([]byte(src), []string{"workflow.math_tool.program_seconds=0"}); err == nil || !strings.Contains(err.Error(), "workflow.math_tool.program_seconds") {
+		t.Errorf("a zero program limit: %v", err)
+	}
+	if _, err := Parse([]byte(src), []string{"workflow.math_tool.reasoner=critic"}); err == nil || !strings.Contains(err.Error(), "critic") {
+		t.Errorf("an unknown reasoner: %v", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	_ "troupe/rollout/env/writing"
 	_ "troupe/rollout/workflow/joint"
 	_ "troupe/rollout/workflow/mathrefine"
+	_ "troupe/rollout/workflow/mathtool"
 	_ "troupe/rollout/workflow/single"
 	_ "troupe/rollout/workflow/tree"
 )

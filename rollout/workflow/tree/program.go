@@ -1,6 +1,9 @@
 package tree
 
 // program.go — agents that answer with a program (workflow.tree.programs):
+// with program_output: last-line (the math workflow's tool agent) the action
+// is instead the last line a program that exited cleanly printed.
+//
 // as in the AT-GRPO paper, the games' tool agent writes a short Python
 // program (BFS or A* over the grid it was shown) instead of a move list;
 // the program runs in the sandbox (internal/sandbox: its own namespaces, no
@@ -29,8 +32,9 @@ import (
 
 // programs runs agents' programs in one sandbox.
 type programs struct {
-	box    *sandbox.Sandbox
-	python string // the interpreter, symbolic links resolved
+	box      *sandbox.Sandbox
+	python   string // the interpreter, symbolic links resolved
+	lastLine bool   // the action is the last line printed, not an "Actions List" line
 }
 
 // newPrograms builds the sandbox for the configured interpreter and checks
@@ -53,7 +57,7 @@ func newPrograms(o Options) (*programs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workflow.tree.programs: %w", err)
 	}
-	p := &programs{box: box, python: real}
+	p := &programs{box: box, python: real, lastLine: o.ProgramOutput == OutputLastLine}
 	res := box.Run(context.Background(), nil, real, "-I", "-c", "print(6 * 7)")
 	if res.Outcome != sandbox.Passed || strings.TrimSpace(string(res.Stdout)) != "42" {
 		return nil, fmt.Errorf("workflow.tree.interpreter: %s does not run a Python program in the sandbox (%s: %s %s)", o.Interpreter, res.Outcome, res.Detail, strings.TrimSpace(string(res.Stderr)))
@@ -80,8 +84,13 @@ func (p *programs) run(code string) programRun {
 	}
 	res := p.box.Run(context.Background(), map[string][]byte{"main.py": []byte(code)}, p.python, "-I", "main.py")
 	out := programRun{outcome: res.Outcome}
-	if m := actionsLine.FindAllStringSubmatch(string(res.Stdout), -1); len(m) > 0 {
-		out.action = strings.TrimSpace(m[len(m)-1][1])
+	switch {
+	case p.lastLine && res.Outcome == sandbox.Passed:
+		out.action = lastLine(string(res.Stdout))
+	case !p.lastLine:
+		if m := actionsLine.FindAllStringSubmatch(string(res.Stdout), -1); len(m) > 0 {
+			out.action = strings.TrimSpace(m[len(m)-1][1])
+		}
 	}
 	shown := strings.TrimSpace(string(res.Stdout))
 	if len(shown) > maxShown {
@@ -95,9 +104,14 @@ func (p *programs) run(code string) programRun {
 		}
 	}
 	fmt.Fprintf(&b, "; it printed: %q", shown)
-	if out.action != "" {
+	switch {
+	case out.action != "" && p.lastLine:
+		fmt.Fprintf(&b, "; its answer: %s", out.action)
+	case out.action != "":
 		fmt.Fprintf(&b, "; its action: %s", out.action)
-	} else {
+	case p.lastLine:
+		b.WriteString("; it gave no answer")
+	default:
 		b.WriteString("; it printed no 'Actions List: [...]' line")
 	}
 	out.report = b.String()

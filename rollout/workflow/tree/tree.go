@@ -71,7 +71,17 @@ type Options struct {
 	Programs       []string `yaml:"programs"`
 	Interpreter    string   `yaml:"interpreter"`     // absolute path of the Python 3 that runs them
 	ProgramSeconds float64  `yaml:"program_seconds"` // wall-clock and CPU limit of one program
+	// ProgramOutput is what a program's action is: "actions-list" (or "":
+	// the last "Actions List: …" line printed, the games) or "last-line"
+	// (the last line printed, a math answer).
+	ProgramOutput string `yaml:"program_output"`
 }
+
+// Values of Options.ProgramOutput.
+const (
+	OutputActionsList = "actions-list"
+	OutputLastLine    = "last-line"
+)
 
 // Values of Options.Mode.
 const (
@@ -106,6 +116,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("workflow.tree.interpreter: must be the absolute path of a Python 3 interpreter (e.g. /usr/bin/python3), got %q", o.Interpreter)
 	case len(o.Programs) > 0 && !(o.ProgramSeconds >= 1 && o.ProgramSeconds <= 600):
 		return fmt.Errorf("workflow.tree.program_seconds: must be in [1, 600], got %g (the reference allows 20)", o.ProgramSeconds)
+	case o.ProgramOutput != "" && o.ProgramOutput != OutputActionsList && o.ProgramOutput != OutputLastLine:
+		return fmt.Errorf("workflow.tree.program_output: must be %s or %s, got %q", OutputActionsList, OutputLastLine, o.ProgramOutput)
 	case o.Mode == ModeNoTree && o.Candidates != 1:
 		return fmt.Errorf("workflow.tree.candidates: mode no-tree samples one candidate per turn and agent, got %d; set candidates: 1 and batch.n to the group size (the reference's K)", o.Candidates)
 	}
