@@ -156,8 +156,8 @@ models:
   tiny: {path: ` + fakeModel(t) + `}
 assignment: shared
 agents:
-  - {name: tool, preset: math-tool-program}
-  - {name: reasoner, preset: math-reasoner}
+  - {name: tool, preset: mathtool-program}
+  - {name: reasoner, preset: mathtool-reasoner}
 workflow: {name: math-tool, math_tool: {candidates: 2, max_turns: 3}}
 env: {name: math}
 advantage: {estimator: atgrpo, filter: {lowest_mean_fraction: 0.5}}

@@ -195,12 +195,15 @@ const (
 	user   = "# Task Introduction\n{{.Task}}\n\n# Answers So Far\n{{index .Extra \"observation\"}}\n" + rollout.TeamAndRole
 )
 
+// The presets are named after the workflow, not "math-…": `train init
+// --text math` learns its merges from the math presets, and the Dr. MAS
+// demo models' tokenizers stay as they were.
 func init() {
 	rollout.RegisterParser("python-program", programParser)
-	rollout.RegisterPreset("math-tool-program", rollout.Preset{System: system, User: user, Parser: "python-program",
+	rollout.RegisterPreset("mathtool-program", rollout.Preset{System: system, User: user, Parser: "python-program",
 		Role: "You are the Tool agent. Write a short Python 3 program (standard library only) that computes the answer. If earlier answers are shown, check them and fix what is wrong. " +
 			"Put the whole program in one ```python block; it runs in a sandbox without input, for a few seconds at most, and the last line it prints is your answer, so end with print(answer)."})
-	rollout.RegisterPreset("math-reasoner", rollout.Preset{System: system, User: user, Parser: "boxed",
+	rollout.RegisterPreset("mathtool-reasoner", rollout.Preset{System: system, User: user, Parser: "boxed",
 		Role: `You are the Reasoner. Solve the problem step by step; if the program's answer is shown, check it against your own reasoning and keep whichever is right.
 Finish with the final answer alone inside \boxed{}, for example \boxed{42}.`})
 	rollout.RegisterWorkflow("math-tool", rollout.WorkflowSpec{
@@ -222,8 +225,8 @@ Finish with the final answer alone inside \boxed{}, for example \boxed{42}.`})
 		},
 		Agents: func() []rollout.AgentConfig {
 			return []rollout.AgentConfig{
-				{Name: "tool", Model: "policy", Preset: "math-tool-program", FormatPenalty: 0.1},
-				{Name: "reasoner", Model: "policy", Preset: "math-reasoner", FormatPenalty: 0.1},
+				{Name: "tool", Model: "policy", Preset: "mathtool-program", FormatPenalty: 0.1},
+				{Name: "reasoner", Model: "policy", Preset: "mathtool-reasoner", FormatPenalty: 0.1},
 			}
 		},
 		Estimators: append([]string{"atgrpo"}, rollout.LinearEstimators...),

@@ -51,7 +51,7 @@ func TestMathToolTurn(t *testing.T) {
 		return "Compute it.\n```python\n" + tools[k%3] + "\n```\nThe answer is 7."
 	}
 	var agents []*rollout.Agent
-	for i, ac := range []rollout.AgentConfig{{Name: "tool", Model: "policy", Preset: "math-tool-program"}, {Name: "reasoner", Model: "policy", Preset: "math-reasoner"}} {
+	for i, ac := range []rollout.AgentConfig{{Name: "tool", Model: "policy", Preset: "mathtool-program"}, {Name: "reasoner", Model: "policy", Preset: "mathtool-reasoner"}} {
 		a, err := rollout.NewAgent("agents["+string(rune('0'+i))+"]", ac, rollout.AgentDefaults{Sampling: rollout.DefaultSampling, MaxNewTokens: 64}, scripted.Binding())
 		if err != nil {
 			t.Fatal(err)
