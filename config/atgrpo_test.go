@@ -176,3 +176,28 @@ advantage: {estimator: atgrpo, filter: {lowest_mean_fraction: 0.5}}
 		t.Errorf("an unknown reasoner: %v", err)
 	}
 }
+
+// The code team registers as a plug-in the coding environment plays.
+func TestCodeTestWorkflowConfig(t *testing.T) {
+	src := `
+run: {name: t, output_dir: ` + t.TempDir() + `, steps: 3}
+models:
+  tiny: {path: ` + fakeModel(t) + `}
+assignment: shared
+agents:
+  - {name: coder, preset: codetest-coder}
+  - {name: tester, preset: codetest-tester}
+workflow: {name: code-test, code_test: {candidates: 2, max_tests: 5}}
+env: {name: coding}
+advantage: {estimator: atgrpo}
+`
+	if _, err := Parse([]byte(src), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse([]byte(src), []string{"workflow.code_test.max_tests=0"}); err == nil || !strings.Contains(err.Error(), "workflow.code_test.max_tests") {
+		t.Errorf("max_tests 0: %v", err)
+	}
+	if _, err := Parse([]byte(src), []string{"workflow.name=math-tool", "workflow.math_tool.tool=coder", "workflow.math_tool.reasoner=tester"}); err == nil || !strings.Contains(err.Error(), `environment "coding" does not play workflow "math-tool"`) {
+		t.Errorf("the math team on coding: %v", err)
+	}
+}

@@ -16,6 +16,6 @@ func init() {
 			}
 			return texts, nil
 		},
-		Workflows: []string{"joint"},
+		Workflows: []string{"joint", "code-test"},
 	})
 }
