@@ -79,8 +79,8 @@ func loadShipped(t *testing.T, path string) *Config {
 
 // Per-agent training sampling (PettingLLMs' train_llm_config: temperature
 // 1.5, repetition penalty 1.2) reaches each agent's config, evaluation keeps
-// eval.sampling, and a repetition penalty asks for the batched Generate path
-// (the engine refuses it by name).
+// eval.sampling, and a repetition penalty is refused with the engine's CUDA
+// graphs (static batches carry no record of the tokens seen).
 func TestPerAgentRepetitionPenalty(t *testing.T) {
 	src := `
 run: {name: t, output_dir: ` + t.TempDir() + `, steps: 3}
@@ -92,11 +92,14 @@ agents:
   - {name: verifier, preset: math-verifier, sampling: {temperature: 1.5, repetition_penalty: 1.2}}
 eval: {sampling: {temperature: 0, top_p: 1}}
 `
-	_, err := Parse([]byte(src), nil)
-	if want := "agents[0].sampling.repetition_penalty: 1.2, but the generation engine does not apply a repetition penalty yet; set engine.enabled: false"; err == nil || !strings.Contains(err.Error(), want) {
-		t.Fatalf("with the engine: %v, want %q", err, want)
+	_, err := Parse([]byte(src), []string{"engine.cuda_graphs=true"})
+	if want := "agents[0].sampling.repetition_penalty: 1.2, but the engine's CUDA graphs do not apply a repetition penalty; set engine.cuda_graphs: false"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("with CUDA graphs: %v, want %q", err, want)
 	}
-	c, err := Parse([]byte(src), []string{"engine.enabled=false"})
+	if _, err := Parse([]byte(src), []string{"engine.enabled=false", "engine.cuda_graphs=true"}); err != nil {
+		t.Fatalf("batched Generate: %v", err)
+	}
+	c, err := Parse([]byte(src), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +112,7 @@ eval: {sampling: {temperature: 0, top_p: 1}}
 	if e := c.Eval.Sampling; e.Temperature != 0 || e.RepetitionPenalty == 1.2 {
 		t.Errorf("eval.sampling %+v took the agents' training settings", e)
 	}
-	if _, err := Parse([]byte(src), []string{"engine.enabled=false", "agents[1].sampling.repetition_penalty=-1"}); err == nil || !strings.Contains(err.Error(), "repetition_penalty: must be a finite number > 0") {
+	if _, err := Parse([]byte(src), []string{"agents[1].sampling.repetition_penalty=-1"}); err == nil || !strings.Contains(err.Error(), "repetition_penalty: must be a finite number > 0") {
 		t.Errorf("a negative penalty: %v", err)
 	}
 }

@@ -319,17 +319,17 @@ func (c *Config) validateEngine() error {
 	case e.PrefillTokens < 1:
 		return fmt.Errorf("engine.prefill_tokens: must be >= 1 token, got %d; 16384 bounds a prefill forward's memory without slowing it", e.PrefillTokens)
 	}
-	if !e.Enabled {
+	if !e.Enabled || !e.CUDAGraphs {
 		return nil
 	}
 	penalised := func(s rollout.Sampling) bool { return s.RepetitionPenalty != 0 && s.RepetitionPenalty != 1 }
 	for i, a := range c.Agents {
 		if s := a.Sampling.Apply(c.Sampling); penalised(s) {
-			return fmt.Errorf("agents[%d].sampling.repetition_penalty: %g, but the generation engine does not apply a repetition penalty yet; set engine.enabled: false (batched Generate applies it) or repetition_penalty: 1", i, s.RepetitionPenalty)
+			return fmt.Errorf("agents[%d].sampling.repetition_penalty: %g, but the engine's CUDA graphs do not apply a repetition penalty; set engine.cuda_graphs: false or repetition_penalty: 1", i, s.RepetitionPenalty)
 		}
 	}
 	if penalised(c.Eval.Sampling) {
-		return fmt.Errorf("eval.sampling.repetition_penalty: %g, but the generation engine does not apply a repetition penalty yet; set engine.enabled: false or repetition_penalty: 1", c.Eval.Sampling.RepetitionPenalty)
+		return fmt.Errorf("eval.sampling.repetition_penalty: %g, but the engine's CUDA graphs do not apply a repetition penalty; set engine.cuda_graphs: false or repetition_penalty: 1", c.Eval.Sampling.RepetitionPenalty)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@
 //   - logprobs.go TokenLogProbs: per-token log-probs (and entropy) at chosen positions
 //   - cache.go    KVCache, passed in by the caller
 //   - sample.go   per-row repetition penalty / temperature / top-k / top-p sampling
+//   - penalty.go  the engine's per-slot record of the tokens seen, for the repetition penalty
 //   - generate.go Generate: prefill + decode, stop tokens, finished rows compacted away
 //
 // A Model holds weights only and is safe to share between agents and

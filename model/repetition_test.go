@@ -168,3 +168,45 @@ func TestGreedyGenerationAppliesTheRepetitionPenalty(t *testing.T) {
 		}
 	}
 }
+
+// The engine applies the repetition penalty as batched Generate does (whose
+// steps TestGreedyGenerationAppliesTheRepetitionPenalty checks against full
+// forwards): penalised and plain greedy rows mixed, fewer slots than
+// requests so slots are reused, a host read every 4 steps. Static batches
+// refuse a penalised request by name.
+func TestEngineAppliesTheRepetitionPenalty(t *testing.T) {
+	noLeaks(t)
+	m := newTiny(t, Qwen2, 23, cpu32)
+	var reqs []EngineRequest
+	for i, p := range [][]int{{1, 2, 3, 4, 5}, {9}, {30, 31, 32}, {40, 41}, {1, 2, 3, 4, 5}, {7, 7, 7}} {
+		r := EngineRequest{GenRequest: GenRequest{Prompt: p, MaxNewTokens: 6 + 2*i}, Seed: uint64(i)}
+		if i != 2 {
+			r.Sampling.RepetitionPenalty = 3
+		}
+		reqs = append(reqs, r)
+	}
+	e := newEngine(t, m, EngineConfig{SlotLen: 32, MaxSlots: 3, SyncEvery: 4})
+	got, err := e.Generate(reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	penalised := 0
+	for i, r := range reqs {
+		want, err := m.Generate([]GenRequest{r.GenRequest}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameOrNearTie(t, m, "request "+string(rune('0'+i)), r.Prompt, got[i], want[0])
+		plain, _ := m.Generate([]GenRequest{{Prompt: r.Prompt, MaxNewTokens: r.MaxNewTokens}}, nil, nil)
+		if r.Sampling.penalised() && !slices.Equal(plain[0].Tokens, got[i].Tokens) {
+			penalised++
+		}
+	}
+	if penalised == 0 {
+		t.Fatalf("the penalty changed no engine row")
+	}
+	static := newEngine(t, m, EngineConfig{SlotLen: 32, MaxSlots: 3, StaticBatches: true})
+	if _, err := static.Submit(reqs[0]); err == nil || !strings.Contains(err.Error(), "static batches (CUDA graphs) do not apply a repetition penalty") {
+		t.Errorf("a penalised request on static batches: %v", err)
+	}
+}
