@@ -24,15 +24,23 @@ import (
 
 // Sampling holds the per-request sampling parameters.
 // Temperature 0 means greedy; TopK 0 disables top-k; TopP 1 disables top-p.
+//
+// RepetitionPenalty 1 (or 0, its unset value) is off; otherwise it divides a
+// positive logit (multiplies a negative one) of every token already in the
+// row, prompt included, as transformers' and vLLM's repetition_penalty.
 type Sampling struct {
-	Temperature float64 `yaml:"temperature"`
-	TopP        float64 `yaml:"top_p"`
-	TopK        int     `yaml:"top_k"`
+	Temperature       float64 `yaml:"temperature"`
+	TopP              float64 `yaml:"top_p"`
+	TopK              int     `yaml:"top_k"`
+	RepetitionPenalty float64 `yaml:"repetition_penalty"`
 }
+
+// Penalised reports whether the row's repetition penalty is on.
+func (s Sampling) Penalised() bool { return s.RepetitionPenalty != 0 && s.RepetitionPenalty != 1 }
 
 // DefaultSampling is plain ancestral sampling: T = 1, no top-p, no top-k
 // (the Dr. MAS training setting).
-var DefaultSampling = Sampling{Temperature: 1, TopP: 1, TopK: 0}
+var DefaultSampling = Sampling{Temperature: 1, TopP: 1, TopK: 0, RepetitionPenalty: 1}
 
 // Validate reports the first out-of-range parameter of a configured
 // sampling, naming key and fix. (model accepts TopP 0 as "off" as well, for
@@ -45,6 +53,8 @@ func (s Sampling) Validate() error {
 		return fmt.Errorf("sampling.top_p: must be in (0, 1] (1 = off), got %g", s.TopP)
 	case s.TopK < 0:
 		return fmt.Errorf("sampling.top_k: must be >= 0 (0 = off), got %d", s.TopK)
+	case s.RepetitionPenalty < 0 || math.IsNaN(s.RepetitionPenalty) || math.IsInf(s.RepetitionPenalty, 0):
+		return fmt.Errorf("sampling.repetition_penalty: must be a finite number > 0 (1 = off; PettingLLMs trains at 1.2), got %g", s.RepetitionPenalty)
 	}
 	return nil
 }

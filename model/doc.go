@@ -14,7 +14,8 @@
 //   - input.go    padded batches (Pack) and the attention mask
 //   - logprobs.go TokenLogProbs: per-token log-probs (and entropy) at chosen positions
 //   - cache.go    KVCache, passed in by the caller
-//   - sample.go   per-row temperature / top-k / top-p sampling
+//   - sample.go   per-row repetition penalty / temperature / top-k / top-p sampling
+//   - penalty.go  the engine's per-slot record of the tokens seen, for the repetition penalty
 //   - generate.go Generate: prefill + decode, stop tokens, finished rows compacted away;
 //     the reference the engine is tested against (and engine.enabled: false)
 //   - engine.go   the generation engine, one per model for the whole run: Submit, Step

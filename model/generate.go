@@ -110,6 +110,12 @@ func (m *Model) generate(reqs []GenRequest, out []GenResult, cache *KVCache, g *
 	logits := torch.Linear(h.Narrow(1, int64(P-1), 1).Squeeze(1), m.LMHead, nil).ToDType(torch.Float32) // (B,V)
 	params := m.params(reqs, rows)
 	defer func() { params.free() }()
+	var seen *torch.Tensor // (rows, V) bool: the tokens of each row so far, for the repetition penalty
+	if params.anyPenalty {
+		seen = own(seenTokens(prompts, int64(m.Config.VocabSize), m.device))
+		defer func() { seen.Free() }()
+		params.seen = seen
+	}
 	finished := make([]bool, len(reqs))
 	stops := make([]map[int]bool, len(reqs))
 	for i, r := range reqs {
@@ -122,6 +128,11 @@ func (m *Model) generate(reqs []GenRequest, out []GenResult, cache *KVCache, g *
 	for {
 		s := torch.NewScope()
 		tok, lp := sampleNext(logits, params, g)
+		if seen != nil {
+			next := own(markSeen(seen, tok))
+			seen.Free()
+			seen, params.seen = next, next
+		}
 		toks, lps := tok.Int64s(), lp.Float32s()
 		var running []int // batch positions still running
 		for i, req := range rows {
@@ -168,6 +179,11 @@ func (m *Model) generate(reqs []GenRequest, out []GenResult, cache *KVCache, g *
 			rows, cur = kept, int64(len(kept))
 			params.free()
 			params = m.params(reqs, rows)
+			if seen != nil {
+				kept := own(seen.IndexSelect(0, keepT))
+				seen.Free()
+				seen, params.seen = kept, kept
+			}
 		}
 		slot := cache.length
 		cache.valid.Narrow(0, 0, cur).Narrow(1, slot, 1).Fill(1)
@@ -194,12 +210,20 @@ func (m *Model) params(reqs []GenRequest, rows []int) rowParams {
 func (m *Model) ownedRowParams(ss []Sampling) rowParams {
 	s := torch.NewScope()
 	p := newRowParams(ss, int64(m.Config.VocabSize), m.device)
-	s.Keep(p.greedy, p.temp, p.topK, p.topP)
+	owned := []*torch.Tensor{p.greedy, p.temp, p.topK, p.topP}
+	if p.penalty != nil {
+		owned = append(owned, p.penalty)
+	}
+	s.Keep(owned...)
 	s.Close()
-	for _, t := range []*torch.Tensor{p.greedy, p.temp, p.topK, p.topP} {
+	for _, t := range owned {
 		t.Untrack()
 	}
 	return p
 }
 
-func (p rowParams) free() { torch.FreeAll(p.greedy, p.temp, p.topK, p.topP) }
+// own takes t out of every scope: the caller frees it.
+func own(t *torch.Tensor) *torch.Tensor { return t.Untrack() }
+
+// free frees the parameters (not seen, which the caller keeps).
+func (p rowParams) free() { torch.FreeAll(p.greedy, p.temp, p.topK, p.topP, p.penalty) }

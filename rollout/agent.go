@@ -42,6 +42,9 @@ type SamplingOverride struct {
 	Temperature *float64 `yaml:"temperature"`
 	TopP        *float64 `yaml:"top_p"`
 	TopK        *int     `yaml:"top_k"`
+	// RepetitionPenalty is the agent's training repetition penalty
+	// (PettingLLMs: 1.2); evaluation keeps eval.sampling's.
+	RepetitionPenalty *float64 `yaml:"repetition_penalty"`
 }
 
 // Apply returns base with the set fields replaced.
@@ -54,6 +57,9 @@ func (o SamplingOverride) Apply(base Sampling) Sampling {
 	}
 	if o.TopK != nil {
 		base.TopK = *o.TopK
+	}
+	if o.RepetitionPenalty != nil {
+		base.RepetitionPenalty = *o.RepetitionPenalty
 	}
 	return base
 }

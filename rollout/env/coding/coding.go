@@ -295,6 +295,7 @@ func scored(res rollout.JointResult, t trial, rd reading, tests []string) rollou
 	}
 	terms["syntax"] = SyntaxReward
 	terms["tests"] = clamp(TestsReward*float64(t.passed)/float64(t.total), 0, TestsReward)
+	res.Stats["tests/share"] = clamp(float64(t.passed)/float64(t.total), 0, 1) // what the code-test workflow reads
 	if t.passed > 0 && rd.auxFn != "" && rd.calls {
 		terms["aux_used"] = AuxUsedReward
 		if !rd.wrapper {

@@ -1,4 +1,4 @@
-package main
+package run
 
 // drmas_configs_test.go — the shipped Dr. MAS GPU configs keep the
 // reference scripts' shape (examples/drmas_trainer/run_math.sh and
@@ -35,7 +35,7 @@ func drmasPlan(t *testing.T, file string, names []string, body string, gib int64
 	for _, name := range names {
 		sets = append(sets, "models."+name+".path="+dir)
 	}
-	cfg, err := config.LoadForPlan(filepath.Join("..", "..", "configs", file), sets)
+	cfg, err := config.LoadForPlan(filepath.Join("..", "configs", file), sets)
 	if err != nil {
 		t.Fatal(err)
 	}
