@@ -12,6 +12,7 @@ under .cache/bench/. Run it through scripts/bench/compare.sh.
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -54,7 +55,8 @@ def main():
     libtorch = next((l.split()[1] for l in tv.splitlines() if l.startswith("libtorch")), "?")
     print("troupe: %s" % " | ".join(l for l in tv.splitlines()[:2]))
     print("pytorch: torch %s (%s), %s" % (pv.split()[0] if pv else "?", a.python, pv))
-    same = pv.split()[0].split("+")[0] == libtorch if pv else False
+    # Debian's python3-torch calls itself 1.13.0a0: compare the release numbers
+    same = bool(pv) and re.match(r"\d+\.\d+\.\d+", pv.split()[0]).group(0) == libtorch
     print("libtorch: %s" % ("the same version on both sides (%s)" % libtorch if same else
                             "DIFFERENT builds: troupe links libtorch %s, the PyTorch side runs torch %s — "
                             "kernels and BLAS differ; pass --python /usr/bin/python3 with Debian's python3-torch "
@@ -84,6 +86,8 @@ def main():
                 rows, _ = run(cmd, env)
                 for r in rows:
                     meas.setdefault((name, r["phase"], r["batch"]), {"troupe": [], "torch": []})[side].append(r["tok_s"])
+                    print("round %d %s %s %s %d: %.1f tok/s" % (rnd + 1, side, name, r["phase"], r["batch"], r["tok_s"]),
+                          file=sys.stderr, flush=True)
         print("round %d of %d done" % (rnd + 1, a.rounds), file=sys.stderr)
 
     print()
