@@ -257,10 +257,12 @@ func (e *Engine) Step() (out []Completion, err error) {
 	}
 	e.stats.Steps++
 	torch.NoGrad(func() {
-		e.acquire()
-		e.admit()
-		e.decode()
-		out = append(out, e.retire()...)
+		torch.GenerationKernels(func() { // the CPU's single-pass kernels (torch)
+			e.acquire()
+			e.admit()
+			e.decode()
+			out = append(out, e.retire()...)
+		})
 	})
 	slices.SortFunc(out, func(a, b Completion) int { return a.ID - b.ID })
 	return out, nil

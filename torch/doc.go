@@ -50,8 +50,15 @@
 // the torch goroutine. Pure-Go work (tokenizing, rewards, environments) may
 // run on any goroutine.
 //
-// The intra-op thread count is set at start-up to the number of CPUs, or to
-// TROUPE_THREADS when set.
+// The intra-op thread count is set at start-up to half the CPUs (at least
+// one), or to TROUPE_THREADS when set (DefaultThreads says why: OpenMP teams
+// larger than the idle cores collapse on a shared machine;
+// docs/performance.md has the measurements).
+//
+// On the CPU, calls that need no gradient (generation) take single-pass
+// kernels where their inputs allow (csrc/attention_cpu.cc, csrc/cpu_fast.cc):
+// varlen attention reads the key/value arena in place, a one-row linear is a
+// matrix-vector product, RoPE and RMSNorm are one loop each.
 //
 // # Files
 //
