@@ -30,6 +30,7 @@
 //	plot.go         DefaultCharts: the panels a run plots at its end
 //	guard.go        RefuseReplace: nothing existing is replaced without --force
 //	retrieve.go     Index and Serve: a BM25 index built from a corpus, served over HTTP
+//	bench.go        Bench: generation and update throughput of a model on this device (package bench)
 //
 // All torch work of a run happens on the caller's goroutine, which must be
 // locked to its OS thread (package torch on thread-local state).

@@ -76,6 +76,7 @@
 //	graph.go      CUDA graphs
 //	dist.go       collectives across processes (Gloo, NCCL)
 //	runtime.go    the loaded shim, versions, threads, CUDA devices and memory
+//	profile.go    the ATen operator profiler behind --profile
 //
 // # Versions
 //
