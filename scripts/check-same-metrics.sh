@@ -5,8 +5,8 @@
 #
 # For each config: `train init` a tiny random model (per model of the config,
 # tokenizer merges from the config's environment), 3 steps of `train sft`,
-# then 2 RL steps (1 task × 2 samples, or 1 for the joint workflow; 16 new
-# tokens) with a held-out
+# then 2 RL steps (1 task × 2 samples; joint and tree workflows with 2
+# completions per agent and 1 or 2 turns; 16 new tokens) with a held-out
 # evaluation of 1 task after the last, a checkpoint and an export. What is kept, in OUT/<config>/:
 #   metrics.jsonl  every line minus wall-clock fields (time, time/*,
 #                  throughput/*, memory/*/peak*, gpu/*)
@@ -62,10 +62,13 @@ record() {
 	"$bin" sft -c "$cfg" "${sets[@]}" --out "$w/sft" --steps 3 --log-every 1 >"$w/sft.log" 2>&1 || { cat "$w/sft.log"; exit 1; }
 	rl=()
 	for m in $(ls "$w/sft"); do rl+=(--set "models.$m.path=$w/sft/$m"); done
-	n=2 # the joint workflow samples its own group and needs batch.n 1
-	grep -qE '^  name: joint' "$cfg" && n=1
+	# small trees: the joint workflow samples its own group (batch.n 1), 2
+	# completions per agent for one turn; the tree workflow 2 candidates for 2
+	wf=(--set batch.n=2)
+	grep -qE '^  name: joint' "$cfg" && wf=(--set batch.n=1 --set workflow.joint.samples=2 --set workflow.joint.turns=1)
+	grep -qE '^  name: tree' "$cfg" && wf=(--set batch.n=2 --set workflow.tree.candidates=2 --set workflow.tree.max_turns=2)
 	"$bin" -q -c "$cfg" "${rl[@]}" --set run.output_dir="$w/run" --set run.steps=2 \
-		--set batch.prompts_per_step=1 --set batch.n=$n --set max_new_tokens=16 \
+		--set batch.prompts_per_step=1 "${wf[@]}" --set max_new_tokens=16 \
 		--set eval.every=2 --set eval.tasks=1 --set eval.at_start=false \
 		--set checkpoint.every=2 --set export.at_end=true >"$w/run.log" 2>&1 || { cat "$w/run.log"; exit 1; }
 	mkdir -p "$dest"
