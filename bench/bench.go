@@ -134,7 +134,10 @@ func generation(m *model.Model, dev torch.Device, batch int, opt Options) ([]Row
 	if err != nil {
 		return nil, err
 	}
-	dec := max(whole-pre, 1e-9)
+	// decode is a difference of two best times; on a busy machine it can
+	// come out ≤ 0, and the row then says 0 tok/s (not measured) rather
+	// than a rate from noise
+	dec := whole - pre
 	params := float64(cfg.NumParams())
 	attn := func(ctx float64) float64 { // scores and weighted sum, per token
 		return 4 * float64(cfg.NumLayers*cfg.NumHeads*cfg.HeadDim) * ctx
@@ -144,9 +147,17 @@ func generation(m *model.Model, dev torch.Device, batch int, opt Options) ([]Row
 	return []Row{
 		{Phase: "prefill", Batch: batch, Tokens: pTok, Secs: pre, TokS: float64(pTok) / pre,
 			FLOPsPerToken: 2*params + attn(float64(opt.PromptLen)/2), PeakBytes: peak},
-		{Phase: "decode", Batch: batch, Tokens: dTok, Secs: dec, TokS: float64(dTok) / dec,
+		{Phase: "decode", Batch: batch, Tokens: dTok, Secs: max(dec, 0), TokS: rate(dTok, dec),
 			FLOPsPerToken: 2*params + attn(float64(opt.PromptLen)+float64(opt.NewTokens)/2), PeakBytes: peak},
 	}, nil
+}
+
+// rate is tokens per second, 0 when secs is not positive (not measured).
+func rate(tokens int, secs float64) float64 {
+	if secs <= 0 {
+		return 0
+	}
+	return float64(tokens) / secs
 }
 
 // update times one train step on UpdateRows × UpdateLen tokens: token

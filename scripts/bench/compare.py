@@ -94,12 +94,18 @@ def main():
     print("%-6s %-8s %5s %12s %12s %14s %8s" % ("model", "phase", "batch", "troupe tok/s", "torch tok/s", "ratio min/med", "best"))
     worst = None
     for (name, phase, batch), m in meas.items():
-        ratios = [x / y for x, y in zip(m["troupe"], m["torch"])]
+        # a round whose decode was not measurable on either side (0 tok/s: a
+        # busy machine made N tokens no slower than 1) gives no ratio
+        ratios = [x / y for x, y in zip(m["troupe"], m["torch"]) if x > 0 and y > 0]
+        if not ratios:
+            print("%-6s %-8s %5d   not measured in any round (machine too busy; raise --reps)" % (name, phase, batch))
+            continue
         lo, med = min(ratios), statistics.median(ratios)
         if phase != "update":
             worst = lo if worst is None else min(worst, lo)
-        print("%-6s %-8s %5d %12.0f %12.0f %7.2f/%-6.2f %8.2f" % (name, phase, batch, max(m["troupe"]), max(m["torch"]), lo, med,
-                                                            max(m["troupe"]) / max(m["torch"])))
+        print("%-6s %-8s %5d %12.0f %12.0f %7.2f/%-6.2f %8.2f  (%d of %d rounds)" % (
+            name, phase, batch, max(m["troupe"]), max(m["torch"]), lo, med, max(m["troupe"]) / max(m["torch"]),
+            len(ratios), len(m["troupe"])))
     print()
     print("ratio = troupe tok/s ÷ PyTorch tok/s per round (>1: troupe faster); best = best ÷ best")
     if worst is not None:
