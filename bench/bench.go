@@ -29,6 +29,7 @@ type Options struct {
 	UpdateLen  int   // tokens per update row
 	Reps       int   // timed repetitions; the best is reported
 	SkipGen    bool  // time the update only
+	CPUKernels bool  // the engine's CPU generation kernels (engine.cpu_kernels)
 }
 
 // Row is one measured figure.
@@ -91,7 +92,7 @@ func Run(m *model.Model, dev torch.Device, opt Options) (rows []Row, err error) 
 func generation(m *model.Model, dev torch.Device, batch int, opt Options) ([]Row, error) {
 	cfg := m.Config
 	eng, err := m.NewEngine(model.EngineConfig{SlotLen: opt.PromptLen + opt.NewTokens, MaxSlots: batch,
-		NoPrefixCache: true, PrefillTokens: max(16384, batch*opt.PromptLen)})
+		NoPrefixCache: true, PrefillTokens: max(16384, batch*opt.PromptLen), CPUKernels: opt.CPUKernels})
 	if err != nil {
 		return nil, err
 	}

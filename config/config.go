@@ -153,6 +153,7 @@ type Engine struct {
 	Release       bool    `yaml:"release"`        // free the arena after each rollout, so the update has the memory
 	PrefixCache   bool    `yaml:"prefix_cache"`   // reuse keys and values already in the arena for shared prompt prefixes
 	CUDAGraphs    bool    `yaml:"cuda_graphs"`    // on CUDA: decode in fixed-size batches captured as CUDA graphs
+	CPUKernels    bool    `yaml:"cpu_kernels"`    // on CPU: single-pass generation kernels (faster; samples then depend on which rows share a step)
 }
 
 // Default returns the defaults every file starts from: a Dr. MAS math run

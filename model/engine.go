@@ -70,6 +70,13 @@ type EngineConfig struct {
 	// graph and replays it, on CUDA with a shim built with graphs; it
 	// implies StaticBatches.
 	CUDAGraphs bool
+	// CPUKernels runs the CPU's single-pass generation kernels
+	// (torch.GenerationKernels: attention read in place, one-row linear,
+	// RoPE, RMSNorm). They are faster on a CPU but round differently from
+	// the ATen math in ways that depend on which rows share a step, so a
+	// request's samples then depend on its neighbours (data parallel ranks
+	// no longer reproduce one process); off by default.
+	CPUKernels bool
 }
 
 // EngineRequest is a generation request with its own random stream.
@@ -256,13 +263,18 @@ func (e *Engine) Step() (out []Completion, err error) {
 		return out, nil
 	}
 	e.stats.Steps++
+	step := func() {
+		e.acquire()
+		e.admit()
+		e.decode()
+		out = append(out, e.retire()...)
+	}
 	torch.NoGrad(func() {
-		torch.GenerationKernels(func() { // the CPU's single-pass kernels (torch)
-			e.acquire()
-			e.admit()
-			e.decode()
-			out = append(out, e.retire()...)
-		})
+		if e.cfg.CPUKernels {
+			torch.GenerationKernels(step) // the CPU's single-pass kernels (torch)
+		} else {
+			step()
+		}
 	})
 	slices.SortFunc(out, func(a, b Completion) int { return a.ID - b.ID })
 	return out, nil

@@ -81,7 +81,7 @@ func (t *team) buildEngines() error {
 				budget = cpuAutoBudget
 			}
 		}
-		e, err := m.NewEngine(model.EngineConfig{BudgetBytes: budget, SlotLen: slotLen, MaxSlots: ec.MaxSlots, SyncEvery: ec.SyncEvery, PrefillTokens: ec.PrefillTokens, NoPrefixCache: !ec.PrefixCache, CUDAGraphs: ec.CUDAGraphs && m.Device().IsCUDA() && m.DType() != torch.Float32})
+		e, err := m.NewEngine(model.EngineConfig{BudgetBytes: budget, SlotLen: slotLen, MaxSlots: ec.MaxSlots, SyncEvery: ec.SyncEvery, PrefillTokens: ec.PrefillTokens, NoPrefixCache: !ec.PrefixCache, CUDAGraphs: ec.CUDAGraphs && m.Device().IsCUDA() && m.DType() != torch.Float32, CPUKernels: ec.CPUKernels})
 		if err != nil {
 			return fmt.Errorf("engine: model %q: %w", name, err)
 		}
