@@ -51,6 +51,11 @@ type Train struct {
 func (c *Train) Run(w io.Writer) (err error) {
 	defer torch.Recover(&err)
 	out := &lockedWriter{w: w} // the signal handler writes too
+	launcherGone, stopWatch, err := watchLauncher()
+	if err != nil {
+		return err
+	}
+	defer stopWatch()
 	cp, cfg, err := c.loadConfig()
 	if err != nil {
 		return err
@@ -61,6 +66,9 @@ func (c *Train) Run(w io.Writer) (err error) {
 	}
 	defer dp.close()
 	if err := dp.check(cfg); err != nil {
+		return err
+	}
+	if err := dp.checkSameConfig(cfg); err != nil {
 		return err
 	}
 	dp.placeOnLocalDevice(cfg)
@@ -172,7 +180,7 @@ func (c *Train) Run(w io.Writer) (err error) {
 	}
 	monitor := gpu.Open(monitorLog)
 	defer monitor.Close()
-	stop, stopSignals := interrupts(out)
+	stop, stopSignals := interrupts(out, launcherGone)
 	defer stopSignals()
 	progress := metrics.NewProgress(out, start, cfg.Run.Steps, time.Now)
 
@@ -393,8 +401,10 @@ var forceQuit = func() { os.Exit(130) }
 // interrupts delivers the first SIGINT or SIGTERM on the returned channel:
 // the run finishes its step, saves a checkpoint and stops. A second one
 // quits at once; checkpoints are written atomically, so the newest complete
-// one stays usable (an unfinished save is cleaned up by the next run).
-func interrupts(out io.Writer) (<-chan os.Signal, func()) {
+// one stays usable (an unfinished save is cleaned up by the next run). The
+// close of gone (a rank's launcher died, launcher.go) stops the run like a
+// first signal, and never quits at once.
+func interrupts(out io.Writer, gone <-chan struct{}) (<-chan os.Signal, func()) {
 	sigs := make(chan os.Signal, 2)
 	stop := make(chan os.Signal, 1)
 	done := make(chan struct{})
@@ -405,6 +415,13 @@ func interrupts(out io.Writer) (<-chan os.Signal, func()) {
 			select {
 			case <-done:
 				return
+			case <-gone:
+				gone = nil
+				if first {
+					first = false
+					fmt.Fprintf(out, "the launcher of this rank is gone: finishing this step and saving a checkpoint\n")
+					stop <- LauncherDeathSignal
+				}
 			case sig := <-sigs:
 				if first {
 					first = false
