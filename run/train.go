@@ -50,7 +50,8 @@ type Train struct {
 // progress to w. The caller runs it on a goroutine locked to its OS thread.
 func (c *Train) Run(w io.Writer) (err error) {
 	defer torch.Recover(&err)
-	out := &lockedWriter{w: w} // the signal handler writes too
+	ignoreBrokenPipe()                            // brokenpipe.go: `train | tee log` and Ctrl-C still checkpoints
+	out := &lockedWriter{w: quietOnBrokenPipe(w)} // the signal handler writes too
 	launcherGone, stopWatch, err := watchLauncher()
 	if err != nil {
 		return err
