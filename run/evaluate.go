@@ -122,6 +122,9 @@ type Eval struct {
 	Config     string
 	Sets       []string
 	Checkpoint string
+	// JSON prints one JSON object on out instead of the report
+	// (evaljson.go); the lines about what is evaluated are left out.
+	JSON bool
 }
 
 func (c *Eval) Run(out io.Writer, _ []string) (err error) {
@@ -160,11 +163,16 @@ func (c *Eval) Run(out io.Writer, _ []string) (err error) {
 		if cp != nil {
 			src = fmt.Sprintf("%s (step %d)", cp.Path(ckpt.ModelStateDir(tr.Name)), cp.Step)
 		}
-		fmt.Fprintf(out, "eval: model %s (agents %s) from %s\n", tr.Name, strings.Join(tr.Agents, ", "), src)
+		if !c.JSON {
+			fmt.Fprintf(out, "eval: model %s (agents %s) from %s\n", tr.Name, strings.Join(tr.Agents, ", "), src)
+		}
 	}
 	m, err := evaluate(t, evalSeed(cfg, step), nil)
 	if err != nil {
 		return err
+	}
+	if c.JSON {
+		return writeEvalJSON(out, cfg, cp, m)
 	}
 	fmt.Fprintln(out, formatEval(m))
 	for _, a := range sortedKeys(m.ValidRatio) {

@@ -38,6 +38,9 @@ type Train struct {
 	Resume string
 	Quiet  bool
 	Force  bool
+	// PrintSamples is how many rows of each step to print to the console
+	// (console.go).
+	PrintSamples int
 	// AllowConfigChange resumes even though the config changes what is
 	// trained since the checkpoint; the changes are logged in the run
 	// directory.
@@ -96,6 +99,11 @@ func (c *Train) Run(w io.Writer) (err error) {
 	}
 	if err := os.MkdirAll(cfg.Run.OutputDir, 0o755); err != nil {
 		return fmt.Errorf("run.output_dir %s: cannot create it (%v); set run.output_dir (--set run.output_dir=DIR) to a directory you can write", cfg.Run.OutputDir, err)
+	}
+	if dp.lead() {
+		if _, err := writeRunConfig(cfg); err != nil {
+			return err
+		}
 	}
 	if cp != nil && dp.lead() && len(c.changes) > 0 {
 		fmt.Fprintf(out, "resume: %d config changes since the checkpoint, logged in %s\n", len(c.changes), filepath.Join(cfg.Run.OutputDir, config.ResumeLogName))
@@ -184,6 +192,7 @@ func (c *Train) Run(w io.Writer) (err error) {
 	stop, stopSignals := interrupts(out, launcherGone)
 	defer stopSignals()
 	progress := metrics.NewProgress(out, start, cfg.Run.Steps, time.Now)
+	var zero zeroSignal
 
 	if cfg.Eval.AtStart && start == 0 {
 		values, err := evalStep(out, t, 0, dp)
@@ -223,6 +232,8 @@ func (c *Train) Run(w io.Writer) (err error) {
 		if err != nil {
 			return fmt.Errorf("step %d: advantages: %w", step, err)
 		}
+		zero.check(out, step+1, ro.Samples, res.Advantages)
+		printSamples(out, step+1, c.PrintSamples, ro.Samples, res.Advantages)
 		// update: each trained model on its agents' rows, under its own settings
 		values := rewardMetrics(ro)
 		maps.Copy(values, res.Metrics())

@@ -6,6 +6,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -15,6 +16,7 @@ import (
 type trainCmd struct {
 	run.Train
 	nproc int
+	seed  uint64
 }
 
 func (c *trainCmd) flags(cmd *cobra.Command) {
@@ -26,11 +28,18 @@ func (c *trainCmd) flags(cmd *cobra.Command) {
 	f.BoolVarP(&c.Quiet, "quiet", "q", false, "do not print the resolved config")
 	f.BoolVar(&c.AllowConfigChange, "allow-config-change", false, "resume even though the config changes what is trained (estimator, workflow, agents, models, optimizer…) since the checkpoint; the changes are logged in the run directory")
 	f.BoolVar(&c.Force, "force", false, "resume from a checkpoint older than the run's newest, dropping the later steps' checkpoints and logs")
+	f.Uint64Var(&c.seed, "seed", 0, "the run's seed (sets run.seed; the same as --set run.seed=N)")
+	f.IntVar(&c.PrintSamples, "print-samples", 0, "print this many samples of every step to the console: the prompt's tail, the response, its reward and advantage")
 	f.IntVar(&c.nproc, "nproc", 1, "data parallel: run this many ranks on this node, one per GPU (several nodes: start each rank with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT set, as torchrun does)")
 }
 
 func (c *trainCmd) run(cmd *cobra.Command, _ []string) error {
+	if cmd.Flags().Changed("seed") {
+		c.Sets = append(c.Sets, "run.seed="+strconv.FormatUint(c.seed, 10))
+	}
 	switch {
+	case c.PrintSamples < 0:
+		return fmt.Errorf("--print-samples: must be >= 0, got %d", c.PrintSamples)
 	case c.nproc < 1:
 		return fmt.Errorf("--nproc: must be >= 1, got %d", c.nproc)
 	case c.nproc > 1 && os.Getenv("WORLD_SIZE") != "":
