@@ -28,7 +28,7 @@ trained model under its own optimizer settings. Metrics go to
 		RunE:          t.run,
 	}
 	t.flags(root)
-	root.AddCommand(newInit(), newSFT(), newEval(), newGenerate(), newExport(), newTokenize(), newPlot(), newCompare(), newIndex(), newServe(), newPlan(), newVersion())
+	root.AddCommand(newInit(), newSFT(), newEval(), newGenerate(), newExport(), newTokenize(), newPlot(), newCompare(), newIndex(), newServe(), newPlan(), newCheck(), newVersion())
 	return root
 }
 

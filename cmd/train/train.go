@@ -15,8 +15,9 @@ import (
 
 type trainCmd struct {
 	run.Train
-	nproc int
-	seed  uint64
+	nproc  int
+	seed   uint64
+	dryRun bool
 }
 
 func (c *trainCmd) flags(cmd *cobra.Command) {
@@ -30,6 +31,7 @@ func (c *trainCmd) flags(cmd *cobra.Command) {
 	f.BoolVar(&c.Force, "force", false, "resume from a checkpoint older than the run's newest, dropping the later steps' checkpoints and logs")
 	f.Uint64Var(&c.seed, "seed", 0, "the run's seed (sets run.seed; the same as --set run.seed=N)")
 	f.IntVar(&c.PrintSamples, "print-samples", 0, "print this many samples of every step to the console: the prompt's tail, the response, its reward and advantage")
+	f.BoolVar(&c.dryRun, "dry-run", false, "print the resolved config and the run's plan and exit without loading weights (as train check)")
 	f.IntVar(&c.nproc, "nproc", 1, "data parallel: run this many ranks on this node, one per GPU (several nodes: start each rank with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT set, as torchrun does)")
 }
 
@@ -44,6 +46,8 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) error {
 		return fmt.Errorf("--nproc: must be >= 1, got %d", c.nproc)
 	case c.nproc > 1 && os.Getenv("WORLD_SIZE") != "":
 		return fmt.Errorf("--nproc %d inside a rank (WORLD_SIZE=%s is set): start the ranks either with --nproc or with the environment variables, not both", c.nproc, os.Getenv("WORLD_SIZE"))
+	case c.dryRun:
+		return (&run.Check{Config: c.Config, Sets: c.Sets}).Run(cmd.OutOrStdout())
 	case c.nproc > 1:
 		return launch(c.nproc, withoutNproc(commandArgs), cmd.OutOrStdout(), cmd.ErrOrStderr())
 	}
