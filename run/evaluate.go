@@ -104,7 +104,9 @@ func formatEval(m rollout.EvalMetrics) string {
 // evalStep evaluates during training (after `step` completed steps) and
 // returns the metrics for that step's record.
 func evalStep(out io.Writer, t *team, step int, dp *dataParallel) (map[string]float64, error) {
+	beat := startHeartbeat(out, fmt.Sprintf("evaluation after %d steps", step))
 	m, err := evaluate(t, evalSeed(t.cfg, step), dp)
+	beat()
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +169,12 @@ func (c *Eval) Run(out io.Writer, _ []string) (err error) {
 			fmt.Fprintf(out, "eval: model %s (agents %s) from %s\n", tr.Name, strings.Join(tr.Agents, ", "), src)
 		}
 	}
+	beat := func() {}
+	if !c.JSON {
+		beat = startHeartbeat(&lockedWriter{w: out}, "evaluation")
+	}
 	m, err := evaluate(t, evalSeed(cfg, step), nil)
+	beat()
 	if err != nil {
 		return err
 	}

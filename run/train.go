@@ -119,7 +119,9 @@ func (c *Train) Run(w io.Writer) (err error) {
 	if cp != nil {
 		from = cp.Dir
 	}
+	beat := startHeartbeat(out, "loading the models")
 	t, err := buildTeam(cfg, true, from, dp)
+	beat()
 	if err != nil {
 		return err
 	}
@@ -243,7 +245,9 @@ func (c *Train) Run(w io.Writer) (err error) {
 			if len(seqs) == 0 {
 				continue
 			}
+			beat := startHeartbeat(out, fmt.Sprintf("step %d/%d update of model %s (%d rows)", step+1, cfg.Run.Steps, tr.Model(), len(seqs)))
 			pm, err := tr.Update(seqs, step)
+			beat()
 			if err != nil {
 				return fmt.Errorf("step %d: update of model %q: %w", step, tr.Model(), err)
 			}
