@@ -6,7 +6,8 @@ GO       ?= go
 NPROC    := $(shell nproc)
 VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
-export TROUPE_THREADS ?= $(NPROC)
+# TROUPE_THREADS is left to the user: unset, troupe uses half the CPUs
+# (torch.DefaultThreads, docs/performance.md).
 # Go's caches do not hash libtshim.so; a stamp of it in CGO_CFLAGS makes a
 # rebuilt shim rebuild (and retest) the packages that link it.
 SHIM_STAMP = $(shell sha256sum build/libtshim.so 2>/dev/null | cut -c1-12)

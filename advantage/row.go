@@ -4,7 +4,7 @@ package advantage
 // each estimator reads from it.
 //
 // What this file is not: the rollout's Sample (tokens, log-probs, masks live
-// there). cmd/train copies the keys and rewards of each Sample into a Row.
+// there). package run copies the keys and rewards of each Sample into a Row.
 
 import (
 	"fmt"

@@ -11,14 +11,16 @@
 // The pure-Go half (this package's writer.go, manifest.go, listing.go and
 // retention.go) makes directories atomic and verifiable, and knows nothing of
 // what the files hold:
-//   - Begin creates a temporary directory; the caller writes files into it;
+//   - writer.go: Begin creates a temporary directory; the caller writes files into it;
 //     Commit hashes them into MANIFEST.json, fsyncs everything and renames the
 //     directory into place. A crash before the rename leaves only a .tmp-*
 //     directory, which the next save removes; a crash after it leaves a
 //     complete checkpoint.
-//   - Open and Latest verify every file against the manifest, so a
+//   - manifest.go: MANIFEST.json, the files with their sizes and hashes.
+//   - listing.go: Open and Latest verify every file against the manifest, so a
 //     truncated or bit-flipped checkpoint is refused, never loaded.
-//   - Prune keeps the newest K checkpoints.
+//   - retention.go: Prune keeps the newest K checkpoints and cleans up
+//     after interrupted saves.
 //   - integrity.go: a refused checkpoint's error names the checkpoint to
 //     use instead; CheckStep cross-checks the step a checkpoint's train
 //     state records against its manifest and directory name.
@@ -28,7 +30,7 @@
 //     loaded back in place (the optimizer's references stay valid), strictly;
 //     a weight that is not finite is refused before any is copied.
 //   - optimizer.go: SaveOptimizer/LoadOptimizer, AdamW moments, master copies
-//     and step counts keyed by parameter name.
+//     and step counts keyed by parameter name; a non-finite state is refused.
 //   - modelstate.go: SaveModelState/LoadModelState, both of the above in
 //     models/<name>/, checked together before either is changed.
 //   - rng.go: SaveGenerators/LoadGenerators, torch generator states.

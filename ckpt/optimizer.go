@@ -320,6 +320,11 @@ func matchOptimizer(f *safetensors.File, steps map[string]int64, live []paramSta
 			if got != dt {
 				return fmt.Errorf("tensor %s is %v in the checkpoint, this optimizer keeps it in %v: resume with the dtype the run was saved with", name, got, dt)
 			}
+			if data, err := f.Bytes(name); err != nil {
+				return fmt.Errorf("tensor %s: %w", name, err)
+			} else if err := safetensors.CheckWeight(name, info.DType, data); err != nil {
+				return err
+			}
 		}
 	}
 	if len(steps) != len(live) {

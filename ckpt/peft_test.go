@@ -30,6 +30,14 @@ func TestAdapterLoadsInPEFT(t *testing.T) {
 	}
 	qwen2 := tinyConfig()
 	qwen2.Family, qwen2.AttentionBias, qwen2.TieEmbeddings = model.Qwen2, true, true
+	// Llama 3.2's structure: llama3 rope scaling (all three bands hold some
+	// of the 8 frequencies), tied embeddings; and one with MLP biases, which
+	// LoRA's MLP targets wrap
+	llama := tinyConfig()
+	llama.Family, llama.HeadDim, llama.RopeTheta, llama.TieEmbeddings = model.Llama, 16, 5e5, true
+	llama.RopeScaling = &model.RopeScaling{Type: "llama3", Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalMaxPositions: 32}
+	llamaBias := llama
+	llamaBias.TieEmbeddings, llamaBias.AttentionBias, llamaBias.MLPBias = false, true, true
 	for _, v := range []struct {
 		name string
 		cfg  model.Config
@@ -38,6 +46,8 @@ func TestAdapterLoadsInPEFT(t *testing.T) {
 		{"qwen3-all", tinyConfig(), model.LoRAConfig{Rank: 4, Alpha: 8, Targets: model.LoRATargets, Seed: 1}},
 		{"qwen3-attn-rslora", tinyConfig(), model.LoRAConfig{Rank: 2, Alpha: 3, Targets: []string{"q_proj", "v_proj", "o_proj"}, RSLoRA: true, Seed: 2}},
 		{"qwen2-mlp", qwen2, model.LoRAConfig{Rank: 3, Alpha: 6, Targets: []string{"gate_proj", "up_proj", "down_proj"}, Seed: 3}},
+		{"llama3.2-all", llama, model.LoRAConfig{Rank: 4, Alpha: 8, Targets: model.LoRATargets, Seed: 4}},
+		{"llama-bias-mlp-rslora", llamaBias, model.LoRAConfig{Rank: 2, Alpha: 3, Targets: []string{"o_proj", "gate_proj", "down_proj"}, RSLoRA: true, Seed: 5}},
 	} {
 		sub := filepath.Join(root, v.name)
 		base := newModel(t, v.cfg, 4, torch.Float32)

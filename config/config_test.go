@@ -199,7 +199,7 @@ models:
 	}
 	for _, c := range []struct{ yaml, want string }{
 		{searchTeam + "workflow: {name: search}\nenv: {name: search}\n", ""},
-		{searchTeam + "workflow: {name: search}\n", `environment "math" does not play workflow "search" (it plays "math-refine" or "single")`},
+		{searchTeam + "workflow: {name: search}\n", `environment "math" does not play workflow "search" (it plays "math-refine" or "single" or "math-tool")`},
 		{"agents: [{name: solver, preset: math-solver}, {name: verifier, preset: math-verifier}]\nenv: {name: search}\n", `environment "search" does not play workflow "math-refine" (it plays "search")`},
 		{"agents: [{name: solver, preset: math-solver}, {name: verifier, preset: math-verifier}]\nadvantage: {estimator: atgrpo}\n", `workflow "math-refine" does not produce the rows estimator "atgrpo" needs`},
 		{searchTeam + "workflow: {name: search}\nenv: {name: search}\nadvantage: {estimator: magrpo}\n", `workflow "search" does not produce the rows estimator "magrpo" needs`},

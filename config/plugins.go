@@ -14,8 +14,10 @@ import (
 	_ "troupe/rollout/env/sokoban"
 	_ "troupe/rollout/env/sudoku"
 	_ "troupe/rollout/env/writing"
+	_ "troupe/rollout/workflow/codetest"
 	_ "troupe/rollout/workflow/joint"
 	_ "troupe/rollout/workflow/mathrefine"
+	_ "troupe/rollout/workflow/mathtool"
 	_ "troupe/rollout/workflow/single"
 	_ "troupe/rollout/workflow/tree"
 )

@@ -281,6 +281,12 @@ func (c *Config) validatePairs() error {
 	if len(est) > 0 && !slices.Contains(est, c.Advantage.Estimator) {
 		return fmt.Errorf("advantage.estimator: workflow %q does not produce the rows estimator %q needs; use one of %s", c.Workflow.Name, c.Advantage.Estimator, strings.Join(est, ", "))
 	}
+	// a workflow without candidate groups (tree's mode: no-tree) needs
+	// atgrpo to pool a task's environments, or every group is a singleton
+	if o, ok := c.Workflow.Options().(interface{ PooledGroups() bool }); ok && o.PooledGroups() &&
+		c.Advantage.Estimator == "atgrpo" && c.Advantage.ATGRPO.Key != advantage.KeyPrompt {
+		return fmt.Errorf("advantage.atgrpo.key: workflow %q samples one candidate per turn and agent, so keyed by %q every group is a singleton; set advantage.atgrpo.key: %s", c.Workflow.Name, c.Advantage.ATGRPO.Key, advantage.KeyPrompt)
+	}
 	return nil
 }
 
@@ -312,6 +318,18 @@ func (c *Config) validateEngine() error {
 		return fmt.Errorf("engine.sync_every: must be >= 1 decode step, got %d", e.SyncEvery)
 	case e.PrefillTokens < 1:
 		return fmt.Errorf("engine.prefill_tokens: must be >= 1 token, got %d; 16384 bounds a prefill forward's memory without slowing it", e.PrefillTokens)
+	}
+	if !e.Enabled || !e.CUDAGraphs {
+		return nil
+	}
+	penalised := func(s rollout.Sampling) bool { return s.RepetitionPenalty != 0 && s.RepetitionPenalty != 1 }
+	for i, a := range c.Agents {
+		if s := a.Sampling.Apply(c.Sampling); penalised(s) {
+			return fmt.Errorf("agents[%d].sampling.repetition_penalty: %g, but the engine's CUDA graphs do not apply a repetition penalty; set engine.cuda_graphs: false or repetition_penalty: 1", i, s.RepetitionPenalty)
+		}
+	}
+	if penalised(c.Eval.Sampling) {
+		return fmt.Errorf("eval.sampling.repetition_penalty: %g, but the engine's CUDA graphs do not apply a repetition penalty; set engine.cuda_graphs: false or repetition_penalty: 1", c.Eval.Sampling.RepetitionPenalty)
 	}
 	return nil
 }

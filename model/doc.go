@@ -8,13 +8,26 @@
 //   - family.go   per-family switches (biases, q/k norms, head_dim) and refusals
 //   - rope.go     rope_scaling / rope_parameters; Llama 3.1's llama3 frequency scaling
 //   - qwen.go     the network: RMSNorm → rotary → attention → MLP → block → model
-//   - weights.go  Load (safetensors, strict), New (seeded random init), Save, Params;
+//   - weights.go  Load (safetensors, strict; non-float and non-finite weights and
+//     float16 on the CPU refused at load), New (seeded random init), Save, Params;
 //     q/k/v and gate/up stored fused, each projection a view (generation's one GEMM)
 //   - input.go    padded batches (Pack) and the attention mask
 //   - logprobs.go TokenLogProbs: per-token log-probs (and entropy) at chosen positions
 //   - cache.go    KVCache, passed in by the caller
-//   - sample.go   per-row temperature / top-k / top-p sampling
-//   - generate.go Generate: prefill + decode, stop tokens, finished rows compacted away
+//   - sample.go   per-row repetition penalty / temperature / top-k / top-p sampling
+//   - penalty.go  the engine's per-slot record of the tokens seen, for the repetition penalty
+//   - generate.go Generate: prefill + decode, stop tokens, finished rows compacted away;
+//     the reference the engine is tested against (and engine.enabled: false)
+//   - engine.go   the generation engine, one per model for the whole run: Submit, Step
+//   - decode.go   the engine's decode batch: the per-row device state
+//   - prefill.go  computing the admitted prompts' keys and values, in packed forwards
+//   - prefix.go   reusing keys and values already in the arena (shared prompt prefixes)
+//   - graphs.go   decoding in batches of fixed sizes, captured as CUDA graphs
+//   - packed.go   the forward over sequences laid end to end (the update's forward)
+//   - checkpoint.go activation checkpointing for the packed training forward
+//   - lora.go     low-rank adapters on a frozen base model
+//   - peft.go     adapters on disk in PEFT's layout
+//   - size.go     parameter counts from a config alone, before any weight loads
 //   - limits.go   FitLength: a prompt and its response within the model's positions
 //
 // A Model holds weights only and is safe to share between agents and

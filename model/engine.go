@@ -126,6 +126,7 @@ type Engine struct {
 	outTok  *torch.Tensor   // (slots·slotLen) int64: generated ids by slot and index
 	outLP   *torch.Tensor   // (slots·slotLen) f32
 	uniform *torch.Tensor   // (slots·slotLen) f32: each slot's uniforms by token index
+	seen    *torch.Tensor   // (slots, V) bool: each slot's tokens, for the repetition penalty (penalty.go); nil until needed
 
 	queue  []*engineRow // waiting, in submission order
 	bySlot []*engineRow // nil = free
@@ -220,6 +221,9 @@ func (e *Engine) Submit(r EngineRequest) (int, error) {
 	if err := e.m.checkRequest(r.GenRequest); err != nil {
 		return 0, fmt.Errorf("model: engine: %w", err)
 	}
+	if r.Sampling.Penalised() && e.cfg.StaticBatches {
+		return 0, fmt.Errorf("model: engine: repetition_penalty %g: static batches (CUDA graphs) do not apply a repetition penalty; turn engine.cuda_graphs off or set repetition_penalty: 1", r.Sampling.RepetitionPenalty)
+	}
 	if a := r.Adapter; a != nil && a.base != e.m.root() {
 		return 0, fmt.Errorf("model: engine: the request's adapter is not attached to this engine's base model")
 	}
@@ -253,10 +257,12 @@ func (e *Engine) Step() (out []Completion, err error) {
 	}
 	e.stats.Steps++
 	torch.NoGrad(func() {
-		e.acquire()
-		e.admit()
-		e.decode()
-		out = append(out, e.retire()...)
+		torch.GenerationKernels(func() { // the CPU's single-pass kernels (torch)
+			e.acquire()
+			e.admit()
+			e.decode()
+			out = append(out, e.retire()...)
+		})
 	})
 	slices.SortFunc(out, func(a, b Completion) int { return a.ID - b.ID })
 	return out, nil
@@ -307,8 +313,8 @@ func (e *Engine) Release() {
 	e.dropGraphs() // before the arena their graphs read
 	torch.FreeAll(e.k...)
 	torch.FreeAll(e.v...)
-	torch.FreeAll(e.outTok, e.outLP, e.uniform)
-	e.k, e.v, e.outTok, e.outLP, e.uniform = nil, nil, nil, nil, nil
+	torch.FreeAll(e.outTok, e.outLP, e.uniform, e.seen)
+	e.k, e.v, e.outTok, e.outLP, e.uniform, e.seen = nil, nil, nil, nil, nil, nil
 }
 
 // Free releases everything; the engine must not be used again.
@@ -367,7 +373,9 @@ func (e *Engine) admit() {
 		pos[i], n[i] = int64(len(r.req.Prompt)), 1 // the first generated token's position
 	}
 	u := e.uniform.IndexSelect(0, fresh.base) // index 0 of each slot
+	seenSlots := e.seenForAdmitted(rows, &fresh.params)
 	tok, lp := sampleUniform(logits, fresh.params, u)
+	e.markAdmitted(seenSlots, &fresh.params, tok)
 	e.outTok.IndexCopyInPlace(0, fresh.base, tok)
 	e.outLP.IndexCopyInPlace(0, fresh.base, lp)
 	fresh.tok, fresh.pos, fresh.n = tok, torch.FromInt64(pos).ToDevice(dev), torch.FromInt64(n).ToDevice(dev)

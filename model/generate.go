@@ -9,38 +9,24 @@ package model
 import (
 	"fmt"
 
+	"troupe/gen"
 	"troupe/torch"
 )
 
-// GenRequest is one row to generate.
-type GenRequest struct {
-	Prompt       []int
-	MaxNewTokens int
-	Stop         []int // token ids that end the row (the stop token is returned)
-	Sampling     Sampling
-}
-
-// Finish says why a row stopped.
-type Finish int
-
-const (
-	FinishStop   Finish = iota // produced a stop token
-	FinishLength               // reached MaxNewTokens
+// The generation contract's types (package gen), under the names the
+// engine's code uses: a request, its result, why it stopped. The engine
+// (engine.go) is how a run generates; Generate below is the reference it is
+// tested against (and the path of engine.enabled: false).
+type (
+	GenRequest = gen.Request
+	GenResult  = gen.Result
+	Finish     = gen.Finish
 )
 
-func (f Finish) String() string {
-	if f == FinishStop {
-		return "stop"
-	}
-	return "length"
-}
-
-// GenResult is one row's output.
-type GenResult struct {
-	Tokens   []int
-	LogProbs []float32 // of each token, see sample.go for the distribution
-	Finish   Finish
-}
+const (
+	FinishStop   = gen.FinishStop   // produced a stop token
+	FinishLength = gen.FinishLength // reached MaxNewTokens
+)
 
 // Generate samples continuations of every request in one batch. cache may be
 // nil (one is allocated for the call); a cache passed in must fit
@@ -86,7 +72,7 @@ func (m *Model) checkRequest(r GenRequest) error {
 	if r.MaxNewTokens < 0 {
 		return fmt.Errorf("max_new_tokens must be ≥ 0, got %d", r.MaxNewTokens)
 	}
-	if err := r.Sampling.validate(); err != nil {
+	if err := validateSampling(r.Sampling); err != nil {
 		return err
 	}
 	for _, ids := range [][]int{r.Prompt, r.Stop} {
@@ -124,6 +110,12 @@ func (m *Model) generate(reqs []GenRequest, out []GenResult, cache *KVCache, g *
 	logits := torch.Linear(h.Narrow(1, int64(P-1), 1).Squeeze(1), m.LMHead, nil).ToDType(torch.Float32) // (B,V)
 	params := m.params(reqs, rows)
 	defer func() { params.free() }()
+	var seen *torch.Tensor // (rows, V) bool: the tokens of each row so far, for the repetition penalty
+	if params.anyPenalty {
+		seen = own(seenTokens(prompts, int64(m.Config.VocabSize), m.device))
+		defer func() { seen.Free() }()
+		params.seen = seen
+	}
 	finished := make([]bool, len(reqs))
 	stops := make([]map[int]bool, len(reqs))
 	for i, r := range reqs {
@@ -136,6 +128,11 @@ func (m *Model) generate(reqs []GenRequest, out []GenResult, cache *KVCache, g *
 	for {
 		s := torch.NewScope()
 		tok, lp := sampleNext(logits, params, g)
+		if seen != nil {
+			next := own(markSeen(seen, tok))
+			seen.Free()
+			seen, params.seen = next, next
+		}
 		toks, lps := tok.Int64s(), lp.Float32s()
 		var running []int // batch positions still running
 		for i, req := range rows {
@@ -182,6 +179,11 @@ func (m *Model) generate(reqs []GenRequest, out []GenResult, cache *KVCache, g *
 			rows, cur = kept, int64(len(kept))
 			params.free()
 			params = m.params(reqs, rows)
+			if seen != nil {
+				kept := own(seen.IndexSelect(0, keepT))
+				seen.Free()
+				seen, params.seen = kept, kept
+			}
 		}
 		slot := cache.length
 		cache.valid.Narrow(0, 0, cur).Narrow(1, slot, 1).Fill(1)
@@ -208,12 +210,20 @@ func (m *Model) params(reqs []GenRequest, rows []int) rowParams {
 func (m *Model) ownedRowParams(ss []Sampling) rowParams {
 	s := torch.NewScope()
 	p := newRowParams(ss, int64(m.Config.VocabSize), m.device)
-	s.Keep(p.greedy, p.temp, p.topK, p.topP)
+	owned := []*torch.Tensor{p.greedy, p.temp, p.topK, p.topP}
+	if p.penalty != nil {
+		owned = append(owned, p.penalty)
+	}
+	s.Keep(owned...)
 	s.Close()
-	for _, t := range []*torch.Tensor{p.greedy, p.temp, p.topK, p.topP} {
+	for _, t := range owned {
 		t.Untrack()
 	}
 	return p
 }
 
-func (p rowParams) free() { torch.FreeAll(p.greedy, p.temp, p.topK, p.topP) }
+// own takes t out of every scope: the caller frees it.
+func own(t *torch.Tensor) *torch.Tensor { return t.Untrack() }
+
+// free frees the parameters (not seen, which the caller keeps).
+func (p rowParams) free() { torch.FreeAll(p.greedy, p.temp, p.topK, p.topP, p.penalty) }

@@ -1,32 +1,36 @@
 package model
 
 // sample.go — choosing the next token for a batch of rows, each with its own
-// temperature, top-k and top-p, in a handful of batched ops.
+// repetition penalty, temperature, top-k and top-p, in a handful of batched
+// ops.
 //
-// Order of the processors, as in Hugging Face generate: temperature, then
-// top-k, then top-p (the nucleus is taken over the top-k-filtered,
-// temperature-scaled distribution; the most likely token is always kept).
-// The returned log-probability of a sampled token is under the
-// temperature-scaled distribution before top-k/top-p filtering — the same
+// Order of the processors, as in Hugging Face generate: repetition penalty,
+// then temperature, then top-k, then top-p (the nucleus is taken over the
+// top-k-filtered, temperature-scaled distribution; the most likely token is
+// always kept). The repetition penalty is transformers'
+// RepetitionPenaltyLogitsProcessor (and vLLM's): the logit z of every token
+// already in the row (prompt and response so far) becomes z/p when z > 0
+// and z·p otherwise (z = 0 included: 0·p = 0/p). The returned
+// log-probability of a sampled token is under the temperature-scaled
+// distribution without the penalty or top-k/top-p filtering — the same
 // quantity the policy update recomputes as "old log-probs". Greedy rows
-// (temperature 0) take the argmax and report its log-probability at
-// temperature 1.
+// (temperature 0) take the argmax (of the penalised logits) and report its
+// log-probability at temperature 1.
 
 import (
 	"fmt"
 	"math"
 
+	"troupe/gen"
 	"troupe/torch"
 )
 
-// Sampling is one row's decoding parameters.
-type Sampling struct {
-	Temperature float64 // 0 = greedy
-	TopK        int     // 0 = off
-	TopP        float64 // 1 (or 0) = off
-}
+// Sampling is one row's decoding parameters (gen.Sampling): temperature
+// 0 = greedy, top-k 0 = off, top-p 1 (or 0) = off, repetition penalty 1 (or
+// 0) = off.
+type Sampling = gen.Sampling
 
-func (s Sampling) validate() error {
+func validateSampling(s Sampling) error {
 	switch {
 	case s.Temperature < 0 || math.IsNaN(s.Temperature):
 		return fmt.Errorf("temperature must be ≥ 0 (0 = greedy), got %g", s.Temperature)
@@ -34,20 +38,30 @@ func (s Sampling) validate() error {
 		return fmt.Errorf("top_k must be ≥ 0 (0 = off), got %d", s.TopK)
 	case s.TopP < 0 || s.TopP > 1 || math.IsNaN(s.TopP):
 		return fmt.Errorf("top_p must be in [0, 1] (0 or 1 = off), got %g", s.TopP)
+	case s.RepetitionPenalty < 0 || math.IsNaN(s.RepetitionPenalty) || math.IsInf(s.RepetitionPenalty, 0):
+		return fmt.Errorf("repetition_penalty must be a finite number > 0 (0 or 1 = off), got %g", s.RepetitionPenalty)
 	}
 	return nil
 }
 
 // rowParams are the per-row sampling parameters as (n, 1) tensors.
 type rowParams struct {
-	greedy    *torch.Tensor // (n) bool
-	temp      *torch.Tensor // (n,1) f32, 1 for greedy rows
-	topK      *torch.Tensor // (n,1) i64, V when off
-	topP      *torch.Tensor // (n,1) f32, >1 when off
-	anySample bool
-	anyFilter bool
-	allGreedy bool
-	vocabSize int64
+	greedy *torch.Tensor // (n) bool
+	temp   *torch.Tensor // (n,1) f32, 1 for greedy rows
+	topK   *torch.Tensor // (n,1) i64, V when off
+	topP   *torch.Tensor // (n,1) f32, >1 when off
+	// penalty is each row's repetition penalty, 1 when off; nil when no row
+	// has one (anyPenalty false).
+	penalty *torch.Tensor // (n,1) f32
+	// seen marks the tokens already in each row (prompt and response so
+	// far); the caller keeps it current (Generate: markSeen after every
+	// step). Read only when anyPenalty.
+	seen       *torch.Tensor // (n,V) bool
+	anyPenalty bool
+	anySample  bool
+	anyFilter  bool
+	allGreedy  bool
+	vocabSize  int64
 }
 
 func newRowParams(ss []Sampling, vocab int64, dev torch.Device) rowParams {
@@ -57,7 +71,12 @@ func newRowParams(ss []Sampling, vocab int64, dev torch.Device) rowParams {
 	topK := make([]int64, n)
 	topP := make([]float32, n)
 	p := rowParams{vocabSize: vocab, allGreedy: true}
+	penalty := make([]float32, n)
 	for i, s := range ss {
+		penalty[i] = 1
+		if s.Penalised() {
+			penalty[i], p.anyPenalty = float32(s.RepetitionPenalty), true
+		}
 		greedy[i] = s.Temperature == 0
 		temp[i], topK[i], topP[i] = 1, vocab, 2
 		if greedy[i] {
@@ -78,30 +97,81 @@ func newRowParams(ss []Sampling, vocab int64, dev torch.Device) rowParams {
 	p.temp = torch.FromFloat32(temp, int64(n), 1).ToDevice(dev)
 	p.topK = torch.FromInt64(topK, int64(n), 1).ToDevice(dev)
 	p.topP = torch.FromFloat32(topP, int64(n), 1).ToDevice(dev)
+	if p.anyPenalty {
+		p.penalty = torch.FromFloat32(penalty, int64(n), 1).ToDevice(dev)
+	}
 	return p
+}
+
+// seenTokens marks, per row, the tokens of ids (one list per row) in an
+// (n, V) bool tensor on dev.
+func seenTokens(ids [][]int, vocab int64, dev torch.Device) *torch.Tensor {
+	var rows, cols []int64
+	for i, r := range ids {
+		for _, id := range r {
+			rows, cols = append(rows, int64(i)), append(cols, int64(id))
+		}
+	}
+	seen := torch.Zeros([]int64{int64(len(ids)), vocab}, torch.Bool, dev)
+	if len(rows) == 0 {
+		return seen
+	}
+	at := []*torch.Tensor{torch.FromInt64(rows).ToDevice(dev), torch.FromInt64(cols).ToDevice(dev)}
+	return seen.IndexPut(at, torch.Ones([]int64{int64(len(rows))}, torch.Bool, dev), false)
+}
+
+// markSeen returns seen (n, V) with each row's token tok (n) marked.
+func markSeen(seen, tok *torch.Tensor) *torch.Tensor {
+	n := tok.Size(0)
+	return seen.Scatter(1, tok.Unsqueeze(1), torch.Ones([]int64{n, 1}, torch.Bool, seen.Device()))
+}
+
+// penalise applies each row's repetition penalty to logits (n, V) over the
+// row's seen tokens: z/p where z > 0, z·p elsewhere.
+func penalise(logits *torch.Tensor, p rowParams) *torch.Tensor {
+	if !p.anyPenalty {
+		return logits
+	}
+	pen := torch.Where(logits.GtScalar(0), logits.Div(p.penalty), logits.Mul(p.penalty)) // (n,V)
+	return torch.Where(p.seen, pen, logits)
 }
 
 // sampleNext draws one token per row of logits (n, V) (float32) and returns
 // the tokens (n) int64 and their log-probabilities (n) float32.
 func sampleNext(logits *torch.Tensor, p rowParams, g *torch.Generator) (tokens, logp *torch.Tensor) {
-	greedyTok := logits.Argmax(-1, true)                                // (n,1)
+	drawn := penalise(logits, p)                                        // (n,V) what the draw uses
+	greedyTok := drawn.Argmax(-1, true)                                 // (n,1)
 	greedyLogp := logits.LogSoftmax(-1).Gather(1, greedyTok).Squeeze(1) // (n)
 	if p.allGreedy {
 		return greedyTok.Squeeze(1), greedyLogp
 	}
-	scaled := logits.Div(p.temp)      // (n,V)
-	logProbs := scaled.LogSoftmax(-1) // reported log-probs: temperature only
-	var tok *torch.Tensor             // (n,1)
+	scaled, logProbs := scaledLogProbs(logits, drawn, p) // (n,V) each
+	var tok *torch.Tensor                                // (n,1)
 	if p.anyFilter {
 		sorted, order, keep := keepSorted(scaled, p)
 		filtered := sorted.MaskedFill(keep.LogicalNot(), math.Inf(-1)).Softmax(-1)
 		tok = order.Gather(1, torch.Multinomial(filtered, 1, false, g))
 	} else {
-		tok = torch.Multinomial(logProbs.Exp(), 1, false, g)
+		drawnLogProbs := logProbs
+		if p.anyPenalty {
+			drawnLogProbs = scaled.LogSoftmax(-1)
+		}
+		tok = torch.Multinomial(drawnLogProbs.Exp(), 1, false, g)
 	}
 	tok = torch.Where(p.greedy.Unsqueeze(1), greedyTok, tok)
 	lp := torch.Where(p.greedy, greedyLogp, logProbs.Gather(1, tok).Squeeze(1))
 	return tok.Squeeze(1), lp
+}
+
+// scaledLogProbs returns the temperature-scaled logits the draw uses (the
+// penalised ones) and the log-probs reported for the drawn token
+// (temperature only); without a penalty the two share one division.
+func scaledLogProbs(logits, drawn *torch.Tensor, p rowParams) (scaled, logProbs *torch.Tensor) {
+	scaled = drawn.Div(p.temp)
+	if !p.anyPenalty {
+		return scaled, scaled.LogSoftmax(-1)
+	}
+	return scaled, logits.Div(p.temp).LogSoftmax(-1)
 }
 
 // keepSorted sorts scaled logits (n, V) in descending order and returns,
@@ -120,14 +190,17 @@ func keepSorted(scaled *torch.Tensor, p rowParams) (sorted, order, keep *torch.T
 // CDF with the row's uniform u (n) in (0, 1), with the processors and the
 // reported log-probs of sampleNext.
 func sampleUniform(logits *torch.Tensor, p rowParams, u *torch.Tensor) (tokens, logp *torch.Tensor) {
-	greedyTok := logits.Argmax(-1, true)                                // (n,1)
+	drawn := penalise(logits, p)
+	greedyTok := drawn.Argmax(-1, true)                                 // (n,1)
 	greedyLogp := logits.LogSoftmax(-1).Gather(1, greedyTok).Squeeze(1) // (n)
 	if p.allGreedy {
 		return greedyTok.Squeeze(1), greedyLogp
 	}
-	scaled := logits.Div(p.temp)
-	logProbs := scaled.LogSoftmax(-1)
+	scaled, logProbs := scaledLogProbs(logits, drawn, p)
 	probs := logProbs.Exp()
+	if p.anyPenalty {
+		probs = scaled.LogSoftmax(-1).Exp()
+	}
 	if p.anyFilter {
 		// the kept set is found in sorted order and mapped back, so that the
 		// inverse CDF always runs in vocabulary order: a row draws the same

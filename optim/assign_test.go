@@ -35,7 +35,7 @@ func TestAssignRefusesSharingWithDifferentSettings(t *testing.T) {
 	v := d
 	v.LR, v.ClipHigh = 2e-6, 0.28
 	a := d
-	a.MicroBatchSize = 4
+	a.MicroBatchSize = 8
 	_, err := Assign([]AgentSpec{
 		{Name: "solver", Model: "qwen", Settings: d},
 		{Name: "verifier", Model: "qwen", Settings: v},
@@ -46,7 +46,7 @@ func TestAssignRefusesSharingWithDifferentSettings(t *testing.T) {
 	}
 	for _, want := range []string{
 		`agents "solver" and "verifier" share model "qwen" but differ in lr (1e-06 vs 2e-06), clip_high (0.2 vs 0.28)`,
-		`agents "solver" and "answer" share model "qwen" but differ in micro_batch_size (2 vs 4)`,
+		`agents "solver" and "answer" share model "qwen" but differ in micro_batch_size (4 vs 8)`,
 		"give them the same settings or separate models",
 	} {
 		if !strings.Contains(err.Error(), want) {

@@ -42,6 +42,8 @@ type Overrides struct {
 	// activation checkpointing
 	ActivationCheckpointing *bool   `yaml:"activation_checkpointing"`
 	UpdatesPerStep          *int    `yaml:"updates_per_step"`
+	MiniBatchRows           *int    `yaml:"mini_batch_rows"`
+	Epochs                  *int    `yaml:"epochs"`
 	GradAccumDType          *string `yaml:"grad_accum_dtype"`
 }
 

@@ -48,6 +48,17 @@ const (
 	ScheduleCosine   = "cosine"   // after warmup a half cosine from lr down to min_lr_ratio·lr
 )
 
+// MiniBatches is the number of mini-batches (optimizer steps per epoch) for
+// rows rows: ceil(rows/mini_batch_rows) with mini_batch_rows, else
+// updates_per_step; at most rows, at least 1.
+func (s Settings) MiniBatches(rows int) int {
+	n := s.UpdatesPerStep
+	if s.MiniBatchRows > 0 {
+		n = (rows + s.MiniBatchRows - 1) / s.MiniBatchRows
+	}
+	return max(1, min(n, rows))
+}
+
 // Settings are one trained model's optimizer and loss settings. Agents that
 // share a model must have identical Settings (Assign checks it).
 type Settings struct {
@@ -86,6 +97,15 @@ type Settings struct {
 	// more forward of the blocks for activations of one block at a time.
 	ActivationCheckpointing bool `yaml:"activation_checkpointing"`
 	UpdatesPerStep          int  `yaml:"updates_per_step"` // mini-batches (optimizer steps) per train step, at most one per row
+	// MiniBatchRows, when > 0, sets the mini-batches by size instead:
+	// ceil(rows / mini_batch_rows) of them (verl's ppo_mini_batch_size;
+	// PettingLLMs: 16), so the number of optimizer steps follows the rows
+	// the step kept.
+	MiniBatchRows int `yaml:"mini_batch_rows"`
+	// Epochs is the passes over the step's mini-batches (verl's ppo_epochs),
+	// each an optimizer step per mini-batch, against the old log-probs
+	// computed once before the first.
+	Epochs int `yaml:"epochs"`
 	// GradAccumDType is where a bf16/f16 model's micro-batch grads are summed:
 	// "param" (in the grads themselves, the model's dtype: no extra memory),
 	// "float32" (a float32 sum per parameter, 4 more bytes per parameter
@@ -109,8 +129,8 @@ const (
 // 1e-6 constant, clip 0.2/0.2, dual clip 3, one update per step, no entropy
 // bonus, KL off (k3 when switched on), AdamW β (0.9, 0.999), ε 1e-8 (torch's
 // default, which verl does not override), weight decay 0.01, grad clip 1.0,
-// token-mean aggregation, and micro-batches of 2 sequences (the Dr. MAS math
-// script's ppo_micro_batch_size_per_gpu).
+// token-mean aggregation, and micro-batches of 4 sequences (the Dr. MAS math
+// and search scripts' actor_ppo_micro_batch_size_per_gpu, [4,4] and [4,4,4]).
 func DefaultSettings() Settings {
 	return Settings{
 		LR:             1e-6,
@@ -126,8 +146,9 @@ func DefaultSettings() Settings {
 		ClipHigh:       0.2,
 		DualClip:       3,
 		KLEstimator:    KLK3,
-		MicroBatchSize: 2,
+		MicroBatchSize: 4,
 		UpdatesPerStep: 1,
+		Epochs:         1,
 		GradAccumDType: AccumAuto,
 	}
 }
@@ -195,6 +216,12 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("micro_batch_tokens: must be >= 0 (0 = micro_batch_size rows per micro-batch), got %d", s.MicroBatchTokens)
 	case s.UpdatesPerStep < 1:
 		return fmt.Errorf("updates_per_step: must be >= 1 mini-batch, got %d", s.UpdatesPerStep)
+	case s.MiniBatchRows < 0:
+		return fmt.Errorf("mini_batch_rows: must be >= 0 (0 = updates_per_step mini-batches), got %d", s.MiniBatchRows)
+	case s.MiniBatchRows > 0 && s.UpdatesPerStep != 1:
+		return fmt.Errorf("mini_batch_rows: %d and updates_per_step: %d both set the mini-batches; keep one (updates_per_step: 1 with mini_batch_rows)", s.MiniBatchRows, s.UpdatesPerStep)
+	case s.Epochs < 1:
+		return fmt.Errorf("epochs: must be >= 1 pass over the step's rows, got %d", s.Epochs)
 	}
 	return oneOf("grad_accum_dtype", s.GradAccumDType, AccumAuto, AccumParam, AccumFloat32)
 }

@@ -173,3 +173,13 @@ func near(t *testing.T, what string, got, want, tol float64) {
 		t.Fatalf("%s = %.15g, want %.15g (tol %g)", what, got, want, tol)
 	}
 }
+
+// The defaults are the Dr. MAS reference scripts' (examples/drmas_trainer/
+// run_math.sh and run_search.sh): micro-batches of 4 sequences per agent,
+// lr 1e-6, one update per step for math.
+func TestDefaultsAreDrMASScripts(t *testing.T) {
+	d := DefaultSettings()
+	if d.MicroBatchSize != 4 || d.LR != 1e-6 || d.UpdatesPerStep != 1 {
+		t.Fatalf("defaults: micro_batch_size %d lr %g updates_per_step %d, want the reference scripts' 4, 1e-06, 1", d.MicroBatchSize, d.LR, d.UpdatesPerStep)
+	}
+}

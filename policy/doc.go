@@ -32,6 +32,8 @@
 //	batch.go      Sequence rows, Pack (tokens → tensors + response mask), Split
 //	trainer.go    Trainer: old log-probs, mini/micro-batches, clip, AdamW, skips
 //	metrics.go    per-agent metrics of one update
+//	accum.go      summing a bf16/f16 model's micro-batch grads in float32
+//	dist.go       the data-parallel part of the update (grads summed across ranks)
 //
 // # Memory per parameter
 //

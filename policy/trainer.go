@@ -183,13 +183,14 @@ func (t *Trainer) Update(seqs []Sequence, step int) (metrics Metrics, err error)
 	}
 	t.opt.SetLR(0, report.lr)
 
-	split := Split(len(seqs), set.UpdatesPerStep, set.MicroBatchSize, t.cfg.Seed, step)
+	updates := set.MiniBatches(len(seqs))
+	split := Split(len(seqs), updates, set.MicroBatchSize, t.cfg.Seed, step)
 	if set.MicroBatchTokens > 0 {
 		lengths := make([]int, len(seqs))
 		for i, s := range seqs {
 			lengths[i] = len(s.Prompt) + len(s.Response)
 		}
-		split = SplitTokens(lengths, set.UpdatesPerStep, set.MicroBatchTokens, t.cfg.Seed, step)
+		split = SplitTokens(lengths, updates, set.MicroBatchTokens, t.cfg.Seed, step)
 	}
 	minis := make([][]*microBatch, len(split))
 	for i, micros := range split {
@@ -216,40 +217,45 @@ func (t *Trainer) Update(seqs []Sequence, step int) (metrics Metrics, err error)
 		return nil, err
 	}
 
-	for i, micros := range minis {
-		var sums float32Sums // float32 sums of this mini-batch's grads (accum.go), or nil
-		if t.sumsInFloat32(len(split[i])) {
-			sums = newFloat32Sums(t.params)
-		}
-		for j, mb := range micros {
-			if err := t.accumulate(mb, i, j, len(split[i]), report.rows); err != nil {
-				sums.free()
-				return nil, err
+	// verl's ppo_epochs: every epoch takes one optimizer step per mini-batch,
+	// the same mini-batches against the same old log-probs; from the second
+	// mini-batch on, the ratios leave 1.
+	for range set.Epochs {
+		for i, micros := range minis {
+			var sums float32Sums // float32 sums of this mini-batch's grads (accum.go), or nil
+			if t.sumsInFloat32(len(split[i])) {
+				sums = newFloat32Sums(t.params)
+			}
+			for j, mb := range micros {
+				if err := t.accumulate(mb, i, j, len(split[i]), report.rows); err != nil {
+					sums.free()
+					return nil, err
+				}
+				if sums != nil {
+					sums.add(t.params)
+				}
 			}
 			if sums != nil {
-				sums.add(t.params)
-			}
-		}
-		if sums != nil {
-			err := t.storeSums(sums)
-			sums.free()
-			if err != nil {
+				err := t.storeSums(sums)
+				sums.free()
+				if err != nil {
+					return nil, err
+				}
+			} else if err := t.reduceGrads(); err != nil {
 				return nil, err
 			}
-		} else if err := t.reduceGrads(); err != nil {
-			return nil, err
+			norm := torch.ClipGradNorm(t.params, set.GradClip)
+			report.gradNorms = append(report.gradNorms, norm)
+			if math.IsNaN(norm) || math.IsInf(norm, 0) {
+				t.skipped++
+			} else {
+				t.opt.Step()
+				t.cfg.Policy.MarkUpdated()
+				t.optimizerSteps++
+				report.updates++
+			}
+			t.opt.ZeroGrad()
 		}
-		norm := torch.ClipGradNorm(t.params, set.GradClip)
-		report.gradNorms = append(report.gradNorms, norm)
-		if math.IsNaN(norm) || math.IsInf(norm, 0) {
-			t.skipped++
-		} else {
-			t.opt.Step()
-			t.cfg.Policy.MarkUpdated()
-			t.optimizerSteps++
-			report.updates++
-		}
-		t.opt.ZeroGrad()
 	}
 	if err := t.reduceRows(report.rows); err != nil {
 		return nil, err

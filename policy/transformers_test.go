@@ -1,7 +1,8 @@
 package policy
 
 // transformers_test.go — one update step against transformers: the tiny
-// random Qwen2, Qwen2.5 and Qwen3 models of scripts/gpu/hf_reference.py
+// random Qwen2, Qwen2.5, Qwen3 and Llama 3.2 (llama3 rope scaling, MLP
+// biases) models of scripts/gpu/hf_reference.py
 // (written at test time by the Python reference environment, internal/pyref,
 // or read from TROUPE_HF_FIXTURES), each with a batch of four prompt +
 // response rows, fixed advantages and fixed old log-probs. transformers'

@@ -10,6 +10,10 @@
 //	store.go   corpora and indexes on disk (LoadCorpus, Save, Open)
 //	client.go  the Search-R1 retrieval server client
 //	server.go  the retrieval server API over a Retriever
+//	answer.go  building a /retrieve answer inside its byte budget
+//	auth.go    the server's optional bearer token
+//	limits.go  what one server may hold at once: the bounds on a request
+//	listen.go  running a Server on a listener: timeouts and shutdown
 //
 // What it is not: a dense retriever. For e5/FAISS retrieval point troupe at
 // a Search-R1 server (client.go).

@@ -16,6 +16,7 @@ import (
 	"math"
 	"strings"
 	"text/template"
+	"troupe/gen"
 )
 
 // AgentConfig is an agent's configuration. Empty prompt fields take the
@@ -33,6 +34,7 @@ type AgentConfig struct {
 	FormatPenalty float64          `yaml:"format_penalty"` // subtracted from this agent's reward when its output is invalid
 	RewardScale   float64          `yaml:"reward_scale"`   // multiplies the team reward credited to this agent; 0 = 1
 	Thinking      bool             `yaml:"thinking"`       // chat template's thinking mode (Qwen3 enable_thinking); read by the Binding's maker, not by rollout
+	ChatDate      string           `yaml:"chat_date"`      // Llama 3.1+ templates' "Today Date", written "26 Jul 2024" ("" = that date); read by the Binding's maker
 }
 
 // SamplingOverride replaces the fields that are set.
@@ -40,6 +42,9 @@ type SamplingOverride struct {
 	Temperature *float64 `yaml:"temperature"`
 	TopP        *float64 `yaml:"top_p"`
 	TopK        *int     `yaml:"top_k"`
+	// RepetitionPenalty is the agent's training repetition penalty
+	// (PettingLLMs: 1.2); evaluation keeps eval.sampling's.
+	RepetitionPenalty *float64 `yaml:"repetition_penalty"`
 }
 
 // Apply returns base with the set fields replaced.
@@ -52,6 +57,9 @@ func (o SamplingOverride) Apply(base Sampling) Sampling {
 	}
 	if o.TopK != nil {
 		base.TopK = *o.TopK
+	}
+	if o.RepetitionPenalty != nil {
+		base.RepetitionPenalty = *o.RepetitionPenalty
 	}
 	return base
 }
@@ -285,8 +293,8 @@ func (a *Agent) Render(d PromptData) (text string, tokens []int, err error) {
 
 // Decode turns generated ids into response text, leaving out a final stop
 // token (it stays in the row's ResponseTokens, so the model learns to stop).
-func (a *Agent) Decode(tokens []int, finish FinishReason) string {
-	if finish == FinishStop && len(tokens) > 0 {
+func (a *Agent) Decode(tokens []int, finish gen.Finish) string {
+	if finish == gen.FinishStop && len(tokens) > 0 {
 		tokens = tokens[:len(tokens)-1]
 	}
 	return a.codec.Decode(tokens)

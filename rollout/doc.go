@@ -62,8 +62,8 @@
 // When they are back it steps K clones of the state, sets each call's
 // TeamReward (α·r), keeps the best branch (argmax, lowest index on ties)
 // and returns the next agent's K calls from it. The row contract with the
-// estimator (advantage.ATGRPO): an episode is one environment, so cmd/train
-// keys each row's Env by its Traj, and the group (Prompt, Env, Turn, Agent)
+// estimator (advantage.ATGRPO): an episode is one environment, so each row's
+// Env is its Traj (set in sample.go), and the group (Prompt, Env, Turn, Agent)
 // holds exactly the K candidates of one state; the estimator, not the
 // workflow, normalises them.
 //

@@ -1,8 +1,10 @@
 // generator.go — the narrow interfaces rollout needs from the model side:
 // a token codec, a chat renderer and a batched generator.
 //
-// What this file is: the contract between rollout (pure Go) and model/
-// (libtorch). model.Generate is wrapped by the training loop (cmd/train) into a Generator;
+// What this file is: the interfaces rollout calls through, in the types of
+// the generation contract (package gen). model.Engine, behind one adapter in
+// package run, is the Engine; model.Generate wrapped as a Generator is the
+// reference path (engine.enabled: false);
 // *tokenizer.Tokenizer satisfies Codec; tokenizer.ApplyChatTemplate, bound
 // per agent (thinking on or off), becomes a ChatRenderer.
 //
@@ -11,10 +13,7 @@
 // orchestration is testable with the scripted generator (rollout/scripted).
 package rollout
 
-import (
-	"fmt"
-	"math"
-)
+import "troupe/gen"
 
 // Codec is what rollout needs of a tokenizer; *tokenizer.Tokenizer satisfies it.
 type Codec interface {
@@ -34,86 +33,35 @@ type Message struct {
 // including thinking on/off).
 type ChatRenderer func(msgs []Message) (string, error)
 
-// Sampling holds the per-request sampling parameters.
-// Temperature 0 means greedy; TopK 0 disables top-k; TopP 1 disables top-p.
-type Sampling struct {
-	Temperature float64 `yaml:"temperature"`
-	TopP        float64 `yaml:"top_p"`
-	TopK        int     `yaml:"top_k"`
-}
+// Sampling is the contract's per-request sampling parameters (gen.Sampling),
+// under the name configs and environments spell.
+type Sampling = gen.Sampling
 
 // DefaultSampling is plain ancestral sampling: T = 1, no top-p, no top-k
 // (the Dr. MAS training setting).
-var DefaultSampling = Sampling{Temperature: 1, TopP: 1, TopK: 0}
+var DefaultSampling = gen.DefaultSampling
 
-// Validate reports the first out-of-range parameter, naming key and fix.
-func (s Sampling) Validate() error {
-	switch {
-	case s.Temperature < 0 || math.IsNaN(s.Temperature) || math.IsInf(s.Temperature, 0):
-		return fmt.Errorf("sampling.temperature: must be a finite number >= 0 (0 = greedy), got %g", s.Temperature)
-	case !(s.TopP > 0 && s.TopP <= 1):
-		return fmt.Errorf("sampling.top_p: must be in (0, 1] (1 = off), got %g", s.TopP)
-	case s.TopK < 0:
-		return fmt.Errorf("sampling.top_k: must be >= 0 (0 = off), got %d", s.TopK)
-	}
-	return nil
-}
-
-// GenRequest is one row of a batched generation call. Rows of one call may
-// differ in prompt length and sampling parameters.
-type GenRequest struct {
-	Prompt       []int    // prompt token ids (the rendered chat)
-	MaxNewTokens int      // at most this many tokens are generated
-	Stop         []int    // generation ends after any of these ids is produced
-	Sampling     Sampling // per-row sampling parameters
-}
-
-// FinishReason says why a row stopped generating.
-type FinishReason int
-
-const (
-	// FinishStop: a stop token was produced; it is the last entry of Tokens.
-	FinishStop FinishReason = iota
-	// FinishLength: MaxNewTokens tokens were produced without a stop token.
-	FinishLength
-)
-
-func (f FinishReason) String() string {
-	switch f {
-	case FinishStop:
-		return "stop"
-	case FinishLength:
-		return "length"
-	}
-	return fmt.Sprintf("FinishReason(%d)", int(f))
-}
-
-// GenResult is the output for one GenRequest.
-type GenResult struct {
-	Tokens   []int     // generated ids, including the stop token when Finish == FinishStop
-	LogProbs []float32 // sampler log-probability of each generated token (len == len(Tokens))
-	Finish   FinishReason
-}
-
-// Generator samples a batch of requests with one model. seed determines all
+// Generator samples a batch of requests with one model (model.Generate: the
+// reference path when engine.enabled is false, and the engine's test
+// oracle). seed determines all
 // randomness of the call: equal requests and seed give equal results. The
 // sampler calls Generate from a single goroutine (the caller's), which the
 // training loop locks to the torch thread.
 type Generator interface {
-	Generate(reqs []GenRequest, seed uint64) ([]GenResult, error)
+	Generate(reqs []gen.Request, seed uint64) ([]gen.Result, error)
 }
 
 // GeneratorFunc adapts a function to Generator (e.g. a closure over
 // model.Generate and its KV cache settings).
-type GeneratorFunc func(reqs []GenRequest, seed uint64) ([]GenResult, error)
+type GeneratorFunc func(reqs []gen.Request, seed uint64) ([]gen.Result, error)
 
 // Generate implements Generator.
-func (f GeneratorFunc) Generate(reqs []GenRequest, seed uint64) ([]GenResult, error) {
+func (f GeneratorFunc) Generate(reqs []gen.Request, seed uint64) ([]gen.Result, error) {
 	return f(reqs, seed)
 }
 
 // Engine is a generator that takes requests as they come and hands them
-// back as they finish (model.Engine behind an adapter in cmd/train). The
+// back as they finish (model.Engine behind one adapter in package run). The
 // sampler submits an episode's next call as soon as the episode's previous
 // calls are back, without waiting for the rest of the batch. seed
 // determines the request's random draws whatever else runs beside it.
@@ -121,13 +69,7 @@ func (f GeneratorFunc) Generate(reqs []GenRequest, seed uint64) ([]GenResult, er
 // requests that finished, in id order. Results must follow the Generator
 // contract row by row.
 type Engine interface {
-	Submit(req GenRequest, seed uint64) (id int, err error)
-	Step() ([]Completion, error)
+	Submit(req gen.Request, seed uint64) (id int, err error)
+	Step() ([]gen.Completion, error)
 	Pending() int // requests submitted and not yet returned
-}
-
-// Completion is a finished Engine request.
-type Completion struct {
-	ID int
-	GenResult
 }

@@ -5,7 +5,7 @@
 // An environment package calls RegisterEnvironment from init with its
 // options' YAML key and functions over its options value (the type the
 // config's env.<key> section decodes into). config looks the section up by
-// that key, validates it with Validate and Files, cmd/train builds the
+// that key, validates it with Validate and Files, package run builds the
 // splits with Build, `train init --text NAME` learns tokenizer merges
 // from Text, and `train sft` writes demonstrations with Oracle. Workflows
 // register the same way (RegisterWorkflow, workflow.go) under workflow.<key>.

@@ -2,13 +2,20 @@
 // and the policy update consume it (ARCHITECTURE.md, "The Sample row").
 //
 // What it is: the row type and its construction from finished episodes,
-// including the reward rule
+// including the reward rule, computed here and nowhere else:
 //
-//	Reward = TeamReward + LocalReward − Penalty,  Penalty = agent.FormatPenalty if !Valid else 0
+//	Reward      = TeamReward + LocalReward
+//	LocalReward = the call's own terms − Penalty,  Penalty = agent.FormatPenalty if !Valid else 0
 //
 // where TeamReward is the workflow's team reward times the agent's
 // reward_scale (1 unless configured: agents whose rewards live on different
-// scales, as in the Dr. MAS stability experiment).
+// scales, as in the Dr. MAS stability experiment). Downstream code reads
+// these fields as they are; it never recombines them.
+//
+// Identity: every row carries its episode (Traj, and Env: the environment
+// instance it ran in, one per episode), its place in the episode (Turn,
+// Node), its candidate and joint action, and its agent and model, all set
+// here from the episode and the call.
 //
 // (Dr. MAS: r_i = R_τ − coef·[invalid]; AT-GRPO workflows put α·r_team in
 // TeamReward and r_local in LocalReward).
@@ -21,7 +28,8 @@ package rollout
 type Sample struct {
 	Prompt    int    // prompt group id: the task's index in the rollout batch; the n trajectories of a task share it
 	TaskID    string // the task's stable id (dataset row or generator seed)
-	Traj      int    // trajectory id, unique in the rollout batch
+	Traj      int    // trajectory (episode) id, unique in the rollout batch
+	Env       int    // the environment instance the episode ran in: one per episode, so = Traj (AT-GRPO's groups never mix environments)
 	Agent     string // the acting agent's name
 	Turn      int    // 0-based step of the episode at which the agent acted
 	Node      int    // tree sampling: the state the candidates branched from; linear workflows: = Turn
@@ -34,10 +42,10 @@ type Sample struct {
 	SampleLogProbs []float32 // the sampler's log-probs of ResponseTokens (diagnostics; the update recomputes them)
 	LossMask       []bool    // nil, or one entry per ResponseTokens token: false = left out of the loss (Call.LossMask)
 
-	Reward      float64 // TeamReward + LocalReward − Penalty
-	TeamReward  float64 // the team's reward credited to this row
-	LocalReward float64 // the row's own terms beyond the format penalty (0 in math)
-	Penalty     float64 // the agent's format penalty if the output is invalid, else 0
+	Reward      float64 // TeamReward + LocalReward
+	TeamReward  float64 // the team's reward credited to this row, times the agent's reward_scale
+	LocalReward float64 // the row's own terms (AT-GRPO's r_local; 0 in math) minus Penalty
+	Penalty     float64 // the agent's format penalty if the output is invalid, else 0 (already in LocalReward)
 
 	Valid     bool // the agent's parser accepted the output's format
 	Truncated bool // generation hit the agent's max_new_tokens
@@ -61,6 +69,7 @@ func SampleOf(ep *Episode, c *Call) Sample {
 		Prompt:         ep.Prompt,
 		TaskID:         ep.Task.ID,
 		Traj:           ep.Traj,
+		Env:            ep.Traj,
 		Agent:          c.Agent.Name,
 		Turn:           c.Turn,
 		Node:           c.Node,
@@ -70,9 +79,9 @@ func SampleOf(ep *Episode, c *Call) Sample {
 		ResponseTokens: c.ResponseTokens,
 		SampleLogProbs: c.LogProbs,
 		LossMask:       c.LossMask,
-		Reward:         team + c.LocalReward - pen,
+		Reward:         team + c.LocalReward - pen, // = TeamReward + LocalReward, summed in this order
 		TeamReward:     team,
-		LocalReward:    c.LocalReward,
+		LocalReward:    c.LocalReward - pen,
 		Penalty:        pen,
 		Valid:          c.Parsed.Valid,
 		Truncated:      c.Truncated,

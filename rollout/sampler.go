@@ -30,6 +30,7 @@ import (
 	"sort"
 	"sync"
 	"time"
+	"troupe/gen"
 )
 
 // Sampler runs episodes and batches their generation requests per model.
@@ -199,10 +200,7 @@ func (s *Sampler) RunPart(wf Workflow, tasks []Task, n int, seed uint64, first i
 				}
 			}
 		}
-		t0 := time.Now()
-		pool.Wait()
-		st.WaitTime += time.Since(t0)
-		if err := firstError(errs); err != nil {
+		if err := waitAdvances(pool, &st, errs); err != nil {
 			return nil, err
 		}
 		s.report(pending, &st, start)
@@ -274,7 +272,7 @@ func (s *Sampler) runContinuous(wf Workflow, eps []*Episode, pending [][]*Call, 
 					return nil, fmt.Errorf("rollout: model %q: engine returned request %d, which is not pending", m, c.ID)
 				}
 				delete(inflight[m], c.ID)
-				if err := pc.call.take(c.GenResult); err != nil {
+				if err := pc.call.take(c.Result); err != nil {
 					return nil, fmt.Errorf("rollout: model %q: agent %q: %w", m, pc.call.Agent.Name, err)
 				}
 				st.count(pc.call)
@@ -293,10 +291,7 @@ func (s *Sampler) runContinuous(wf Workflow, eps []*Episode, pending [][]*Call, 
 			done := slices.Clone(pending[i])
 			pool.Go(func() { pending[i], errs[i] = advance(wf, eps[i], done) })
 		}
-		t0 := time.Now()
-		pool.Wait()
-		st.WaitTime += time.Since(t0)
-		if err := firstError(errs); err != nil {
+		if err := waitAdvances(pool, &st, errs); err != nil {
 			return nil, err
 		}
 		for _, i := range ready {
@@ -317,7 +312,7 @@ func (s *Sampler) runContinuous(wf Workflow, eps []*Episode, pending [][]*Call, 
 
 // generate sends one batch to a model and stores the results in the calls.
 func (s *Sampler) generate(model string, batch []pendingCall, seed uint64) error {
-	reqs := make([]GenRequest, len(batch))
+	reqs := make([]gen.Request, len(batch))
 	for i, pc := range batch {
 		reqs[i] = requestOf(pc.call)
 	}
@@ -337,18 +332,18 @@ func (s *Sampler) generate(model string, batch []pendingCall, seed uint64) error
 }
 
 // requestOf is the generation request of a rendered call.
-func requestOf(c *Call) GenRequest {
+func requestOf(c *Call) gen.Request {
 	a := c.Agent
-	return GenRequest{Prompt: c.PromptTokens, MaxNewTokens: a.MaxNewTokens, Stop: a.Stop, Sampling: a.Sampling}
+	return gen.Request{Prompt: c.PromptTokens, MaxNewTokens: a.MaxNewTokens, Stop: a.Stop, Sampling: a.Sampling}
 }
 
 // take checks a generated result against the call's request and stores it.
-func (c *Call) take(r GenResult) error {
+func (c *Call) take(r gen.Result) error {
 	if err := checkResult(r, requestOf(c)); err != nil {
 		return err
 	}
 	c.ResponseTokens, c.LogProbs = r.Tokens, r.LogProbs
-	c.Truncated = r.Finish == FinishLength
+	c.Truncated = r.Finish == gen.FinishLength
 	return nil
 }
 
@@ -360,15 +355,15 @@ func (st *RolloutStats) count(c *Call) {
 }
 
 // checkResult enforces the Generator contract on one row.
-func checkResult(r GenResult, req GenRequest) error {
+func checkResult(r gen.Result, req gen.Request) error {
 	switch {
 	case len(r.Tokens) > req.MaxNewTokens:
 		return fmt.Errorf("%d tokens generated, the limit was %d", len(r.Tokens), req.MaxNewTokens)
 	case len(r.LogProbs) != len(r.Tokens):
 		return fmt.Errorf("%d log-probs for %d tokens; need one per token", len(r.LogProbs), len(r.Tokens))
-	case r.Finish == FinishStop && (len(r.Tokens) == 0 || !slices.Contains(req.Stop, r.Tokens[len(r.Tokens)-1])):
+	case r.Finish == gen.FinishStop && (len(r.Tokens) == 0 || !slices.Contains(req.Stop, r.Tokens[len(r.Tokens)-1])):
 		return fmt.Errorf("finish reason is stop but the last token is not one of the stop ids %v", req.Stop)
-	case r.Finish != FinishStop && r.Finish != FinishLength:
+	case r.Finish != gen.FinishStop && r.Finish != gen.FinishLength:
 		return fmt.Errorf("unknown finish reason %v", r.Finish)
 	}
 	return nil
@@ -389,9 +384,9 @@ func begin(wf Workflow, ep *Episode) (calls []*Call, err error) {
 func advance(wf Workflow, ep *Episode, done []*Call) (next []*Call, err error) {
 	defer recoverInto(wf, ep, &err)
 	for _, c := range done {
-		finish := FinishStop
+		finish := gen.FinishStop
 		if c.Truncated {
-			finish = FinishLength
+			finish = gen.FinishLength
 		}
 		c.Response = c.Agent.Decode(c.ResponseTokens, finish)
 		c.Parsed = c.Agent.Parser.Parse(c.Response)
@@ -457,6 +452,15 @@ func (s *Sampler) modelNames() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// waitAdvances waits for the episodes advancing on the pool, counts the wait,
+// and returns the first error among them.
+func waitAdvances(p *pool, st *RolloutStats, errs []error) error {
+	t0 := time.Now()
+	p.Wait()
+	st.WaitTime += time.Since(t0)
+	return firstError(errs)
 }
 
 func firstError(errs []error) error {

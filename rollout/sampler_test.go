@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"troupe/gen"
 
 	"troupe/rollout"
 	"troupe/rollout/scripted"
@@ -153,10 +154,10 @@ func TestSamplerTruncationAndPerAgentSampling(t *testing.T) {
 // badGenerator breaks the Generator contract in one chosen way.
 type badGenerator struct{ mode string }
 
-func (g badGenerator) Generate(reqs []rollout.GenRequest, _ uint64) ([]rollout.GenResult, error) {
-	out := make([]rollout.GenResult, len(reqs))
+func (g badGenerator) Generate(reqs []gen.Request, _ uint64) ([]gen.Result, error) {
+	out := make([]gen.Result, len(reqs))
 	for i := range out {
-		out[i] = rollout.GenResult{Tokens: []int{'x', scripted.EOS}, LogProbs: []float32{-1, -1}, Finish: rollout.FinishStop}
+		out[i] = gen.Result{Tokens: []int{'x', scripted.EOS}, LogProbs: []float32{-1, -1}, Finish: gen.FinishStop}
 	}
 	switch g.mode {
 	case "count":

@@ -14,6 +14,7 @@ import (
 	"troupe/advantage"
 	"troupe/ckpt"
 	"troupe/config"
+	"troupe/gen"
 	"troupe/internal/gpu"
 	"troupe/model"
 	"troupe/policy"
@@ -217,13 +218,21 @@ func (t *team) buildAgents(cfgs []rollout.AgentConfig, def rollout.AgentDefaults
 		if !ok {
 			return rollout.Binding{}, fmt.Errorf("no trained model %q", ac.Model)
 		}
-		thinking := ac.Thinking
+		thinking, date := ac.Thinking, ac.ChatDate
+		if err := tokenizer.CheckChatDate(date); err != nil {
+			return rollout.Binding{}, fmt.Errorf("chat_date: %w", err)
+		}
+		if family, err := tok.DetectChatTemplate(); err == nil {
+			for _, w := range tokenizer.IgnoredSettings(family, thinking, date) {
+				fmt.Fprintf(os.Stderr, "warning: agent %s (model %s): %s\n", ac.Name, ac.Model, w)
+			}
+		}
 		chat := func(msgs []rollout.Message) (string, error) {
 			tm := make([]tokenizer.Message, len(msgs))
 			for i, m := range msgs {
 				tm[i] = tokenizer.Message{Role: m.Role, Content: m.Content}
 			}
-			return tok.ApplyChatTemplate(tm, tokenizer.ChatOptions{AddGenerationPrompt: true, DisableThinking: !thinking})
+			return tok.ApplyChatTemplate(tm, tokenizer.ChatOptions{AddGenerationPrompt: true, DisableThinking: !thinking, Date: date})
 		}
 		return rollout.Binding{Chat: chat, Codec: tok, Stop: stopIDs(tok, t.models[ac.Model].Config)}, nil
 	})
@@ -285,26 +294,15 @@ const (
 	seedLoRA
 )
 
-// generatorFor adapts model.Generate to the sampler: a fresh generator per
-// call, seeded with the call's seed, so every call is reproducible on its own
-// and nothing stateful needs saving in checkpoints.
+// generatorFor adapts model.Generate to the sampler (the reference path,
+// engine.enabled: false): a fresh generator per call, seeded with the
+// call's seed, so every call is reproducible on its own and nothing stateful
+// needs saving in checkpoints.
 func generatorFor(m *model.Model) rollout.Generator {
-	return rollout.GeneratorFunc(func(reqs []rollout.GenRequest, seed uint64) ([]rollout.GenResult, error) {
+	return rollout.GeneratorFunc(func(reqs []gen.Request, seed uint64) ([]gen.Result, error) {
 		g := torch.NewGenerator(m.Device(), seed)
 		defer g.Free()
-		in := make([]model.GenRequest, len(reqs))
-		for i, r := range reqs {
-			in[i] = modelRequest(r)
-		}
-		out, err := m.Generate(in, nil, g)
-		if err != nil {
-			return nil, err
-		}
-		res := make([]rollout.GenResult, len(out))
-		for i, o := range out {
-			res[i] = rolloutResult(o)
-		}
-		return res, nil
+		return m.Generate(reqs, nil, g)
 	})
 }
 

@@ -1,117 +1,108 @@
 package run
 
-// console.go — what a run tells its console beyond the step line: the
-// samples of a step (--print-samples), the warning when a step gives the
-// update nothing to learn from, and the resolved config written into the
-// run directory before the first step.
-//
-// What it is not: the run's files of record (metrics.jsonl, samples.jsonl,
-// checkpoints: state.go); the config written here is the start's, each
-// checkpoint keeps its own copy.
+// console.go — what a run prints beside its step lines: rollout progress,
+// the answer to interrupts, the held-out summary at the end; and the writer
+// they share with the signal handler.
 
 import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
 
-	"troupe/config"
+	"troupe/internal/metrics"
 	"troupe/rollout"
 )
 
-// RunConfigFile is the resolved config a run writes into its directory at
-// its start (and at each resume).
-const RunConfigFile = "config.yaml"
-
-// writeRunConfig writes the resolved config into the run directory
-// (atomically: a reader never sees half a file).
-func writeRunConfig(cfg *config.Config) (string, error) {
-	raw, err := cfg.Marshal()
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(cfg.Run.OutputDir, RunConfigFile)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, raw, 0o644); err != nil {
-		return "", fmt.Errorf("writing the resolved config into the run directory: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return "", fmt.Errorf("writing the resolved config into the run directory: %w", err)
-	}
-	return path, nil
+// lockedWriter serialises writes from the run and its signal handler.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
 }
 
-// printSamples prints the first n rows of a step: the prompt's tail, the
-// response, the reward and the advantage.
-func printSamples(out io.Writer, step, n int, rows []rollout.Sample, adv []float64) {
-	for i := 0; i < n && i < len(rows); i++ {
-		s := rows[i]
-		fmt.Fprintf(out, "  sample %d/%d of step %d: agent %s, task %s, turn %d: reward %.3f, advantage %+.3f%s\n",
-			i+1, len(rows), step, s.Agent, s.TaskID, s.Turn, s.Reward, adv[i], validity(s))
-		fmt.Fprintf(out, "    prompt …%s\n", oneLine(lastRunes(s.PromptText, 160)))
-		fmt.Fprintf(out, "    response %s\n", oneLine(firstRunes(s.ResponseText, 400)))
-	}
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
-func validity(s rollout.Sample) string {
-	var notes []string
-	if !s.Valid {
-		notes = append(notes, "invalid format")
-	}
-	if s.Truncated {
-		notes = append(notes, "truncated")
-	}
-	if len(notes) == 0 {
-		return ""
-	}
-	return " (" + strings.Join(notes, ", ") + ")"
-}
+// forceQuit ends the process on a second interrupt (a variable for tests).
+var forceQuit = func() { os.Exit(130) }
 
-// oneLine shows line breaks as ⏎ so a sample stays one console line.
-func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", "⏎") }
-
-func lastRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[len(r)-n:])
-}
-
-func firstRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
-}
-
-// zeroSignal warns, once per run, when every advantage of a step is zero:
-// the update then has nothing to learn from.
-type zeroSignal struct{ warned bool }
-
-func (z *zeroSignal) check(out io.Writer, step int, rows []rollout.Sample, adv []float64) {
-	if z.warned || len(adv) == 0 {
-		return
-	}
-	for _, a := range adv {
-		if a != 0 {
-			return
-		}
-	}
-	z.warned = true
-	same := "the rewards differed across groups but not within any group"
-	if len(rows) > 0 {
-		same = fmt.Sprintf("every sample was scored alike (reward %.3g)", rows[0].Reward)
-		for _, s := range rows {
-			if s.Reward != rows[0].Reward {
-				same = "the rewards differed across groups but not within any group"
-				break
+// interrupts delivers the first SIGINT or SIGTERM on the returned channel:
+// the run finishes its step, saves a checkpoint and stops. A second one
+// quits at once; checkpoints are written atomically, so the newest complete
+// one stays usable (an unfinished save is cleaned up by the next run). The
+// close of gone (a rank's launcher died, launcher.go) stops the run like a
+// first signal, and never quits at once.
+func interrupts(out io.Writer, gone <-chan struct{}) (<-chan os.Signal, func()) {
+	sigs := make(chan os.Signal, 2)
+	stop := make(chan os.Signal, 1)
+	done := make(chan struct{})
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		first := true
+		for {
+			select {
+			case <-done:
+				return
+			case <-gone:
+				gone = nil
+				if first {
+					first = false
+					fmt.Fprintf(out, "the launcher of this rank is gone: finishing this step and saving a checkpoint\n")
+					stop <- LauncherDeathSignal
+				}
+			case sig := <-sigs:
+				if first {
+					first = false
+					fmt.Fprintf(out, "%v: finishing this step and saving a checkpoint; interrupt again to quit now\n", sig)
+					stop <- sig
+					continue
+				}
+				fmt.Fprintf(out, "%v again: quitting now; the newest complete checkpoint is intact\n", sig)
+				forceQuit()
 			}
 		}
+	}()
+	return stop, func() { signal.Stop(sigs); close(done) }
+}
+
+// rolloutProgress prints how a long rollout is going: nothing for its first
+// 10 seconds, then a line every 10 seconds.
+func rolloutProgress(out io.Writer, step, steps int) func(rollout.RolloutProgress) {
+	const every = 10 * time.Second
+	var last time.Duration
+	return func(p rollout.RolloutProgress) {
+		if p.Elapsed < every || p.Elapsed-last < every {
+			return
+		}
+		last = p.Elapsed
+		fmt.Fprintf(out, "  step %d/%d rollout: %d/%d episodes done, %d rows, %d tokens, %.0f tok/s, %s\n", step, steps,
+			p.EpisodesDone, p.Episodes, p.Rows, p.ResponseTokens, float64(p.ResponseTokens)/p.Elapsed.Seconds(), metrics.FormatDuration(p.Elapsed))
 	}
-	fmt.Fprintf(out, "warning: every advantage of step %d is zero (%d rows): %s, so this step gives the update no learning signal. "+
-		"Typical causes: a random or untrained model (warm it up with `train sft`), a task too hard or too easy for it, or batch.n too small to see different outcomes. "+
-		"This warning is printed once.\n", step, len(adv), same)
+}
+
+// evalSummary is the run's held-out accuracy at its first and last
+// evaluation ("" without two evaluations).
+func evalSummary(jsonl string) string {
+	recs, err := metrics.ReadJSONL(jsonl)
+	if err != nil {
+		return ""
+	}
+	var steps []int
+	var acc []float64
+	for _, r := range recs {
+		if v, ok := r.Values["eval/accuracy"]; ok {
+			steps, acc = append(steps, r.Step), append(acc, v)
+		}
+	}
+	if len(acc) < 2 {
+		return ""
+	}
+	n := len(acc) - 1
+	return fmt.Sprintf("held-out accuracy: %.3f after step %d → %.3f after step %d (%+.1f points)", acc[0], steps[0], acc[n], steps[n], 100*(acc[n]-acc[0]))
 }

@@ -2,13 +2,16 @@
 // engines, adapters, trainers, agents, workflow, environment splits, data
 // parallel placement), the RL step loop, evaluation, supervised warm-up,
 // checkpoints and exports. cmd/train parses flags into the option structs of
-// this package (Train, SFT, Eval, Export, Generate, Init, Plan) and calls
-// their Run methods; nothing here knows about flags or cobra.
+// this package (Train, SFT, Eval, Export, Generate, Init, Plan, Index, Serve)
+// and calls their Run methods; nothing here knows about flags or cobra.
 //
 // The files, one concept each:
 //
 //	doc.go          this overview
-//	train.go        Train: the RL run, its step loop top to bottom, resuming, signals
+//	train.go        Train: opening the run, the steps, the end (export, plot)
+//	step.go         one step top to bottom: rollout, rows, advantages, update, metrics, checkpoint
+//	resume.go       which config and checkpoint a run starts from; the guards on output_dir
+//	console.go      progress lines, interrupts, the held-out summary
 //	build.go        the team: a resolved config turned into models, trainers, agents, workflow
 //	engine.go       one generation engine per trained model behind the sampler's Engine interface
 //	rows.go         rollout samples → advantage rows and policy sequences; reward metrics
@@ -22,7 +25,7 @@
 //	distconfig.go   data parallel: the ranks' resolved configs compared at the join
 //	launcher.go     a rank of train --nproc stops when its launcher is gone
 //	brokenpipe.go   a closed console (train | tee, Ctrl-C) stops the printing, not the run
-//	console.go      --print-samples, the zero-advantage warning, the resolved config in the run directory
+//	notes.go        --print-samples, the zero-advantage warning, the resolved config in the run directory
 //	heartbeat.go    "still running" lines of silent phases; SFT's progress line
 //	check.go        Check: the resolved config (effective per-agent values) and the plan, loading nothing
 //	evaljson.go     train eval --json: the evaluation as one JSON object
@@ -33,6 +36,8 @@
 //	compare.go      CompareRuns: one report over several runs' metrics
 //	plot.go         DefaultCharts: the panels a run plots at its end
 //	guard.go        RefuseReplace: nothing existing is replaced without --force
+//	retrieve.go     Index and Serve: a BM25 index built from a corpus, served over HTTP
+//	bench.go        Bench: generation and update throughput of a model on this device (package bench)
 //
 // All torch work of a run happens on the caller's goroutine, which must be
 // locked to its OS thread (package torch on thread-local state).

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 
+	"troupe/gen"
 	"troupe/internal/gpu"
 	"troupe/model"
 	"troupe/rollout"
@@ -113,11 +114,11 @@ type adapterFront struct {
 	s       *sharedEngine
 	a       *model.Adapter
 	pending int
-	ready   []rollout.Completion
+	ready   []gen.Completion
 }
 
-func (f *adapterFront) Submit(r rollout.GenRequest, seed uint64) (int, error) {
-	id, err := f.s.e.Submit(model.EngineRequest{GenRequest: modelRequest(r), Seed: seed, Adapter: f.a})
+func (f *adapterFront) Submit(r gen.Request, seed uint64) (int, error) {
+	id, err := f.s.e.Submit(model.EngineRequest{GenRequest: r, Seed: seed, Adapter: f.a})
 	if err != nil {
 		return 0, err
 	}
@@ -128,7 +129,7 @@ func (f *adapterFront) Submit(r rollout.GenRequest, seed uint64) (int, error) {
 
 // Step returns the front's completions held from an earlier step of the
 // shared engine, or steps it once and hands every completion to its front.
-func (f *adapterFront) Step() ([]rollout.Completion, error) {
+func (f *adapterFront) Step() ([]gen.Completion, error) {
 	if len(f.ready) == 0 {
 		done, err := f.s.e.Step()
 		if err != nil {
@@ -137,7 +138,7 @@ func (f *adapterFront) Step() ([]rollout.Completion, error) {
 		for _, c := range done {
 			o := f.s.owner[c.ID]
 			delete(f.s.owner, c.ID)
-			o.ready = append(o.ready, rollout.Completion{ID: c.ID, GenResult: rolloutResult(c.GenResult)})
+			o.ready = append(o.ready, gen.Completion{ID: c.ID, Result: c.GenResult})
 		}
 	}
 	out := f.ready
@@ -159,39 +160,27 @@ func (t *team) releaseEngines() {
 	}
 }
 
-// engineAdapter is a model.Engine as a rollout.Engine.
+// engineAdapter is a model.Engine as a rollout.Engine: the one place the
+// run's seed (and, for adapters, adapterFront's route) joins a request.
 type engineAdapter struct{ e *model.Engine }
 
-func (a engineAdapter) Submit(r rollout.GenRequest, seed uint64) (int, error) {
-	return a.e.Submit(model.EngineRequest{GenRequest: modelRequest(r), Seed: seed})
+func (a engineAdapter) Submit(r gen.Request, seed uint64) (int, error) {
+	return a.e.Submit(model.EngineRequest{GenRequest: r, Seed: seed})
 }
 
-func (a engineAdapter) Step() ([]rollout.Completion, error) {
+func (a engineAdapter) Step() ([]gen.Completion, error) {
 	done, err := a.e.Step()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]rollout.Completion, len(done))
+	out := make([]gen.Completion, len(done))
 	for i, c := range done {
-		out[i] = rollout.Completion{ID: c.ID, GenResult: rolloutResult(c.GenResult)}
+		out[i] = gen.Completion{ID: c.ID, Result: c.GenResult}
 	}
 	return out, nil
 }
 
 func (a engineAdapter) Pending() int { return a.e.Pending() }
-
-func modelRequest(r rollout.GenRequest) model.GenRequest {
-	return model.GenRequest{Prompt: r.Prompt, MaxNewTokens: r.MaxNewTokens, Stop: r.Stop,
-		Sampling: model.Sampling{Temperature: r.Sampling.Temperature, TopK: r.Sampling.TopK, TopP: r.Sampling.TopP}}
-}
-
-func rolloutResult(o model.GenResult) rollout.GenResult {
-	res := rollout.GenResult{Tokens: o.Tokens, LogProbs: o.LogProbs, Finish: rollout.FinishStop}
-	if o.Finish == model.FinishLength {
-		res.Finish = rollout.FinishLength
-	}
-	return res
-}
 
 // sourceOf is the models.<key> a trained model comes from.
 func (t *team) sourceOf(name string) string {

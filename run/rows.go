@@ -18,10 +18,9 @@ func advantageRows(samples []rollout.Sample) []advantage.Row {
 	rows := make([]advantage.Row, len(samples))
 	for i, s := range samples {
 		rows[i] = advantage.Row{
-			// an episode is one environment (AT-GRPO's Env: its groups never mix episodes)
-			Prompt: s.Prompt, Traj: s.Traj, Env: s.Traj, Agent: s.Agent, Turn: s.Turn, Node: s.Node, Joint: s.Joint,
+			Prompt: s.Prompt, Traj: s.Traj, Env: s.Env, Agent: s.Agent, Turn: s.Turn, Node: s.Node, Joint: s.Joint,
 			Candidate: s.Candidate, Model: s.Model, Reward: s.Reward,
-			TeamReward: s.TeamReward, LocalReward: s.LocalReward - s.Penalty,
+			TeamReward: s.TeamReward, LocalReward: s.LocalReward,
 		}
 	}
 	return rows

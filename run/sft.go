@@ -29,6 +29,7 @@ import (
 
 	"troupe/ckpt"
 	"troupe/config"
+	"troupe/gen"
 	"troupe/model"
 	"troupe/policy"
 	"troupe/rollout"
@@ -172,9 +173,9 @@ func (c *SFT) demonstrations(t *team) ([]rollout.Sample, error) {
 
 // oracle answers an agent's prompts with the demonstrations of o.
 func oracle(o rollout.Oracle, a *rollout.Agent, tasks []rollout.Task, tok *tokenizer.Tokenizer, pCorrect float64) rollout.Generator {
-	return rollout.GeneratorFunc(func(reqs []rollout.GenRequest, seed uint64) ([]rollout.GenResult, error) {
+	return rollout.GeneratorFunc(func(reqs []gen.Request, seed uint64) ([]gen.Result, error) {
 		draw := &rollout.Draw{Rand: rollout.NewRand(seed), PCorrect: pCorrect}
-		out := make([]rollout.GenResult, len(reqs))
+		out := make([]gen.Result, len(reqs))
 		for i, req := range reqs {
 			prompt := tok.Decode(req.Prompt)
 			task, ok := findTask(prompt, tasks)
@@ -189,16 +190,16 @@ func oracle(o rollout.Oracle, a *rollout.Agent, tasks []rollout.Task, tok *token
 
 // demoResult encodes a demonstration as a generation result: the text, the
 // stop token, cut at the request's token limit.
-func demoResult(tok *tokenizer.Tokenizer, req rollout.GenRequest, text string) rollout.GenResult {
+func demoResult(tok *tokenizer.Tokenizer, req gen.Request, text string) gen.Result {
 	ids := tok.Encode(text)
 	if len(req.Stop) > 0 {
 		ids = append(ids, req.Stop[0])
 	}
-	finish := rollout.FinishStop
+	finish := gen.FinishStop
 	if len(ids) > req.MaxNewTokens {
-		ids, finish = ids[:req.MaxNewTokens], rollout.FinishLength
+		ids, finish = ids[:req.MaxNewTokens], gen.FinishLength
 	}
-	return rollout.GenResult{Tokens: ids, LogProbs: make([]float32, len(ids)), Finish: finish}
+	return gen.Result{Tokens: ids, LogProbs: make([]float32, len(ids)), Finish: finish}
 }
 
 // findTask returns the task whose question the prompt contains (the longest,

@@ -29,8 +29,18 @@
 // JSON, same padding), except that __metadata__ keys are sorted here where the
 // reference emits them in hash-map order.
 //
-// finite.go checks that a tensor can be a model's weight (a floating dtype,
-// every element finite), for the loaders in model/ and ckpt/.
+// The files:
+//
+//	doc.go          this overview
+//	dtype.go        the dtypes, their sizes and the writer's sort order
+//	header.go       parsing and checking the JSON header (every strictness rule)
+//	file.go         File: an opened file, its tensors as byte views
+//	mmap_unix.go, mmap_other.go  mapping a file read-only (or refusing where it cannot)
+//	modeldir.go     a model directory: one file or several shards behind one lookup
+//	write.go        the streaming writer
+//	shardwrite.go   sharded writing under a byte limit, with the index
+//	halffloat.go    bf16/f16/f32 slices ⇄ tensor bytes, for tests and fixtures
+//	finite.go       CheckWeight: a floating dtype and finite elements, for the loaders in model/ and ckpt/
 //
 // What this package deliberately is not: a tensor library (no arithmetic, no
 // slicing of tensor data beyond byte views), and not a downloader.

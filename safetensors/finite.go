@@ -103,7 +103,7 @@ func CheckWeight(name string, d DType, data []byte) error {
 		return fmt.Errorf("tensor %s is stored as %v; model weights must be floating point (F32, BF16, F16 or F64): the file is quantized or not a checkpoint of this architecture; use an unquantized Hugging Face checkpoint", name, d)
 	}
 	if i, what := FirstNonFinite(d, data); i >= 0 {
-		return fmt.Errorf("tensor %s holds %s at element %d of %d: the weights are damaged (a diverged run or a broken conversion); use an earlier checkpoint or re-download the model", name, what, i, int64(len(data))/int64(d.Size()))
+		return fmt.Errorf("tensor %s holds %s at element %d of %d: the values are damaged (a diverged run or a broken conversion); use an earlier checkpoint or re-download the model", name, what, i, int64(len(data))/int64(d.Size()))
 	}
 	return nil
 }

@@ -5,8 +5,9 @@
 #
 # For each config: `train init` a tiny random model (per model of the config,
 # tokenizer merges from the config's environment), 3 steps of `train sft`,
-# then 2 RL steps (2 tasks × 2 samples, 24 new tokens) with a held-out
-# evaluation of 2 tasks after the last, a checkpoint and an export. What is kept, in OUT/<config>/:
+# then 2 RL steps (1 task × 2 samples; joint and tree workflows with 2
+# completions per agent and 1 or 2 turns; 16 new tokens) with a held-out
+# evaluation of 1 task after the last, a checkpoint and an export. What is kept, in OUT/<config>/:
 #   metrics.jsonl  every line minus wall-clock fields (time, time/*,
 #                  throughput/*, memory/*/peak*, gpu/*)
 #   samples.jsonl  the logged rows as written
@@ -14,10 +15,14 @@
 #
 #   scripts/check-same-metrics.sh OUT            record (OUT must not exist)
 #   scripts/check-same-metrics.sh OUT BASELINE   record, then diff -r against BASELINE
+#   BASE_TRAIN=old/train scripts/check-same-metrics.sh OUT
+#       record each config with BASE_TRAIN into OUT/base and with this tree's
+#       train into OUT/new, one run at a time, and diff each pair at once
 #
 # It builds bin/train from the working tree first (TRAIN=path to use another
 # binary); CONFIGS="a b" limits it to those config names (without .yaml).
-# All ten take about 3 minutes on 2 idle cores.
+# On 2 busy shared cores a config takes 1-5 minutes (the tree-sampling
+# games the longest).
 set -euo pipefail
 
 out=${1:?usage: check-same-metrics.sh OUT [BASELINE]}
@@ -36,10 +41,12 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-configs=${CONFIGS:-$(cd "$root/configs" && ls *-tiny.yaml | sed 's/\.yaml$//')}
-for name in $configs; do
+# record NAME TRAIN DEST TAG: one config with one binary into DEST.
+record() {
+	local name=$1 bin=$2 dest=$3 tag=$4
 	cfg=$root/configs/$name.yaml
-	w=$work/$name
+	w=$work/$name-$tag
+	rm -rf "$w"
 	mkdir -p "$w"
 	env=$(awk '/^env:/{e=1;next} e&&/^  name:/{print $2; exit}' "$cfg")
 	# every model of the config: its family, if the config's own recipe names one
@@ -48,23 +55,44 @@ for name in $configs; do
 	for m in $(awk '/^models:/{m=1;next} m&&/^  [a-z0-9_]+:/{sub(":","",$1);print $1;next} m&&/^[^ #]/{exit}' "$cfg"); do
 		family=qwen3
 		[[ $m == llama ]] && family=llama
-		"$TRAIN" init "$w/init-$m" --family "$family" --seed "$seed" --text "${env:-math}" >/dev/null
+		"$bin" init "$w/init-$m" --family "$family" --seed "$seed" --text "${env:-math}" >/dev/null
 		sets+=(--set "models.$m.path=$w/init-$m")
 		seed=$((seed + 1))
 	done
-	"$TRAIN" sft -c "$cfg" "${sets[@]}" --out "$w/sft" --steps 3 --log-every 1 >"$w/sft.log" 2>&1 || { cat "$w/sft.log"; exit 1; }
+	"$bin" sft -c "$cfg" "${sets[@]}" --out "$w/sft" --steps 3 --log-every 1 >"$w/sft.log" 2>&1 || { cat "$w/sft.log"; exit 1; }
 	rl=()
 	for m in $(ls "$w/sft"); do rl+=(--set "models.$m.path=$w/sft/$m"); done
-	"$TRAIN" -q -c "$cfg" "${rl[@]}" --set run.output_dir="$w/run" --set run.steps=2 \
-		--set batch.prompts_per_step=2 --set batch.n=2 --set max_new_tokens=24 \
-		--set eval.every=2 --set eval.tasks=2 --set eval.at_start=false \
+	# small trees: the joint workflow samples its own group (batch.n 1), 2
+	# completions per agent for one turn; the tree workflow 2 candidates for 2
+	wf=(--set batch.n=2)
+	grep -qE '^  name: joint' "$cfg" && wf=(--set batch.n=1 --set workflow.joint.samples=2 --set workflow.joint.turns=1)
+	grep -qE '^  name: tree' "$cfg" && wf=(--set batch.n=2 --set workflow.tree.candidates=2 --set workflow.tree.max_turns=2)
+	"$bin" -q -c "$cfg" "${rl[@]}" --set run.output_dir="$w/run" --set run.steps=2 \
+		--set batch.prompts_per_step=1 "${wf[@]}" --set max_new_tokens=16 \
+		--set eval.every=2 --set eval.tasks=1 --set eval.at_start=false \
 		--set checkpoint.every=2 --set export.at_end=true >"$w/run.log" 2>&1 || { cat "$w/run.log"; exit 1; }
-	mkdir -p "$out/$name"
+	mkdir -p "$dest"
 	jq -c 'with_entries(select(.key != "time" and (.key | test("^(time|throughput|gpu)/|/peak") | not)))' \
-		"$w/run/metrics.jsonl" >"$out/$name/metrics.jsonl"
-	cp "$w/run/samples.jsonl" "$out/$name/samples.jsonl"
-	(cd "$w/run/export" && find . -type f | sort | xargs sha256sum) >"$out/$name/export.sha256"
-	echo "check-same-metrics: $name: $(wc -l <"$out/$name/metrics.jsonl") metrics lines"
+		"$w/run/metrics.jsonl" >"$dest/metrics.jsonl"
+	cp "$w/run/samples.jsonl" "$dest/samples.jsonl"
+	(cd "$w/run/export" && find . -type f | sort | xargs sha256sum) >"$dest/export.sha256"
+	echo "check-same-metrics: $name: $(wc -l <"$dest/metrics.jsonl") metrics lines"
+}
+
+configs=${CONFIGS:-$(cd "$root/configs" && ls *-tiny.yaml | sed 's/\.yaml$//')}
+for name in $configs; do
+	if [[ -n ${BASE_TRAIN:-} ]]; then
+		record "$name" "$BASE_TRAIN" "$out/base/$name" base
+		record "$name" "$TRAIN" "$out/new/$name" new
+		if diff -r "$out/base/$name" "$out/new/$name" >"$out/$name.diff"; then
+			echo "check-same-metrics: $name: identical"
+			rm -f "$out/$name.diff"
+		else
+			echo "check-same-metrics: $name: DIFFERENT (diff in $out/$name.diff)"
+		fi
+		continue
+	fi
+	record "$name" "$TRAIN" "$out/$name" run
 done
 rm -f "$out/train"
 if [[ -n $base ]]; then

@@ -128,6 +128,9 @@ func RenderChat(msgs []Message, opt ChatOptions) (string, error) {
 	if len(msgs) == 0 {
 		return "", fmt.Errorf("chat template: no messages")
 	}
+	if err := CheckChatDate(opt.Date); err != nil {
+		return "", fmt.Errorf("chat template: %w", err)
+	}
 	for i, m := range msgs {
 		switch m.Role {
 		case "system", "user", "assistant", "tool":

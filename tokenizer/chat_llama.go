@@ -17,9 +17,10 @@
 //
 // Departures: the date. Llama 3.2's template writes today's date when the
 // renderer defines strftime_now (transformers does), 3.1's writes
-// "26 Jul 2024". Here it is ChatOptions.Date, "26 Jul 2024" when empty, for
-// every 3.x model: a prompt that changes with the calendar would make runs
-// unrepeatable. Not rendered: tools, builtin_tools and tool_calls (a Message
+// "26 Jul 2024". Here it is ChatOptions.Date (an agent's chat_date in a run
+// config), "26 Jul 2024" when empty, for every 3.x model: a prompt that
+// changes with the calendar would make runs unrepeatable. A date must be
+// written as the templates write it, strftime's "%d %b %Y" (CheckChatDate). Not rendered: tools, builtin_tools and tool_calls (a Message
 // has only a role and text). The first Llama 3.0 template, which appends
 // the assistant header unconditionally, is not detected (DetectChatTemplate
 // says so); it renders as llama3 with AddGenerationPrompt.
@@ -27,8 +28,10 @@
 package tokenizer
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -36,6 +39,32 @@ import (
 // DefaultLlamaDate is the "Today Date" the Llama 3.1+ system block carries
 // when ChatOptions.Date is empty: the templates' own fallback.
 const DefaultLlamaDate = "26 Jul 2024"
+
+// CheckChatDate accepts "" and dates written as Llama 3.1+ templates write
+// them ("26 Jul 2024", "01 Feb 2025": strftime's "%d %b %Y").
+func CheckChatDate(date string) error {
+	if date == "" {
+		return nil
+	}
+	if d, err := time.Parse("02 Jan 2006", date); err != nil || d.Format("02 Jan 2006") != date {
+		return fmt.Errorf("chat date %q: write it as the Llama 3.1 templates do, two-digit day, English month abbreviation, year (e.g. %q)", date, DefaultLlamaDate)
+	}
+	return nil
+}
+
+// IgnoredSettings names, one line each, the settings a template family
+// ignores: thinking (only Qwen3's template has enable_thinking) and a date
+// (only Llama 3.1's writes one).
+func IgnoredSettings(family ChatTemplate, thinking bool, date string) []string {
+	var out []string
+	if thinking && family != ChatTemplateQwen3 {
+		out = append(out, fmt.Sprintf("thinking: true has no effect: the %s chat template has no thinking mode (only Qwen3's has)", family))
+	}
+	if date != "" && family != ChatTemplateLlama31 {
+		out = append(out, fmt.Sprintf("chat_date %q has no effect: the %s chat template writes no date (only Llama 3.1's and later do)", date, family))
+	}
+	return out
+}
 
 const (
 	llamaBOS          = "<|begin_of_text|>"

@@ -9,6 +9,7 @@ package tokenizer
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -142,6 +143,60 @@ func TestLlama3ChatMatchesTransformers(t *testing.T) {
 		}
 		if got := tok.Encode(c.Llama31); !slices.Equal(got, c.Llama31IDs) {
 			t.Errorf("%s: ids of the llama3.1 rendering:\n%s", c.Name, describeMismatch(tok, got, c.Llama31IDs))
+		}
+	}
+}
+
+// A chat date must be written as the Llama 3.1 templates write it; a bad
+// one is an error at render time (and at a run's start, through
+// CheckChatDate), never a prompt with a date no real template would write.
+func TestChatDate(t *testing.T) {
+	for _, ok := range []string{"", "26 Jul 2024", "01 Feb 2025", "29 Feb 2024"} {
+		if err := CheckChatDate(ok); err != nil {
+			t.Errorf("CheckChatDate(%q): %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"2024-07-26", "1 Feb 2025", "26 July 2024", "26 jul 2024", "30 Feb 2024", "today"} {
+		err := CheckChatDate(bad)
+		if err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), DefaultLlamaDate) {
+			t.Errorf("CheckChatDate(%q) = %v, want an error naming it and an example", bad, err)
+		}
+	}
+	msgs := []Message{{Role: "user", Content: "hi"}}
+	out, err := RenderChat(msgs, ChatOptions{Template: ChatTemplateLlama31, Date: "01 Feb 2025"})
+	if err != nil || !strings.Contains(out, "Today Date: 01 Feb 2025\n") {
+		t.Fatalf("llama3.1 with a date: %q, %v", out, err)
+	}
+	if _, err := RenderChat(msgs, ChatOptions{Template: ChatTemplateLlama31, Date: "2025-02-01"}); err == nil {
+		t.Fatal("a malformed date rendered")
+	}
+}
+
+// IgnoredSettings: thinking outside Qwen3 and a date outside Llama 3.1 are
+// named, one line each; nothing else is.
+func TestIgnoredSettings(t *testing.T) {
+	for _, c := range []struct {
+		family   ChatTemplate
+		thinking bool
+		date     string
+		want     []string
+	}{
+		{ChatTemplateQwen3, true, "", nil},
+		{ChatTemplateQwen3, false, "", nil},
+		{ChatTemplateLlama31, false, "01 Feb 2025", nil},
+		{ChatTemplateLlama31, true, "", []string{"thinking: true has no effect: the llama3.1 chat template"}},
+		{ChatTemplateQwen25, true, "01 Feb 2025", []string{"thinking: true has no effect: the qwen2.5", `chat_date "01 Feb 2025" has no effect: the qwen2.5`}},
+		{ChatTemplateLlama3, false, "01 Feb 2025", []string{`chat_date "01 Feb 2025" has no effect: the llama3 chat template`}},
+	} {
+		got := IgnoredSettings(c.family, c.thinking, c.date)
+		if len(got) != len(c.want) {
+			t.Errorf("%s thinking %v date %q: %q, want %d lines", c.family, c.thinking, c.date, got, len(c.want))
+			continue
+		}
+		for i := range got {
+			if !strings.HasPrefix(got[i], c.want[i]) || strings.Contains(got[i], "\n") {
+				t.Errorf("%s: line %d = %q, want one line starting %q", c.family, i, got[i], c.want[i])
+			}
 		}
 	}
 }

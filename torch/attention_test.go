@@ -228,3 +228,43 @@ func TestVarlenAttentionRefusesBadOffsets(t *testing.T) {
 		}
 	})
 }
+
+// TestVarlenAttentionInPlaceMatchesLoop runs the CPU's in-place no-grad
+// kernel (attention_cpu.cc, under GenerationKernels) on the engine's layouts — queries a strided view
+// of a fused projection, keys and values per-slot rows of an arena, float32,
+// head sizes with and without a tail past the kernel's 8 lanes — against the
+// per-sequence loop of explicit math (Loop).
+func TestVarlenAttentionInPlaceMatchesLoop(t *testing.T) {
+	noLeaks(t)
+	for _, D := range []int64{64, 12} {
+		const H, KVH, slotLen = 6, 2, 9
+		for _, c := range []struct {
+			name     string
+			tq, used []int64
+			causal   bool
+		}{
+			{"decode", []int64{1, 1, 1}, []int64{9, 1, 5}, true},
+			{"prefill after a past", []int64{3, 1, 4}, []int64{5, 1, 9}, true},
+			{"no mask", []int64{2, 2, 1}, []int64{3, 4, 2}, false},
+		} {
+			scoped(func() {
+				cuQ := []int64{0}
+				for _, n := range c.tq {
+					cuQ = append(cuQ, cuQ[len(cuQ)-1]+n)
+				}
+				Nq := cuQ[3]
+				fused := FromFloat64(randData(90, int(Nq)*(H+KVH)*int(D)), Nq, H+KVH, D).ToDType(Float32)
+				q := fused.Narrow(1, 0, H) // (Nq,H,D), row stride (H+KVH)·D
+				k := FromFloat64(randData(91, 3*slotLen*KVH*int(D)), 3*slotLen, KVH, D).ToDType(Float32)
+				v := FromFloat64(randData(92, 3*slotLen*KVH*int(D)), 3*slotLen, KVH, D).ToDType(Float32)
+				a := Varlen{CuQ: FromInt32([]int32{int32(cuQ[0]), int32(cuQ[1]), int32(cuQ[2]), int32(cuQ[3])}),
+					CuK: FromInt32([]int32{0, slotLen, 2 * slotLen, 3 * slotLen}), MaxQ: 4, MaxK: slotLen,
+					SeqUsedK: FromInt32([]int32{int32(c.used[0]), int32(c.used[1]), int32(c.used[2])}), Causal: c.causal}
+				var got []float64
+				GenerationKernels(func() { NoGrad(func() { got = VarlenAttention(q, k, v, a).Float64s() }) })
+				a.Loop = true
+				closeTo(t, fmt.Sprintf("D=%d %s", D, c.name), got, VarlenAttention(q, k, v, a).Float64s(), 2e-6)
+			})
+		}
+	}
+}

@@ -63,6 +63,21 @@ func NoGrad(fn func()) {
 	fn()
 }
 
+// GenerationKernels runs fn with the shim's CPU generation kernels on for
+// the calling thread: no-grad float32/float64 CPU calls of VarlenAttention,
+// a one-row Linear, RoPE and RMSNorm take single passes (csrc/cpu_fast.cc,
+// csrc/attention_cpu.cc) that equal the ATen math up to float rounding.
+// For generation only: the update's log-prob passes stay on the ATen math so
+// that their no-grad and grad forwards agree bit for bit.
+func GenerationKernels(fn func()) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var prev C.int
+	check("set_generation_kernels", C.ts_set_generation_kernels(1, &prev))
+	defer func() { check("set_generation_kernels", C.ts_set_generation_kernels(prev, nil)) }()
+	fn()
+}
+
 // GradEnabled reports the grad mode of the calling OS thread.
 func GradEnabled() bool {
 	var v C.int

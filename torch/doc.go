@@ -50,8 +50,33 @@
 // the torch goroutine. Pure-Go work (tokenizing, rewards, environments) may
 // run on any goroutine.
 //
-// The intra-op thread count is set at start-up to the number of CPUs, or to
-// TROUPE_THREADS when set.
+// The intra-op thread count is set at start-up to half the CPUs (at least
+// one), or to TROUPE_THREADS when set (DefaultThreads says why: OpenMP teams
+// larger than the idle cores collapse on a shared machine;
+// docs/performance.md has the measurements).
+//
+// On the CPU, calls that need no gradient (generation) take single-pass
+// kernels where their inputs allow (csrc/attention_cpu.cc, csrc/cpu_fast.cc):
+// varlen attention reads the key/value arena in place, a one-row linear is a
+// matrix-vector product, RoPE and RMSNorm are one loop each.
+//
+// # Files
+//
+//	doc.go        this overview
+//	cgo.go        the package's only #cgo block, and the shim's error handling
+//	dtype.go      element types and devices
+//	tensor.go     Tensor, Free, Scope and the live-tensor counter
+//	create.go     making tensors: from Go slices, zeros, ranges, random
+//	math.go       elementwise and reduction ops
+//	shape.go      views and copies: reshape, narrow, cat, index
+//	nn.go         softmax, RMSNorm, attention and the other network ops
+//	autograd.go   grad mode, backward, gradients
+//	optim.go      AdamW over parameter groups
+//	generator.go  seeded per-device random-number generators
+//	graph.go      CUDA graphs
+//	dist.go       collectives across processes (Gloo, NCCL)
+//	runtime.go    the loaded shim, versions, threads, CUDA devices and memory
+//	profile.go    the ATen operator profiler behind --profile
 //
 // # Versions
 //

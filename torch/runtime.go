@@ -11,10 +11,8 @@ import (
 )
 
 func init() {
-	// libtorch starts with one intra-op thread on some machines; use them
-	// all unless TROUPE_THREADS says otherwise. Set before any op runs:
-	// threads created later read this value once.
-	n := runtime.NumCPU()
+	// Set before any op runs: threads created later read this value once.
+	n := DefaultThreads(runtime.NumCPU())
 	if s := os.Getenv("TROUPE_THREADS"); s != "" {
 		if v, err := strconv.Atoi(s); err == nil && v > 0 {
 			n = v
@@ -22,6 +20,18 @@ func init() {
 	}
 	SetNumThreads(n)
 }
+
+// DefaultThreads is the intra-op thread count used on cpus CPUs without
+// TROUPE_THREADS: half of them, at least one. libtorch's CPU kernels run in
+// OpenMP teams whose threads wait for each other at every op's end; when a
+// team is larger than the cores idle at that moment — other processes on a
+// shared machine, or this process's own environments and tokenizers on other
+// goroutines — a descheduled member stalls the rest, and an update that takes
+// 0.8 s on one thread took 3–4 s on two of a busy two-core machine
+// (docs/performance.md). Half the CPUs leaves room for both, and on machines
+// with two hardware threads per core is about one thread per core, which is
+// where dense kernels stop gaining.
+func DefaultThreads(cpus int) int { return max(1, cpus/2) }
 
 // ShimPath is the file libtshim.so was loaded from.
 func ShimPath() string {

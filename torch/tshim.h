@@ -229,6 +229,17 @@ ts_err ts_graph_free(ts_graph g); /* also ends an unfinished capture */
 ts_err ts_op_count_start(void);
 ts_err ts_op_count_stop(int64_t* ops, int64_t* leaves);
 
+/* ---- cpu_fast.cc ---- */
+/* thread-local: no-grad CPU float32/64 calls of varlen attention, a one-row linear, RoPE and
+ * RMSNorm take single-pass kernels (equal to the ATen math up to float rounding) */
+ts_err ts_set_generation_kernels(int on, int* previous);
+
+/* ---- opprofile.cc ---- */
+/* per ATen operator: calls, self and total host time, between start and stop, on every thread;
+ * stop returns a malloc'd text table (caller frees) sorted by self time */
+ts_err ts_op_profile_start(void);
+ts_err ts_op_profile_stop(char** table);
+
 /* ---- runtime.cc ---- */
 ts_err ts_version(int* major, int* minor, int* patch);
 ts_err ts_shim_path(const char** out); /* file the shim was loaded from; static storage, do not free */

@@ -1,6 +1,6 @@
 // Command train is troupe's CLI: reinforcement learning of multi-agent LLM
 // systems from a YAML config (the root command), and the tools around it —
-// init, sft, eval, generate, export, tokenize, plot, version.
+// init, sft, eval, generate, export, tokenize, plot, bench, version.
 //
 // All torch work runs on the main goroutine, locked to the main OS thread
 // (see package torch on thread-local state).

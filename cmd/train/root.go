@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"troupe/bench"
 	"troupe/torch"
 )
 
@@ -28,7 +29,22 @@ trained model under its own optimizer settings. Metrics go to
 		RunE:          t.run,
 	}
 	t.flags(root)
-	root.AddCommand(newInit(), newSFT(), newEval(), newGenerate(), newExport(), newTokenize(), newPlot(), newCompare(), newIndex(), newServe(), newPlan(), newCheck(), newVersion())
+	var profile string // --profile on every command (bench.StartProfile)
+	var stopProfile func() error
+	root.PersistentFlags().StringVar(&profile, "profile", "", "write a Go CPU profile (PREFIX.cpu.pprof) and an ATen operator table (PREFIX.ops.txt) of the command")
+	root.PersistentPreRunE = func(*cobra.Command, []string) (err error) {
+		if profile != "" {
+			stopProfile, err = bench.StartProfile(profile)
+		}
+		return err
+	}
+	root.PersistentPostRunE = func(*cobra.Command, []string) error {
+		if stopProfile == nil {
+			return nil
+		}
+		return stopProfile()
+	}
+	root.AddCommand(newInit(), newSFT(), newEval(), newGenerate(), newExport(), newTokenize(), newPlot(), newCompare(), newIndex(), newServe(), newPlan(), newBench(), newCheck(), newVersion())
 	return root
 }
 

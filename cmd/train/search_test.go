@@ -116,3 +116,13 @@ func (c *countingRetriever) Retrieve(queries []string, k int) ([][]retrieval.Hit
 	c.queries.Add(int64(len(queries)))
 	return c.Retriever.Retrieve(queries, k)
 }
+
+// serveIndex serves ix on ln with the default limits and no token until
+// ctx ends, then shuts down gracefully.
+func serveIndex(ctx context.Context, ln net.Listener, ix retrieval.Retriever) error {
+	srv, err := retrieval.NewServer(ix, retrieval.DefaultLimits(), "")
+	if err != nil {
+		return err
+	}
+	return srv.Serve(ctx, ln)
+}

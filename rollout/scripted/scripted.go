@@ -5,7 +5,7 @@
 // Files: scripted.go (all of it).
 //
 // What it is: enough of a model for orchestration tests of rollout and of
-// the packages that drive it (cmd/train), offline and without libtorch —
+// the packages that drive it (run), offline and without libtorch —
 // with its own byte codec, or with a real tokenizer (Generator.Codec). It
 // honours the Generator contract: per-row MaxNewTokens truncation
 // (FinishLength), a stop token appended otherwise (FinishStop), one log-prob
@@ -19,6 +19,7 @@ package scripted
 import (
 	"fmt"
 	"strings"
+	"troupe/gen"
 
 	"troupe/rollout"
 )
@@ -84,7 +85,7 @@ type Responder func(prompt string, seed uint64) string
 // Call records one Generate call.
 type Call struct {
 	Seed     uint64
-	Requests []rollout.GenRequest
+	Requests []gen.Request
 	Prompts  []string // decoded prompts
 }
 
@@ -100,13 +101,13 @@ type Generator struct {
 func New(respond Responder) *Generator { return &Generator{Respond: respond} }
 
 // Generate implements rollout.Generator.
-func (g *Generator) Generate(reqs []rollout.GenRequest, seed uint64) ([]rollout.GenResult, error) {
+func (g *Generator) Generate(reqs []gen.Request, seed uint64) ([]gen.Result, error) {
 	codec := g.Codec
 	if codec == nil {
 		codec = Codec{}
 	}
 	call := Call{Seed: seed, Requests: reqs}
-	out := make([]rollout.GenResult, len(reqs))
+	out := make([]gen.Result, len(reqs))
 	for i, r := range reqs {
 		if r.MaxNewTokens <= 0 {
 			return nil, fmt.Errorf("scripted: row %d: max new tokens must be > 0, got %d", i, r.MaxNewTokens)
@@ -115,10 +116,10 @@ func (g *Generator) Generate(reqs []rollout.GenRequest, seed uint64) ([]rollout.
 		call.Prompts = append(call.Prompts, prompt)
 		rowSeed := rollout.DeriveSeed(seed, uint64(i))
 		ids := codec.Encode(g.Respond(prompt, rowSeed))
-		res := rollout.GenResult{Finish: rollout.FinishStop}
+		res := gen.Result{Finish: gen.FinishStop}
 		switch {
 		case len(ids) >= r.MaxNewTokens:
-			ids, res.Finish = ids[:r.MaxNewTokens], rollout.FinishLength
+			ids, res.Finish = ids[:r.MaxNewTokens], gen.FinishLength
 		case len(r.Stop) == 0:
 			return nil, fmt.Errorf("scripted: row %d: no stop tokens and the response fits; pass Stop ids (e.g. scripted.EOS)", i)
 		default:
@@ -191,15 +192,15 @@ type Submission struct {
 
 type engineReq struct {
 	id, left int
-	res      rollout.GenResult
+	res      gen.Result
 }
 
 // NewEngine returns a scripted engine over a responder.
 func NewEngine(respond Responder) *Engine { return &Engine{Gen: New(respond)} }
 
 // Submit implements rollout.Engine.
-func (e *Engine) Submit(req rollout.GenRequest, seed uint64) (int, error) {
-	out, err := e.Gen.Generate([]rollout.GenRequest{req}, seed)
+func (e *Engine) Submit(req gen.Request, seed uint64) (int, error) {
+	out, err := e.Gen.Generate([]gen.Request{req}, seed)
 	if err != nil {
 		return 0, err
 	}
@@ -215,13 +216,13 @@ func (e *Engine) Submit(req rollout.GenRequest, seed uint64) (int, error) {
 }
 
 // Step implements rollout.Engine.
-func (e *Engine) Step() ([]rollout.Completion, error) {
+func (e *Engine) Step() ([]gen.Completion, error) {
 	e.steps++
-	var done []rollout.Completion
+	var done []gen.Completion
 	kept := e.live[:0]
 	for _, r := range e.live {
 		if r.left--; r.left <= 0 {
-			done = append(done, rollout.Completion{ID: r.id, GenResult: r.res})
+			done = append(done, gen.Completion{ID: r.id, Result: r.res})
 		} else {
 			kept = append(kept, r)
 		}

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""transformers as the external reference for troupe's Qwen2/Qwen3 model.
+"""transformers as the external reference for troupe's Qwen2/Qwen3/Llama model.
 
 Runs with python3 with torch, transformers, safetensors (no Go, no
 network): the Python reference environment (scripts/pyref) on any machine,
 or a GPU machine's python3. Four jobs:
 
-  fixtures OUTDIR   tiny random Qwen2/Qwen2.5/Qwen3 models built from configs
+  fixtures OUTDIR   tiny random Qwen2/Qwen2.5/Qwen3/Llama 3.2 models built from configs
                     with AutoModelForCausalLM.from_config, saved with
                     save_pretrained into OUTDIR/<name>/, plus
                     OUTDIR/<name>/reference.safetensors (layout below) with
@@ -114,6 +114,16 @@ TINY = {
                                     attention_bias=True, rope_theta=1e6),
                       "Qwen3, attention_bias (q/k/v/o), MHA, untied"),
 }
+# Llama fixtures, seeded after TINY's (so adding them left the Qwen fixtures'
+# weights as they were): the Llama 3.2 structure with llama3 rope scaling
+# whose three bands all hold some of the 8 frequencies (θ 1e4, head_dim 16:
+# wavelengths 2π … 2π·1e4^(7/8) against 32/4 and 32/1), MLP biases, tied.
+TINY_LLAMA = {
+    "llama3.2-hf": ("llama", dict(num_key_value_heads=2, tie_word_embeddings=True, mlp_bias=True, rope_theta=1e4,
+                                  rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                                "high_freq_factor": 4.0, "original_max_position_embeddings": 32}),
+                    "Llama 3.2 structure: GQA 4/2, llama3 rope scaling (three bands), mlp_bias, tied"),
+}
 TINY_BASE = dict(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                  num_attention_heads=4, max_position_embeddings=256, rms_norm_eps=1e-6)
 
@@ -126,13 +136,18 @@ TRANSFORMERS_MAJOR = int(transformers.__version__.split(".")[0])
 
 
 def make_config(family, **kw):
-    """A Qwen2Config/Qwen3Config. transformers 5 keeps rope_theta inside
-    rope_parameters; 4.x takes it as a keyword."""
+    """A Qwen2Config/Qwen3Config/LlamaConfig. transformers 5 keeps rope_theta
+    (and a rope scaling) inside rope_parameters; 4.x takes them as keywords."""
     theta = kw.pop("rope_theta", 1e4)
+    scaling = kw.pop("rope_scaling", None)
     if TRANSFORMERS_MAJOR >= 5:
-        kw["rope_parameters"] = {"rope_type": "default", "rope_theta": theta}
+        kw["rope_parameters"] = {**(scaling or {"rope_type": "default"}), "rope_theta": theta}
     else:
         kw["rope_theta"] = theta
+        if scaling:
+            kw["rope_scaling"] = scaling
+    if family == "llama":
+        return transformers.LlamaConfig(hidden_act="silu", bos_token_id=None, eos_token_id=None, pad_token_id=None, **kw)
     cls = transformers.Qwen2Config if family == "qwen2" else transformers.Qwen3Config
     return cls(use_sliding_window=False, hidden_act="silu", bos_token_id=None, eos_token_id=None,
                pad_token_id=None, **kw)
@@ -217,9 +232,11 @@ def fixtures(args):
     device = "cuda" if torch.cuda.is_available() else "cpu"
     torch.set_float32_matmul_precision("highest")  # no TF32: the float32 reference stays float32
     os.makedirs(args.outdir, exist_ok=True)
-    for i, (name, (family, overrides, covers)) in enumerate(sorted(TINY.items())):
+    seeded = [(1000 + i, kv) for i, kv in enumerate(sorted(TINY.items()))] + \
+             [(1100 + i, kv) for i, kv in enumerate(sorted(TINY_LLAMA.items()))]
+    for seed, (name, (family, overrides, covers)) in seeded:
         config = make_config(family, **{**TINY_BASE, **overrides})
-        model = build(config, seed=1000 + i, device=device)
+        model = build(config, seed=seed, device=device)
         folder = os.path.join(args.outdir, name)
         model.save_pretrained(folder)  # config.json + model.safetensors (tied lm_head omitted)
 

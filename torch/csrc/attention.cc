@@ -49,6 +49,10 @@ namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
+// The most queries × keys of one sequence that the CPU's in-place kernel
+// (attention_cpu.cc) takes; beyond it, the matmul path's GEMMs are faster.
+constexpr int64_t kDirectWork = int64_t{1} << 16;
+
 // Explicit attention over (..., T, D) queries and (..., S, D) keys; the leading
 // dims broadcast (the varlen path uses that for grouped-query heads). causal
 // aligns the diagonal bottom-right: query i sees keys j <= i + (S - T), which
@@ -250,9 +254,15 @@ ts_err ts_varlen_attention(ts_tensor q, ts_tensor k, ts_tensor v, ts_tensor cu_q
 #else
   (void)max_q;
   (void)max_k;
-  (void)flags;
 #endif
   tshim::OneKernel one("varlen_attention");  // one flash kernel on a GPU
+  if (!(flags & TS_VARLEN_LOOP)) {
+    at::Tensor o;
+    if (tshim::varlen_attention_cpu(Q, K, V, T(cu_q), T(cu_k), used, causal != 0, s, kDirectWork, &o)) {
+      *out = wrap(o);
+      return nullptr;
+    }
+  }
   *out = wrap(varlen_loop(Q, K, V, T(cu_q), T(cu_k), used, causal != 0, s));
   TS_CATCH
 }

@@ -62,6 +62,18 @@ struct OneKernel {
   OneKernel& operator=(const OneKernel&) = delete;
 };
 
+// CPU kernels for no-grad generation (attention_cpu.cc, cpu_fast.cc), on
+// threads that asked for them (generation_kernels). Each returns false,
+// having done nothing, when it is off or its inputs are not its case
+// (another device or dtype, a gradient wanted, an unsupported layout).
+bool generation_kernels();
+bool varlen_attention_cpu(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& cu_q,
+                          const at::Tensor& cu_k, const at::Tensor& seqused_k, bool causal, double scale,
+                          int64_t max_work, at::Tensor* out);
+bool linear_cpu(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, at::Tensor* out);
+bool rope_cpu(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin_signed, at::Tensor* out);
+bool rms_norm_cpu(const at::Tensor& x, const at::Tensor& w, double eps, at::Tensor* out);
+
 }  // namespace tshim
 
 // Every exported function body sits between TS_TRY and TS_CATCH: success

@@ -54,6 +54,11 @@ ts_err ts_embedding(ts_tensor weight, ts_tensor ids, ts_tensor* out) {
 
 ts_err ts_linear(ts_tensor x, ts_tensor w, ts_tensor b, ts_tensor* out) {
   TS_TRY
+  at::Tensor fast;
+  if (tshim::linear_cpu(T(x), T(w), tshim::opt(b), &fast)) {  // one row, no grad (cpu_fast.cc)
+    *out = wrap(fast);
+    return nullptr;
+  }
   *out = wrap(b != nullptr ? at::linear(T(x), T(w), T(b)) : at::linear(T(x), T(w)));
   TS_CATCH
 }
@@ -61,6 +66,11 @@ ts_err ts_linear(ts_tensor x, ts_tensor w, ts_tensor b, ts_tensor* out) {
 ts_err ts_rope(ts_tensor x, ts_tensor cos, ts_tensor sin_signed, ts_tensor* out) {
   TS_TRY
   const auto& in = T(x);
+  at::Tensor fast;
+  if (tshim::rope_cpu(in, T(cos), T(sin_signed), &fast)) {  // no grad (cpu_fast.cc)
+    *out = wrap(fast);
+    return nullptr;
+  }
   // rotate_half(x)·sin = cat(−x₂, x₁)·sin = cat(x₂, x₁)·sin_signed, exactly
   // (negation is exact): one kernel fewer per call than negating x₂ here
   *out = wrap(in.mul(T(cos)).add(swap_halves(in).mul(T(sin_signed))));

@@ -41,10 +41,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -220,8 +222,8 @@ func (e *Env) JointScore(task rollout.Task, turn int, outputs []string) rollout.
 // total sums the terms into the reward, clamped to [0, MaxReward].
 func total(res rollout.JointResult) rollout.JointResult {
 	res.Reward = 0
-	for _, t := range res.Terms {
-		res.Reward += t
+	for _, k := range slices.Sorted(maps.Keys(res.Terms)) { // a fixed order: bit-identical runs
+		res.Reward += res.Terms[k]
 	}
 	res.Reward = clamp(res.Reward, 0, MaxReward)
 	return res
@@ -293,6 +295,7 @@ func scored(res rollout.JointResult, t trial, rd reading, tests []string) rollou
 	}
 	terms["syntax"] = SyntaxReward
 	terms["tests"] = clamp(TestsReward*float64(t.passed)/float64(t.total), 0, TestsReward)
+	res.Stats["tests/share"] = clamp(float64(t.passed)/float64(t.total), 0, 1) // what the code-test workflow reads
 	if t.passed > 0 && rd.auxFn != "" && rd.calls {
 		terms["aux_used"] = AuxUsedReward
 		if !rd.wrapper {

@@ -16,6 +16,6 @@ func init() {
 			}
 			return texts, nil
 		},
-		Workflows: []string{"joint", "single"},
+		Workflows: []string{"joint", "single", "code-test"},
 	})
 }

@@ -4,8 +4,9 @@
 // Files: env.go (the Environment and its config), procedural.go,
 // arithmetic.go and wordproblems.go (the generator), dataset.go and
 // parquet.go (file loaders), normalize.go, equiv.go and expr.go (answer
-// comparison: the text, then the value of an expression), reward.go (the Scorer), oracle.go (train sft's
-// demonstrations), register.go (the registration).
+// comparison: the text, then the value of an expression), reward.go (the
+// Scorer), oracle.go (train sft's demonstrations), register.go (the
+// registration).
 //
 // The package is named math after its directory; inside it the standard
 // library's math is not needed (exact arithmetic uses math/big).

@@ -118,6 +118,14 @@ func TestGraderMatchesReference(t *testing.T) {
 		{`12`, `12\text{ days}`, true, ""},
 		{`144`, `12^2`, false, ""},
 		{`\frac{100}{3}`, `33\frac{1}{3}`, true, ""},
+		{`no`, `on`, true, ""},
+		{`ab`, `ba`, true, ""},
+		{`x^2`, `xx`, true, ""},
+		{`2^{10}`, `1024`, false, ""},
+		{`2^{10}\cdot 3`, `3\cdot 2^{10}`, false, `the reference does not evaluate two-digit exponents; troupe does, exactly, below 64`},
+		{`\sqrt{2}`, `1.414213562373`, false, `an irrational answer is compared in floating point, within 1e-12 relative`},
+		{`(1,2)`, `(1,2.0)`, true, ""},
+		{`-2\frac{1}{2}`, `-1.5`, true, ""},
 	} {
 		want := tc.ref != (tc.departs != "")
 		if got := Equivalent(tc.got, tc.gold); got != want {

@@ -19,7 +19,7 @@ func init() {
 			return train, test, nil
 		},
 		Text:      mergeText,
-		Workflows: []string{"math-refine", "single"},
+		Workflows: []string{"math-refine", "single", "math-tool"},
 		Oracle:    Oracle,
 	})
 }

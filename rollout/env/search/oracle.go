@@ -28,10 +28,12 @@ func Oracle(opts any, agent string, task rollout.Task, prompt string, right bool
 	if !ok {
 		o = DefaultOptions()
 	}
-	// the memory is everything after the section header, up to the role
+	// the memory is everything after the section header, up to the
+	// Verifier's review (the Searcher's prompt) or the role
 	memory := ""
 	if _, rest, ok := strings.Cut(prompt, "# Searches So Far\n"); ok {
 		memory, _, _ = strings.Cut(rest, "\n# Your Role")
+		memory, _, _ = strings.Cut(memory, "\n# The Verifier's Review")
 	}
 	switch agent {
 	case o.Verifier:

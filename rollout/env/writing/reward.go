@@ -41,6 +41,8 @@ package writing
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -147,8 +149,10 @@ type Result struct {
 func Reward(summary, expansion string, guards bool) (res Result) {
 	res = Result{Terms: map[string]float64{"structure": 0, "length_ratio": 0, "unique_words": 0, "transitions": 0, "overlap": 0}}
 	defer func() {
-		for _, v := range res.Terms {
-			res.Reward += v
+		// in a fixed order: a float sum in map order would differ in the last
+		// bit from run to run, and a resumed run would not be bit-identical
+		for _, k := range slices.Sorted(maps.Keys(res.Terms)) {
+			res.Reward += res.Terms[k]
 		}
 	}()
 	for _, c := range []struct{ who, text string }{{"summary", summary}, {"expansion", expansion}} {

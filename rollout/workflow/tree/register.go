@@ -20,6 +20,9 @@ func init() {
 				{Name: "plan", Model: "policy", Preset: "plan-path-plan", FormatPenalty: 0.1, RewardScale: 2},
 			}
 		},
-		Estimators: []string{"atgrpo"},
+		// atgrpo, and the grouping ablations on the same rows: grpo and
+		// rloo (prompt groups of trajectories), grpo-step (prompt groups
+		// of rows), drmas ((prompt, agent): the turn left out of the key)
+		Estimators: append([]string{"atgrpo"}, rollout.LinearEstimators...),
 	})
 }

@@ -174,3 +174,73 @@ func TestTreeRefusesWhatCannotWork(t *testing.T) {
 		}
 	}
 }
+
+// Without a tree each environment runs one candidate per (turn, agent); the
+// simulated tool call is credited its own simulated reward plus the plan's
+// executed reward of the same turn (the reference's calculate_reward), the
+// plan its own; atgrpo keyed by prompt then groups the n environments of the
+// task turn by turn.
+func TestNoTreeCreditsThePlanToTheTool(t *testing.T) {
+	var mu sync.Mutex
+	count := 0
+	respond := func(prompt string, _ uint64) string {
+		mu.Lock()
+		defer mu.Unlock()
+		count++
+		return fmt.Sprintf("r=%d c", count%5) // rewards 0..4, varied across environments and turns
+	}
+	o := tree.Options{Agents: []string{"tool", "plan"}, Candidates: 1, MaxTurns: 2, Alpha: 1, Simulate: []string{"tool"}, Mode: tree.ModeNoTree}
+	wf, err := rollout.NewWorkflow("tree", o, treeAgents(t), toyEnv{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rollout.Sampler{Generators: map[string]rollout.Generator{"policy": scripted.New(respond)}}
+	const n = 4
+	out, err := s.Run(wf, []rollout.Task{toyEnv{}.Task(0)}, n, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Samples) != n*2*2 {
+		t.Fatalf("%d rows, want %d environments × 2 turns × 2 agents", len(out.Samples), n)
+	}
+	own := func(s rollout.Sample) float64 {
+		r, _ := strconv.ParseFloat(strings.TrimPrefix(strings.Fields(s.ResponseText)[0], "r="), 64)
+		return r
+	}
+	plan := map[[2]int]float64{}
+	for _, s := range out.Samples {
+		if s.Agent == "plan" {
+			plan[[2]int{s.Traj, s.Turn}] = own(s)
+		}
+	}
+	rows := make([]advantage.Row, len(out.Samples))
+	for i, s := range out.Samples {
+		want := own(s)
+		if s.Agent == "tool" {
+			want += plan[[2]int{s.Traj, s.Turn}]
+		}
+		if s.Candidate != 0 || s.TeamReward != want {
+			t.Errorf("row %d (%s, env %d, turn %d): candidate %d, team reward %g, want %g", i, s.Agent, s.Traj, s.Turn, s.Candidate, s.TeamReward, want)
+		}
+		rows[i] = advantage.Row{Prompt: s.Prompt, Traj: s.Traj, Env: s.Traj, Agent: s.Agent, Turn: s.Turn, Candidate: s.Candidate, Model: s.Model, Reward: s.Reward}
+	}
+	opt := advantage.DefaultOptions()
+	opt.ATGRPO.Key = advantage.KeyPrompt
+	res, err := advantage.ATGRPO{Options: opt}.Compute(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Groups) != 4 {
+		t.Errorf("%d groups, want (turn, agent) × 2 × 2", len(res.Groups))
+	}
+	for _, g := range res.Groups {
+		if g.Samples != n {
+			t.Errorf("group %s: %d samples, want the %d environments", g.Label, g.Samples, n)
+		}
+	}
+	bad := o
+	bad.Candidates = 3
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "set candidates: 1") {
+		t.Errorf("no-tree with 3 candidates: %v", err)
+	}
+}

@@ -6,6 +6,10 @@
 //
 // Files: actions.go (the parsers and move lists), roles.go (presets,
 // demonstrations, ScorePlan).
+//
+// A program-writing tool agent's parser (ProgramParser) reads the last
+// fenced Python block of its response; the tree workflow runs it in the
+// sandbox and reads the "Actions List: …" line from what it prints.
 package actions
 
 import (
@@ -46,6 +50,18 @@ func parser(re *regexp.Regexp, what string, check func(string) error) rollout.Pa
 		return rollout.Parsed{Valid: true, Value: v}
 	})
 }
+
+var fence = regexp.MustCompile("(?s)```(?:python|py|python3)?[ \t]*\n(.*?)```")
+
+// ProgramParser reads the last fenced Python block of a response: the
+// program a tool agent wrote.
+var ProgramParser = rollout.ParserFunc(func(response string) rollout.Parsed {
+	m := fence.FindAllStringSubmatch(response, -1)
+	if len(m) == 0 || strings.TrimSpace(m[len(m)-1][1]) == "" {
+		return rollout.Parsed{Problem: "no ```python block holding a program"}
+	}
+	return rollout.Parsed{Valid: true, Value: m[len(m)-1][1]}
+})
 
 // Parsers returns the tool agent's parser, which reads "Actions List: …",
 // and the plan agent's, which reads a "#### …" line; check checks the

@@ -1,9 +1,13 @@
 // roles.go — the tool and plan roles every grid game pairs (AT-GRPO): their
-// prompt layout and presets, registered as <game>-tool and <game>-plan, and
-// the score of a plan line played from the start.
+// prompt layout and presets, registered as <game>-tool, <game>-tool-program
+// (the paper's tool agent: a Python program whose printed action list is
+// the proposal; the tree workflow runs it in the sandbox, see
+// workflow.tree.programs) and <game>-plan, and the score of a plan line
+// played from the start.
 package actions
 
 import (
+	"fmt"
 	"strings"
 
 	"troupe/rollout"
@@ -25,13 +29,30 @@ func (r Roles) UserTemplate() string {
 	return "# Task Introduction\n" + r.Rules + "\n{{.Task}}\n\n# Current State\n{{index .Extra \"observation\"}}\n" + rollout.TeamAndRole
 }
 
-// Register registers the two parsers and the two presets.
+// ProgramRole is the tool agent's role when it writes a program; the
+// program must print the line the tool's answer would end with (the last
+// line of Roles.Tool).
+const ProgramRole = `You are the Tool agent. Write a short Python 3 program (standard library only) that computes the answer from the current state, for instance with breadth-first search or A*, and prints it. The program runs in a sandbox without input or network, for a few seconds at most; its output is shown to your teammates.
+Put the whole program in one ` + "```python" + ` block. The program's last printed line must be `
+
+// ProgramMarker is in every program-writing tool prompt (demonstrations
+// look for it).
+const ProgramMarker = "Write a short Python 3 program"
+
+// programRole is the tool agent's program-writing role for a game.
+func (r Roles) programRole() string {
+	lines := strings.Split(strings.TrimSpace(r.Tool), "\n")
+	last := strings.TrimPrefix(lines[len(lines)-1], "End with one line: ")
+	return ProgramRole + last
+}
+
+// Register registers the three parsers and the three presets.
 func (r Roles) Register(tool, plan rollout.Parser) {
 	user := r.UserTemplate()
 	for _, role := range []struct {
 		name, text string
 		parser     rollout.Parser
-	}{{r.Game + "-tool", r.Tool, tool}, {r.Game + "-plan", r.Plan, plan}} {
+	}{{r.Game + "-tool", r.Tool, tool}, {r.Game + "-tool-program", r.programRole(), ProgramParser}, {r.Game + "-plan", r.Plan, plan}} {
 		rollout.RegisterParser(role.name, role.parser)
 		rollout.RegisterPreset(role.name, rollout.Preset{System: r.System, Role: role.text, User: user, Parser: role.name})
 	}
@@ -57,6 +78,9 @@ func ScorePlan(g rollout.Stepper, plan rollout.Parser, task rollout.Task, respon
 // after the sentence toolWork, else the plan agent's "#### action" after
 // planWork.
 func Demo(agent, prompt, action, toolWork, planWork string) string {
+	if strings.Contains(prompt, ProgramMarker) { // a program that prints the answer found
+		return "# " + toolWork + "\n```python\nprint(" + fmt.Sprintf("%q", "Actions List: "+action) + ")\n```"
+	}
 	if agent == "tool" || strings.Contains(prompt, "You are the Tool agent") {
 		return toolWork + "\nActions List: " + action
 	}

@@ -103,3 +103,26 @@ func TestScorePlan(t *testing.T) {
 		}
 	}
 }
+
+// <game>-tool-program asks for a program that prints the tool's action
+// line, its parser reads the last fenced block, and a demonstration for it
+// is a program printing the answer.
+func TestProgramRole(t *testing.T) {
+	tool, plan := Parsers(func(string) error { return nil })
+	Roles{Game: "program-test", System: "S", Rules: "R", Tool: "Search.\nEnd with one line: Actions List: [\"R\", ...]", Plan: "P"}.Register(tool, plan)
+	p, err := rollout.PresetByName("program-test-tool-program")
+	if err != nil || !strings.Contains(p.Role, ProgramMarker) || !strings.HasSuffix(p.Role, `must be Actions List: ["R", ...]`) || p.Parser != "program-test-tool-program" {
+		t.Fatalf("preset: %+v %v", p, err)
+	}
+	got := ProgramParser.Parse("first\n```python\nprint(1)\n```\nthen\n```python\nimport json\nprint(2)\n```\nActions List: [\"U\"]")
+	if !got.Valid || got.Value != "import json\nprint(2)\n" {
+		t.Errorf("parsed %+v, want the last block", got)
+	}
+	if got := ProgramParser.Parse(`Actions List: ["U"]`); got.Valid || !strings.Contains(got.Problem, "python") {
+		t.Errorf("a response without a program: %+v", got)
+	}
+	demo := Demo("tool", p.Role, `["R", "D"]`, "BFS finds 2 moves.", "")
+	if v := ProgramParser.Parse(demo); !v.Valid || v.Value != `print("Actions List: [\"R\", \"D\"]")`+"\n" {
+		t.Errorf("demonstration %q parses as %+v", demo, v)
+	}
+}

@@ -1,0 +1,265 @@
+// Package codetest is AT-GRPO's code team: a coder that writes the task's
+// function and a tester that writes unit tests for it, turn after turn,
+// registered as the workflow "code-test" with its options under
+// workflow.code_test. It plays in an environment that runs a program
+// against assert tests in the sandbox (rollout.JointScorer with a "tests"
+// term: coding).
+//
+// Files: codetest.go (the options, the game over the environment, the
+// registration and the presets).
+//
+// Per turn, in the reference's order (PettingLLMs' code_L1_prompt.yaml:
+// turn_order code_generator, test_generator; max_turns 5):
+//
+//	the coder's function: reward = the share of the task's own tests it
+//	passes (the reference's ground_truth_test_vs_generated_code_match_ratio);
+//	the tester's asserts: reward = the share of them the task's reference
+//	solution passes (generated_test_vs_golden_code_match_ratio: tests that
+//	are right about the task), 0 without asserts or without a reference;
+//	the episode ends when the coder's function passes every assert of the
+//	tester's (the reference's done).
+//
+// Every program runs through the environment's harness (docs/sandbox.md):
+// the coder's function with a stub helper, the reference solution with the
+// task's own helper. The team sees how the latest function fared on the
+// latest generated tests (the reference's mismatch history); nothing of the
+// task's own tests or its reference solution.
+//
+// Departures:
+//  1. The reference's tasks are stdin/stdout programs with input/output
+//     pairs; here they are functions with assert tests (the coding
+//     environment's procedural set, HumanEval, MBPP), and the tester writes
+//     asserts. Only the procedural tasks carry a reference solution; on the
+//     others the tester's reward is 0 (the run logs tester_judged 0).
+//  2. Success is the coder's latest function passing all of the task's
+//     tests, as the reference's coder success.
+package codetest
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"troupe/rollout"
+	"troupe/rollout/workflow/tree"
+)
+
+// Options configures the code team.
+type Options struct {
+	Coder      string  `yaml:"coder"`      // the agent writing the function
+	Tester     string  `yaml:"tester"`     // the agent writing asserts
+	Candidates int     `yaml:"candidates"` // K per (turn, agent); 1 with mode no-tree
+	MaxTurns   int     `yaml:"max_turns"`  // turns at most
+	Alpha      float64 `yaml:"alpha"`      // AT-GRPO's α on the step reward
+	Mode       string  `yaml:"mode"`       // tree | no-tree
+	MaxTests   int     `yaml:"max_tests"`  // asserts of the tester's that run at most
+}
+
+// DefaultOptions is the reference's setting with K = 4.
+func DefaultOptions() Options {
+	return Options{Coder: "coder", Tester: "tester", Candidates: 4, MaxTurns: 5, Alpha: 1, Mode: tree.ModeTree, MaxTests: 10}
+}
+
+func (o Options) treeOptions() tree.Options {
+	return tree.Options{Agents: []string{o.Coder, o.Tester}, Candidates: o.Candidates, MaxTurns: o.MaxTurns, Alpha: o.Alpha, Mode: o.Mode}
+}
+
+// Validate checks the options; errors name their key under
+// workflow.code_test.
+func (o Options) Validate() error {
+	if o.Coder == "" || o.Tester == "" || o.Coder == o.Tester {
+		return fmt.Errorf("workflow.code_test.coder, tester: name two different agents, got %q and %q", o.Coder, o.Tester)
+	}
+	if o.MaxTests < 1 || o.MaxTests > 100 {
+		return fmt.Errorf("workflow.code_test.max_tests: must be in [1, 100], got %d", o.MaxTests)
+	}
+	if err := o.treeOptions().Validate(); err != nil {
+		return fmt.Errorf("%s", strings.Replace(err.Error(), "workflow.tree.", "workflow.code_test.", 1))
+	}
+	return nil
+}
+
+// PooledGroups: with mode no-tree the estimator must pool a task's
+// environments.
+func (o Options) PooledGroups() bool { return o.treeOptions().PooledGroups() }
+
+// game is the code task as a turn-based environment over the harness.
+type game struct {
+	rollout.JointScorer
+	opts Options
+}
+
+// state is one episode's latest function and tests.
+type state struct {
+	task    rollout.Task
+	code    string // the coder's latest function ("" before the first)
+	passed  bool   // it passes all of the task's tests
+	agreed  bool   // it passes all of the tester's latest asserts: the episode is over
+	history []string
+}
+
+func (s *state) Clone() rollout.State {
+	c := *s
+	c.history = append([]string(nil), s.history...)
+	return &c
+}
+
+func (s *state) Observation() string {
+	if len(s.history) == 0 {
+		return "No function or tests yet."
+	}
+	return strings.Join(s.history, "\n")
+}
+
+func (s *state) Done() bool    { return s.agreed }
+func (s *state) Success() bool { return s.passed }
+
+func (g game) Reset(task rollout.Task) (rollout.State, error) {
+	if task.Meta["entry_point"] == "" || task.Meta["tests"] == "" {
+		return nil, fmt.Errorf("code-test: task %s has no entry_point or tests; use the coding environment", task.ID)
+	}
+	return &state{task: task}, nil
+}
+
+const stubHelper = "def aux(*args):\n    return None\n"
+
+// share runs main (with helper) against tests and returns the share passed,
+// whether all passed, and the harness's feedback.
+func (g game) share(task rollout.Task, tests []string, helper, main string) (float64, bool, string) {
+	enc, _ := json.Marshal(tests)
+	t := task
+	t.Meta = map[string]string{}
+	for k, v := range task.Meta {
+		t.Meta[k] = v
+	}
+	t.Meta["tests"] = string(enc)
+	r := g.JointScore(t, 0, []string{helper, main})
+	return r.Stats[TestsShareStat], r.Success, r.Feedback
+}
+
+// TestsShareStat is the stat in which the environment reports the share of
+// the tests the program passed (the coding environment does; 0 when the
+// program did not compile or the runner failed).
+const TestsShareStat = "tests/share"
+
+// Step scores the coder's function on the task's tests, or the tester's
+// asserts on the reference solution and the latest function.
+func (g game) Step(s rollout.State, agent, action string) rollout.StepResult {
+	st := s.(*state)
+	turn := len(st.history) + 1
+	if agent == g.opts.Coder {
+		var tests []string
+		json.Unmarshal([]byte(st.task.Meta["tests"]), &tests)
+		st.code = action
+		share, all, _ := g.share(st.task, tests, stubHelper, "```python\n"+action+"\n```")
+		st.passed = all
+		return rollout.StepResult{Reward: share, Message: "the coder wrote a new version of the function",
+			Metrics: map[string]float64{"coder_tests_passed": share}}
+	}
+	asserts := Asserts(action, g.opts.MaxTests)
+	if len(asserts) == 0 {
+		st.history = append(st.history, fmt.Sprintf("turn %d: the tester wrote no asserts", turn))
+		return rollout.StepResult{Reward: 0, Message: "the tester wrote no asserts", Metrics: map[string]float64{"tester_judged": 0}}
+	}
+	reward, judged := 0.0, 0.0
+	if main := st.task.Meta["main"]; main != "" {
+		reward, _, _ = g.share(st.task, asserts, st.task.Meta["helper"], "```python\n"+main+"\n```")
+		judged = 1
+	}
+	msg := fmt.Sprintf("turn %d: the tester wrote %d asserts", turn, len(asserts))
+	if st.code != "" {
+		_, all, feedback := g.share(st.task, asserts, stubHelper, "```python\n"+st.code+"\n```")
+		st.agreed = all
+		msg += "; against the coder's latest function: " + feedback
+	}
+	st.history = append(st.history, msg)
+	return rollout.StepResult{Reward: reward, Message: msg, Metrics: map[string]float64{"tester_tests_right": reward, "tester_judged": judged}}
+}
+
+var (
+	fence  = regexp.MustCompile("(?s)```(?:python|py|python3)?[ \\t]*\\n(.*?)```")
+	assert = regexp.MustCompile(`(?m)^\s*(assert\s.+)$`)
+)
+
+// Asserts returns the single-line assert statements of a response's fenced
+// blocks (or of the response itself when it has none), at most max.
+func Asserts(response string, max int) []string {
+	text := response
+	if m := fence.FindAllStringSubmatch(response, -1); len(m) > 0 {
+		var blocks []string
+		for _, b := range m {
+			blocks = append(blocks, b[1])
+		}
+		text = strings.Join(blocks, "\n")
+	}
+	var out []string
+	for _, m := range assert.FindAllStringSubmatch(text, -1) {
+		if len(out) == max {
+			break
+		}
+		out = append(out, strings.TrimSpace(m[1]))
+	}
+	return out
+}
+
+// codeParser reads the last fenced block: the coder's function.
+var codeParser = rollout.ParserFunc(func(response string) rollout.Parsed {
+	m := fence.FindAllStringSubmatch(response, -1)
+	if len(m) == 0 || strings.TrimSpace(m[len(m)-1][1]) == "" {
+		return rollout.Parsed{Problem: "no ```python block holding the function"}
+	}
+	return rollout.Parsed{Valid: true, Value: m[len(m)-1][1]}
+})
+
+// testsParser keeps the whole response (Step reads its asserts); valid when
+// it holds at least one.
+var testsParser = rollout.ParserFunc(func(response string) rollout.Parsed {
+	if len(Asserts(response, 1)) == 0 {
+		return rollout.Parsed{Value: response, Problem: "no assert statement"}
+	}
+	return rollout.Parsed{Valid: true, Value: response}
+})
+
+const (
+	system = "You are one member of a two-person team that writes a correct Python function: one writes the function, the other writes unit tests for it. Follow your own role exactly."
+	user   = "# Task Introduction\nComplete this Python function:\n{{.Task}}\n\n# History\n{{index .Extra \"observation\"}}\n" + rollout.TeamAndRole
+)
+
+func init() {
+	rollout.RegisterParser("codetest-function", codeParser)
+	rollout.RegisterParser("codetest-asserts", testsParser)
+	rollout.RegisterPreset("codetest-coder", rollout.Preset{System: system, User: user, Parser: "codetest-function",
+		Role: "You are the Coder. Write the complete function in one ```python block. If the tester's asserts failed against your last version, decide whether your function or the test is wrong, and fix your function if it is."})
+	rollout.RegisterPreset("codetest-tester", rollout.Preset{System: system, User: user, Parser: "codetest-asserts",
+		Role: "You are the Tester. Write unit tests for the function as single-line assert statements (assert f(args) == expected), one per line, in one ```python block. Work out each expected value from the task itself, not from the coder's function."})
+	rollout.RegisterWorkflow("code-test", rollout.WorkflowSpec{
+		Key:      "code_test",
+		Defaults: func() any { return DefaultOptions() },
+		Roles: func(o any) map[string]string {
+			opts := o.(Options)
+			return map[string]string{"workflow.code_test.coder": opts.Coder, "workflow.code_test.tester": opts.Tester}
+		},
+		Build: func(o any, agents []*rollout.Agent, env rollout.Scorer) (rollout.Workflow, error) {
+			opts, err := rollout.OptionsOf("code-test", o, DefaultOptions)
+			if err != nil {
+				return nil, err
+			}
+			if err := opts.Validate(); err != nil {
+				return nil, err
+			}
+			js, ok := env.(rollout.JointScorer)
+			if !ok {
+				return nil, fmt.Errorf("workflow code-test: the environment (%T) does not run programs against tests; use the coding environment", env)
+			}
+			return tree.New(opts.treeOptions(), agents, game{JointScorer: js, opts: opts})
+		},
+		Agents: func() []rollout.AgentConfig {
+			return []rollout.AgentConfig{
+				{Name: "coder", Model: "policy", Preset: "codetest-coder", FormatPenalty: 0.1},
+				{Name: "tester", Model: "policy", Preset: "codetest-tester", FormatPenalty: 0.1},
+			}
+		},
+		Estimators: append([]string{"atgrpo"}, rollout.LinearEstimators...),
+	})
+}

@@ -1,0 +1,115 @@
+package codetest_test
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+
+	"troupe/rollout"
+	"troupe/rollout/env/coding"
+	"troupe/rollout/scripted"
+	"troupe/rollout/workflow/codetest"
+)
+
+func needSandbox(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("bwrap"); err != nil && os.Getenv("TROUPE_SANDBOX_REQUIRED") == "" {
+		t.Skip("bwrap not installed (scripts/setup.sh installs it); set TROUPE_SANDBOX_REQUIRED=1 to fail instead")
+	}
+}
+
+// One turn on a procedural coding task, K = 2: the coder's candidates are
+// the reference solution and a stub, the tester's the task's own asserts
+// and the same asserts with wrong expected values. Every program runs in
+// the sandbox: the coder earns the share of the task's tests passed (1, 0),
+// the tester the share of its asserts the reference solution passes (1, 0);
+// the best function passes the best asserts, so the episode ends solved.
+func TestCodeTestTurn(t *testing.T) {
+	needSandbox(t)
+	env, err := coding.New(coding.DefaultConfig(), "train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := env.Task(0)
+	var tests []string
+	json.Unmarshal([]byte(task.Meta["tests"]), &tests)
+	wrong := make([]string, len(tests))
+	for i, a := range tests {
+		wrong[i] = a + " + 1"
+	}
+	coder := []string{
+		"```python\n" + task.Meta["helper"] + "\n\n" + task.Meta["main"] + "\n```",
+		"```python\ndef " + task.Meta["entry_point"] + "(*args):\n    return None\n```",
+	}
+	tester := []string{"```python\n" + strings.Join(tests, "\n") + "\n```", "```python\n" + strings.Join(wrong, "\n") + "\n```"}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	respond := func(prompt string, _ uint64) string {
+		mu.Lock()
+		defer mu.Unlock()
+		role := "c"
+		if strings.Contains(prompt, "You are the Tester") {
+			role = "t"
+		}
+		k := seen[role] % 2
+		seen[role]++
+		if role == "t" {
+			return tester[k]
+		}
+		return coder[k]
+	}
+	var agents []*rollout.Agent
+	for i, ac := range []rollout.AgentConfig{{Name: "coder", Model: "policy", Preset: "codetest-coder"}, {Name: "tester", Model: "policy", Preset: "codetest-tester"}} {
+		a, err := rollout.NewAgent("agents["+string(rune('0'+i))+"]", ac, rollout.AgentDefaults{Sampling: rollout.DefaultSampling, MaxNewTokens: 4096}, scripted.Binding())
+		if err != nil {
+			t.Fatal(err)
+		}
+		agents = append(agents, a)
+	}
+	o := codetest.DefaultOptions()
+	o.Candidates = 2
+	wf, err := rollout.NewWorkflow("code-test", o, agents, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rollout.Sampler{Generators: map[string]rollout.Generator{"policy": scripted.New(respond)}}
+	out, err := s.Run(wf, []rollout.Task{task}, 1, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Samples) != 4 {
+		for _, r := range out.Samples {
+			t.Logf("%s %d turn %d: %g", r.Agent, r.Candidate, r.Turn, r.TeamReward)
+		}
+		t.Logf("%+v", out.Episodes[0].Context)
+		t.Fatalf("%d rows, want one turn of 2 coder and 2 tester candidates", len(out.Samples))
+	}
+	want := map[string][]float64{"coder": {1, 0}, "tester": {1, 0}}
+	for _, r := range out.Samples {
+		if w := want[r.Agent][r.Candidate]; math.Abs(r.TeamReward-w) > 1e-9 {
+			t.Errorf("%s candidate %d: team reward %g, want %g", r.Agent, r.Candidate, r.TeamReward, w)
+		}
+	}
+	if ep := out.Episodes[0]; !ep.Done || !ep.Success || ep.Metrics["game_turns"] != 1 {
+		t.Errorf("episode: done %v success %v metrics %v; want solved after one turn", ep.Done, ep.Success, ep.Metrics)
+	}
+}
+
+func TestAssertsAndOptions(t *testing.T) {
+	got := codetest.Asserts("Tests:\n```python\nassert f(1) == 2\nx = 3\n  assert f(2) == 4\n```\nassert f(9) == 9", 5)
+	if len(got) != 2 || got[0] != "assert f(1) == 2" || got[1] != "assert f(2) == 4" {
+		t.Errorf("asserts %q: want the two inside the block", got)
+	}
+	if got := codetest.Asserts("assert a == 1\nassert b == 2\nassert c == 3", 2); len(got) != 2 {
+		t.Errorf("max 2: got %q", got)
+	}
+	o := codetest.DefaultOptions()
+	o.Tester = o.Coder
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "two different agents") {
+		t.Errorf("one agent twice: %v", err)
+	}
+}

@@ -1,0 +1,234 @@
+// Package mathtool is AT-GRPO's math team: a tool agent that writes a
+// Python program whose last printed line is its answer (run in the sandbox)
+// and a reasoner that answers in \boxed{}, turn after turn, registered as
+// the workflow "math-tool" with its options under workflow.math_tool. It
+// plays in any environment that scores a \boxed{} answer (math).
+//
+// Files: mathtool.go (the options, the game over the environment's scorer,
+// the registration and the presets).
+//
+// Per turn, in the reference's order (PettingLLMs' math_L1_prompt.yaml:
+// turn_order tool_generator, reasoning_generator; max_turns 5):
+//
+//	the tool agent's program runs; the last line it printed is its answer:
+//	reward 1 if the environment scores it correct, 0 if not, −1 if the
+//	program printed nothing or failed;
+//	the reasoner's \boxed{} answer: reward 1 if correct, else 0;
+//	the episode ends when the two answers of one turn agree (judged by the
+//	environment's own equivalence), or after max_turns.
+//
+// Each agent sees the answers given so far (the observation) and the chosen
+// outputs of its teammates; nothing says which answer is correct. The turns
+// are driven by the tree workflow (rollout/workflow/tree) over this game,
+// so tree sampling (K candidates per turn and agent, the best continues),
+// mode: no-tree and the group filter all apply; the reward of each row is
+// its own agent's.
+//
+// Departures:
+//  1. The reference shows each agent the full history of both agents'
+//     solutions (truncated to 300 characters) and their extracted answers,
+//     except the reasoner at turn 0, which sees nothing of the tool's first
+//     program. Here the answers are the observation and the chosen outputs
+//     reach every later call as team context, at turn 0 too: the reasoner
+//     may check the program's answer (the point of pairing them).
+//  2. Success is the reasoner's last answer being correct (its first
+//     agreeing one when the episode ends early); the reference counts any
+//     correct agent output.
+package mathtool
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"troupe/rollout"
+	"troupe/rollout/workflow/tree"
+)
+
+// Options configures the math team.
+type Options struct {
+	Tool           string  `yaml:"tool"`            // the agent writing programs
+	Reasoner       string  `yaml:"reasoner"`        // the agent answering in \boxed{}
+	Candidates     int     `yaml:"candidates"`      // K per (turn, agent); 1 with mode no-tree
+	MaxTurns       int     `yaml:"max_turns"`       // turns at most
+	Alpha          float64 `yaml:"alpha"`           // AT-GRPO's α on the step reward
+	Mode           string  `yaml:"mode"`            // tree | no-tree
+	Interpreter    string  `yaml:"interpreter"`     // absolute path of the Python 3 that runs the programs
+	ProgramSeconds float64 `yaml:"program_seconds"` // wall-clock and CPU limit of one program (the reference: 20)
+}
+
+// DefaultOptions is the reference's setting with K = 4.
+func DefaultOptions() Options {
+	return Options{Tool: "tool", Reasoner: "reasoner", Candidates: 4, MaxTurns: 5, Alpha: 1, Mode: tree.ModeTree,
+		Interpreter: "/usr/bin/python3", ProgramSeconds: 20}
+}
+
+// treeOptions are the tree workflow's options for the team.
+func (o Options) treeOptions() tree.Options {
+	return tree.Options{Agents: []string{o.Tool, o.Reasoner}, Candidates: o.Candidates, MaxTurns: o.MaxTurns, Alpha: o.Alpha,
+		Mode: o.Mode, Programs: []string{o.Tool}, Interpreter: o.Interpreter, ProgramSeconds: o.ProgramSeconds,
+		ProgramOutput: tree.OutputLastLine}
+}
+
+// Validate checks the options; errors name their key under
+// workflow.math_tool.
+func (o Options) Validate() error {
+	if o.Tool == "" || o.Reasoner == "" || o.Tool == o.Reasoner {
+		return fmt.Errorf("workflow.math_tool.tool, reasoner: name two different agents, got %q and %q", o.Tool, o.Reasoner)
+	}
+	if err := o.treeOptions().Validate(); err != nil {
+		return fmt.Errorf("%s", strings.Replace(err.Error(), "workflow.tree.", "workflow.math_tool.", 1))
+	}
+	return nil
+}
+
+// PooledGroups: with mode no-tree the estimator must pool a task's
+// environments (config asks atgrpo for key: prompt).
+func (o Options) PooledGroups() bool { return o.treeOptions().PooledGroups() }
+
+// game is the math task as a turn-based environment over a scorer.
+type game struct {
+	rollout.Scorer
+	tool, reasoner string
+}
+
+func (g game) Name() string {
+	if e, ok := g.Scorer.(rollout.Environment); ok {
+		return e.Name()
+	}
+	return "math-tool"
+}
+
+func (g game) Len() int {
+	if e, ok := g.Scorer.(rollout.Environment); ok {
+		return e.Len()
+	}
+	return 0
+}
+
+func (g game) Task(i int) rollout.Task {
+	if e, ok := g.Scorer.(rollout.Environment); ok {
+		return e.Task(i)
+	}
+	return rollout.Task{}
+}
+
+// state is one episode's answers.
+type state struct {
+	task     rollout.Task
+	answers  []string // "turn 1, tool's program: 42", … (the observation)
+	code     string   // the tool's answer of the current turn ("" if none)
+	correct  bool     // the reasoner's last answer was correct
+	answered bool     // the reasoner answered at least once
+	agreed   bool     // the two answers of a turn agreed: the episode is over
+}
+
+func (s *state) Clone() rollout.State {
+	c := *s
+	c.answers = append([]string(nil), s.answers...)
+	return &c
+}
+
+func (s *state) Observation() string {
+	if len(s.answers) == 0 {
+		return "No answers yet."
+	}
+	return strings.Join(s.answers, "\n")
+}
+
+func (s *state) Done() bool    { return s.agreed }
+func (s *state) Success() bool { return s.answered && s.correct }
+
+func (g game) Reset(task rollout.Task) (rollout.State, error) { return &state{task: task}, nil }
+
+// Step scores the tool's printed answer or the reasoner's boxed one.
+func (g game) Step(s rollout.State, agent, action string) rollout.StepResult {
+	st := s.(*state)
+	action = strings.TrimSpace(action)
+	turn := len(st.answers)/2 + 1
+	right := action != "" && g.Score(st.task, `\boxed{`+action+`}`).Success
+	if agent == g.tool {
+		st.code = action
+		if action == "" {
+			st.answers = append(st.answers, fmt.Sprintf("turn %d, the program: no answer", turn))
+			return rollout.StepResult{Reward: -1, Message: "the program gave no answer", Metrics: map[string]float64{"program_answers": 0}}
+		}
+		st.answers = append(st.answers, fmt.Sprintf("turn %d, the program: %s", turn, action))
+		return rollout.StepResult{Reward: reward(right), Message: "the program's answer: " + action,
+			Metrics: map[string]float64{"program_answers": 1, "program_correct": reward(right)}}
+	}
+	st.answered, st.correct = true, right
+	shown := action
+	if shown == "" {
+		shown = "none"
+	}
+	st.answers = append(st.answers, fmt.Sprintf("turn %d, the reasoning: %s", turn, shown))
+	// agreement by the environment's own equivalence: the program's answer as the gold
+	st.agreed = st.code != "" && action != "" && g.Score(rollout.Task{Answer: st.code}, `\boxed{`+action+`}`).Success
+	msg := "the reasoning's answer: " + shown
+	if st.agreed {
+		msg += "; it agrees with the program's"
+	}
+	return rollout.StepResult{Reward: reward(right), Message: msg, Metrics: map[string]float64{"reasoner_correct": reward(right), "agreed": reward(st.agreed)}}
+}
+
+func reward(ok bool) float64 {
+	if ok {
+		return 1
+	}
+	return 0
+}
+
+var fence = regexp.MustCompile("(?s)```(?:python|py|python3)?[ \\t]*\\n(.*?)```")
+
+// programParser reads the last fenced Python block of a response.
+var programParser = rollout.ParserFunc(func(response string) rollout.Parsed {
+	m := fence.FindAllStringSubmatch(response, -1)
+	if len(m) == 0 || strings.TrimSpace(m[len(m)-1][1]) == "" {
+		return rollout.Parsed{Problem: "no ```python block holding a program"}
+	}
+	return rollout.Parsed{Valid: true, Value: m[len(m)-1][1]}
+})
+
+const (
+	system = "You are one member of a small team that solves mathematics problems together: one member computes with a program, the other reasons. Follow your own role exactly."
+	user   = "# Task Introduction\n{{.Task}}\n\n# Answers So Far\n{{index .Extra \"observation\"}}\n" + rollout.TeamAndRole
+)
+
+// The presets are named after the workflow, not "math-…": `train init
+// --text math` learns its merges from the math presets, and the Dr. MAS
+// demo models' tokenizers stay as they were.
+func init() {
+	rollout.RegisterParser("python-program", programParser)
+	rollout.RegisterPreset("mathtool-program", rollout.Preset{System: system, User: user, Parser: "python-program",
+		Role: "You are the Tool agent. Write a short Python 3 program (standard library only) that computes the answer. If earlier answers are shown, check them and fix what is wrong. " +
+			"Put the whole program in one ```python block; it runs in a sandbox without input, for a few seconds at most, and the last line it prints is your answer, so end with print(answer)."})
+	rollout.RegisterPreset("mathtool-reasoner", rollout.Preset{System: system, User: user, Parser: "boxed",
+		Role: `You are the Reasoner. Solve the problem step by step; if the program's answer is shown, check it against your own reasoning and keep whichever is right.
+Finish with the final answer alone inside \boxed{}, for example \boxed{42}.`})
+	rollout.RegisterWorkflow("math-tool", rollout.WorkflowSpec{
+		Key:      "math_tool",
+		Defaults: func() any { return DefaultOptions() },
+		Roles: func(o any) map[string]string {
+			opts := o.(Options)
+			return map[string]string{"workflow.math_tool.tool": opts.Tool, "workflow.math_tool.reasoner": opts.Reasoner}
+		},
+		Build: func(o any, agents []*rollout.Agent, env rollout.Scorer) (rollout.Workflow, error) {
+			opts, err := rollout.OptionsOf("math-tool", o, DefaultOptions)
+			if err != nil {
+				return nil, err
+			}
+			if err := opts.Validate(); err != nil {
+				return nil, err
+			}
+			return tree.New(opts.treeOptions(), agents, game{Scorer: env, tool: opts.Tool, reasoner: opts.Reasoner})
+		},
+		Agents: func() []rollout.AgentConfig {
+			return []rollout.AgentConfig{
+				{Name: "tool", Model: "policy", Preset: "mathtool-program", FormatPenalty: 0.1},
+				{Name: "reasoner", Model: "policy", Preset: "mathtool-reasoner", FormatPenalty: 0.1},
+			}
+		},
+		Estimators: append([]string{"atgrpo"}, rollout.LinearEstimators...),
+	})
+}

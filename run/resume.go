@@ -1,0 +1,99 @@
+package run
+
+// resume.go — where a run's config and checkpoint come from (--config,
+// --resume), and the guards that keep a fresh or resumed run from mixing its
+// files with another run's.
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"troupe/ckpt"
+	"troupe/config"
+)
+
+// loadConfig reads --config (or the resumed checkpoint's config) with the
+// --set overrides, and finds the checkpoint to resume from.
+func (c *Train) loadConfig() (*checkpointRef, *config.Config, error) {
+	if c.Config == "" && c.Resume == "" {
+		return nil, nil, fmt.Errorf("no config: pass --config run.yaml (see configs/), or --resume=DIR to continue a run (the = is needed: --resume alone continues run.output_dir)")
+	}
+	var cfg *config.Config
+	var err error
+	if c.Config != "" {
+		if cfg, err = config.Load(c.Config, c.Sets); err != nil {
+			return nil, nil, err
+		}
+	}
+	if c.Resume == "" {
+		return nil, cfg, nil
+	}
+	outputDir := ""
+	if cfg != nil {
+		outputDir = cfg.Run.OutputDir
+	}
+	cp, err := findCheckpoint(c.Resume, outputDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cfg == nil {
+		if cfg, err = config.LoadSaved(filepath.Join(cp.Dir, configFile), c.Sets); err != nil {
+			return nil, nil, fmt.Errorf("resume: %w", err)
+		}
+	}
+	if c.changes, err = config.CheckResume(filepath.Join(cp.Dir, configFile), cfg, c.AllowConfigChange, "--allow-config-change"); err != nil {
+		return nil, nil, fmt.Errorf("resume: %s: %w", cp.Dir, err)
+	}
+	return cp, cfg, nil
+}
+
+// refuseOverwrite keeps a fresh run from mixing its checkpoints and metrics
+// with an earlier run's in the same output directory.
+func refuseOverwrite(dir string) error {
+	entries, err := ckpt.List(filepath.Join(dir, "checkpoints"))
+	if err != nil || len(entries) == 0 {
+		return nil
+	}
+	return fmt.Errorf("run.output_dir %s already holds checkpoints of an earlier run (newest: step %d); continue it with --resume, or choose another run.output_dir (--set run.output_dir=...), or delete the directory", dir, entries[len(entries)-1].Step)
+}
+
+// runDirOf is the run directory a checkpoint belongs to
+// (<run>/checkpoints/step-N); resumeHere checks the layout first.
+func runDirOf(cp *checkpointRef) string { return filepath.Dir(filepath.Dir(cp.Dir)) }
+
+// resumeHere points the run at the directory its checkpoint lives in, so a
+// copied run continues in the copy and never writes into the original; it
+// returns a note when that differs from the config's run.output_dir.
+func resumeHere(cp *checkpointRef, cfg *config.Config) string {
+	if filepath.Base(filepath.Dir(cp.Dir)) != "checkpoints" {
+		// a checkpoint moved out of its run: the config says where to write
+		return fmt.Sprintf("resume: %s is not inside a run's checkpoints/ directory; writing to run.output_dir %s", cp.Dir, cfg.Run.OutputDir)
+	}
+	dir := runDirOf(cp)
+	if sameFile(dir, cfg.Run.OutputDir) {
+		return ""
+	}
+	was := cfg.Run.OutputDir
+	cfg.Run.OutputDir = dir
+	return fmt.Sprintf("resume: writing to %s, the run the checkpoint belongs to (the config's run.output_dir is %s)", dir, was)
+}
+
+// refuseRewind keeps a resume from a checkpoint older than the newest in
+// root (the run's checkpoints/) from silently dropping the later steps:
+// their metrics lines, samples and events are truncated and their
+// checkpoints and export replaced as the run goes on.
+func refuseRewind(cp *checkpointRef, root string, force bool) error {
+	entries, err := ckpt.List(root)
+	if err != nil || len(entries) == 0 || force {
+		return nil
+	}
+	newest := entries[len(entries)-1]
+	if newest.Step <= cp.Step {
+		return nil
+	}
+	later := fmt.Sprintf("steps %d–%d", cp.Step+1, newest.Step)
+	if newest.Step == cp.Step+1 {
+		later = fmt.Sprintf("step %d", newest.Step)
+	}
+	return fmt.Errorf("resume: %s is at step %d but the run already has a checkpoint at step %d (%s); resuming from the older one would drop %s from the logs and replace the newer checkpoints. Pass --force to do that, or copy the run directory (cp -a) and resume the copy", cp.Dir, cp.Step, newest.Step, newest.Dir, later)
+}
