@@ -66,14 +66,14 @@ type trainRun struct {
 	progress *metrics.Progress
 	zero     zeroSignal // the zero-advantage warning, once (notes.go)
 	printN   int        // rows of each step to print (Train.PrintSamples)
-	closers  []func() // run in reverse order by close
+	closers  []func()   // run in reverse order by close
 }
 
 // Run trains from the config (or the checkpoint) the options name, printing
 // progress to w. The caller runs it on a goroutine locked to its OS thread.
 func (c *Train) Run(w io.Writer) (err error) {
 	defer torch.Recover(&err)
-	ignoreBrokenPipe()                                                                // brokenpipe.go: `train | tee log` and Ctrl-C still checkpoints
+	ignoreBrokenPipe()                                                                  // brokenpipe.go: `train | tee log` and Ctrl-C still checkpoints
 	r := &trainRun{out: &lockedWriter{w: quietOnBrokenPipe(w)}, printN: c.PrintSamples} // the signal handler writes too
 	defer r.close()
 	if err := r.open(c); err != nil {
