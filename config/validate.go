@@ -131,7 +131,7 @@ func (c *Config) modelNames() []string {
 // with tokenizer, its tokenizer exist.
 func checkModelFiles(key string, m Model, tokenizer bool) error {
 	if _, err := os.Stat(filepath.Join(m.Path, "config.json")); err != nil {
-		return fmt.Errorf("%s.path: %q has no config.json (%v); point it at a Hugging Face model directory, or create a tiny one with `train init %s`", key, m.Path, errors.Unwrap(err), m.Path)
+		return fmt.Errorf("%s.path: %q has no config.json (%v); %s", key, m.Path, errors.Unwrap(err), missingModelHint(key, m.Path))
 	}
 	if !tokenizer {
 		return nil

@@ -35,8 +35,10 @@ var forceQuit = func() { os.Exit(130) }
 // interrupts delivers the first SIGINT or SIGTERM on the returned channel:
 // the run finishes its step, saves a checkpoint and stops. A second one
 // quits at once; checkpoints are written atomically, so the newest complete
-// one stays usable (an unfinished save is cleaned up by the next run).
-func interrupts(out io.Writer) (<-chan os.Signal, func()) {
+// one stays usable (an unfinished save is cleaned up by the next run). The
+// close of gone (a rank's launcher died, launcher.go) stops the run like a
+// first signal, and never quits at once.
+func interrupts(out io.Writer, gone <-chan struct{}) (<-chan os.Signal, func()) {
 	sigs := make(chan os.Signal, 2)
 	stop := make(chan os.Signal, 1)
 	done := make(chan struct{})
@@ -47,6 +49,13 @@ func interrupts(out io.Writer) (<-chan os.Signal, func()) {
 			select {
 			case <-done:
 				return
+			case <-gone:
+				gone = nil
+				if first {
+					first = false
+					fmt.Fprintf(out, "the launcher of this rank is gone: finishing this step and saving a checkpoint\n")
+					stop <- LauncherDeathSignal
+				}
 			case sig := <-sigs:
 				if first {
 					first = false

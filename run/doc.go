@@ -22,6 +22,13 @@
 //	board.go        the run's TensorBoard events
 //	export.go       Export and the end-of-run export: Hugging Face and PEFT directories
 //	dist.go         data parallel membership: rank, process group, gathers, weight checks
+//	distconfig.go   data parallel: the ranks' resolved configs compared at the join
+//	launcher.go     a rank of train --nproc stops when its launcher is gone
+//	brokenpipe.go   a closed console (train | tee, Ctrl-C) stops the printing, not the run
+//	notes.go        --print-samples, the zero-advantage warning, the resolved config in the run directory
+//	heartbeat.go    "still running" lines of silent phases; SFT's progress line
+//	check.go        Check: the resolved config (effective per-agent values) and the plan, loading nothing
+//	evaljson.go     train eval --json: the evaluation as one JSON object
 //	memory.go       the resident memory of a run, from config.json files before loading
 //	plan.go         Plan: a run's device memory per device, without loading a weight
 //	generate.go     Generate: sampling from a model directory (model.Generate)

@@ -104,7 +104,9 @@ func formatEval(m rollout.EvalMetrics) string {
 // evalStep evaluates during training (after `step` completed steps) and
 // returns the metrics for that step's record.
 func evalStep(out io.Writer, t *team, step int, dp *dataParallel) (map[string]float64, error) {
+	beat := startHeartbeat(out, fmt.Sprintf("evaluation after %d steps", step))
 	m, err := evaluate(t, evalSeed(t.cfg, step), dp)
+	beat()
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +124,9 @@ type Eval struct {
 	Config     string
 	Sets       []string
 	Checkpoint string
+	// JSON prints one JSON object on out instead of the report
+	// (evaljson.go); the lines about what is evaluated are left out.
+	JSON bool
 }
 
 func (c *Eval) Run(out io.Writer, _ []string) (err error) {
@@ -160,11 +165,21 @@ func (c *Eval) Run(out io.Writer, _ []string) (err error) {
 		if cp != nil {
 			src = fmt.Sprintf("%s (step %d)", cp.Path(ckpt.ModelStateDir(tr.Name)), cp.Step)
 		}
-		fmt.Fprintf(out, "eval: model %s (agents %s) from %s\n", tr.Name, strings.Join(tr.Agents, ", "), src)
+		if !c.JSON {
+			fmt.Fprintf(out, "eval: model %s (agents %s) from %s\n", tr.Name, strings.Join(tr.Agents, ", "), src)
+		}
+	}
+	beat := func() {}
+	if !c.JSON {
+		beat = startHeartbeat(&lockedWriter{w: out}, "evaluation")
 	}
 	m, err := evaluate(t, evalSeed(cfg, step), nil)
+	beat()
 	if err != nil {
 		return err
+	}
+	if c.JSON {
+		return writeEvalJSON(out, cfg, cp, m)
 	}
 	fmt.Fprintln(out, formatEval(m))
 	for _, a := range sortedKeys(m.ValidRatio) {

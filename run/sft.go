@@ -228,6 +228,7 @@ func (c *SFT) train(out interface{ Write([]byte) (int, error) }, m *model.Model,
 	order := r.Perm(len(seqs))
 	pos := 0
 	began := time.Now()
+	lastLine := began // a line at least every heartbeatEvery, whatever --log-every
 	running := 0.0
 	for step := 0; step < c.Steps; step++ {
 		batch := make([]policy.Sequence, 0, c.Batch)
@@ -246,8 +247,9 @@ func (c *SFT) train(out interface{ Write([]byte) (int, error) }, m *model.Model,
 		if step == 0 {
 			running = loss
 		}
-		if (step+1)%c.LogEvery == 0 || step+1 == c.Steps {
-			fmt.Fprintf(out, "  step %d/%d  loss %.4f  (%.1fs)\n", step+1, c.Steps, running, time.Since(began).Seconds())
+		if (step+1)%c.LogEvery == 0 || step+1 == c.Steps || time.Since(lastLine) >= heartbeatEvery {
+			fmt.Fprintln(out, sftProgress(step+1, c.Steps, running, time.Since(began)))
+			lastLine = time.Now()
 		}
 	}
 	m.SetRequiresGrad(false)

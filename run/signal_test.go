@@ -17,7 +17,7 @@ func TestSecondInterruptQuits(t *testing.T) {
 	defer func() { forceQuit = old }()
 	var buf bytes.Buffer
 	out := &lockedWriter{w: &buf}
-	stop, release := interrupts(out)
+	stop, release := interrupts(out, nil)
 	defer release()
 	syscall.Kill(os.Getpid(), syscall.SIGINT)
 	select {

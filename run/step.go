@@ -56,6 +56,8 @@ func (r *trainRun) step(step int) error {
 	if err != nil {
 		return fmt.Errorf("step %d: advantages: %w", step, err)
 	}
+	r.zero.check(r.out, step+1, ro.Samples, res.Advantages) // notes.go
+	printSamples(r.out, step+1, r.printN, ro.Samples, res.Advantages)
 
 	// update: each trained model on its agents' rows, under its own settings
 	values := rewardMetrics(ro)
@@ -66,7 +68,9 @@ func (r *trainRun) step(step int) error {
 		if len(seqs) == 0 {
 			continue
 		}
+		beat := startHeartbeat(r.out, fmt.Sprintf("step %d/%d update of model %s (%d rows)", step+1, r.cfg.Run.Steps, tr.Model(), len(seqs)))
 		pm, err := tr.Update(seqs, step)
+		beat()
 		if err != nil {
 			return fmt.Errorf("step %d: update of model %q: %w", step, tr.Model(), err)
 		}

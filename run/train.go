@@ -43,6 +43,9 @@ type Train struct {
 	// trained since the checkpoint; the changes are logged in the run
 	// directory.
 	AllowConfigChange bool
+	// PrintSamples is how many rows of each step to print to the console
+	// (notes.go).
+	PrintSamples int
 
 	changes []config.ConfigChange // the resumed config's changes since the checkpoint
 }
@@ -61,14 +64,17 @@ type trainRun struct {
 	monitor  *gpu.Monitor
 	stop     <-chan os.Signal
 	progress *metrics.Progress
-	closers  []func() // run in reverse order by close
+	zero     zeroSignal // the zero-advantage warning, once (notes.go)
+	printN   int        // rows of each step to print (Train.PrintSamples)
+	closers  []func()   // run in reverse order by close
 }
 
 // Run trains from the config (or the checkpoint) the options name, printing
 // progress to w. The caller runs it on a goroutine locked to its OS thread.
 func (c *Train) Run(w io.Writer) (err error) {
 	defer torch.Recover(&err)
-	r := &trainRun{out: &lockedWriter{w: w}} // the signal handler writes too
+	ignoreBrokenPipe()                                                                  // brokenpipe.go: `train | tee log` and Ctrl-C still checkpoints
+	r := &trainRun{out: &lockedWriter{w: quietOnBrokenPipe(w)}, printN: c.PrintSamples} // the signal handler writes too
 	defer r.close()
 	if err := r.open(c); err != nil {
 		return err
@@ -101,6 +107,11 @@ func (c *Train) Run(w io.Writer) (err error) {
 // open does everything before the first step; close undoes it.
 func (r *trainRun) open(c *Train) error {
 	out := r.out
+	launcherGone, stopWatch, err := watchLauncher() // launcher.go: a rank of --nproc stops with its launcher
+	if err != nil {
+		return err
+	}
+	r.closers = append(r.closers, stopWatch)
 	cp, cfg, err := c.loadConfig()
 	if err != nil {
 		return err
@@ -113,6 +124,9 @@ func (r *trainRun) open(c *Train) error {
 	r.dp = dp
 	r.closers = append(r.closers, dp.close)
 	if err := dp.check(cfg); err != nil {
+		return err
+	}
+	if err := dp.checkSameConfig(cfg); err != nil {
 		return err
 	}
 	dp.placeOnLocalDevice(cfg)
@@ -140,6 +154,11 @@ func (r *trainRun) open(c *Train) error {
 	if err := os.MkdirAll(cfg.Run.OutputDir, 0o755); err != nil {
 		return fmt.Errorf("run.output_dir %s: cannot create it (%v); set run.output_dir (--set run.output_dir=DIR) to a directory you can write", cfg.Run.OutputDir, err)
 	}
+	if dp.lead() {
+		if _, err := writeRunConfig(cfg); err != nil {
+			return err
+		}
+	}
 	if cp != nil && dp.lead() && len(c.changes) > 0 {
 		fmt.Fprintf(out, "resume: %d config changes since the checkpoint, logged in %s\n", len(c.changes), filepath.Join(cfg.Run.OutputDir, config.ResumeLogName))
 		if err := config.LogResumeChanges(cfg.Run.OutputDir, cp.Dir, cp.Step, c.changes); err != nil {
@@ -154,7 +173,9 @@ func (r *trainRun) open(c *Train) error {
 	if cp != nil {
 		from = cp.Dir
 	}
+	beat := startHeartbeat(out, "loading the models")
 	t, err := buildTeam(cfg, true, from, dp)
+	beat()
 	if err != nil {
 		return err
 	}
@@ -194,7 +215,7 @@ func (r *trainRun) open(c *Train) error {
 	}
 	r.monitor = gpu.Open(monitorLog)
 	r.closers = append(r.closers, func() { r.monitor.Close() })
-	stop, stopSignals := interrupts(out)
+	stop, stopSignals := interrupts(out, launcherGone)
 	r.stop = stop
 	r.closers = append(r.closers, stopSignals)
 	r.progress = metrics.NewProgress(out, r.start, cfg.Run.Steps, time.Now)

@@ -40,7 +40,25 @@ fi
 if [ ! -f build/CMakeCache.txt ]; then
   cmake -S torch/csrc -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 fi
-cmake --build build -j"$(nproc)" >/dev/null
+# A first build takes a minute or two: say so, and say it is still going
+# every 10 s (its own output goes to build/shim-build.log, shown on failure).
+if [ ! -f build/libtshim.so ]; then
+  echo "setup: building the libtorch shim (build/libtshim.so; a minute or two the first time)"
+fi
+cmake --build build -j"$(nproc)" >build/shim-build.log 2>&1 &
+shim_pid=$!
+shim_began=$SECONDS
+while kill -0 "$shim_pid" 2>/dev/null; do
+  sleep 1
+  if kill -0 "$shim_pid" 2>/dev/null && (( (SECONDS - shim_began) % 10 == 0 )); then
+    echo "setup: still building the shim ($((SECONDS - shim_began)) s; log build/shim-build.log)"
+  fi
+done
+if ! wait "$shim_pid"; then
+  tail -40 build/shim-build.log >&2
+  echo "setup: building the shim failed; the full log is build/shim-build.log" >&2
+  exit 1
+fi
 
 # Fixtures fetched from registries (never committed).
 for f in scripts/*/fetch-fixtures.sh; do

@@ -56,6 +56,7 @@ baseline with --set workflow.name=single and one agent.`,
 	f.StringVarP(&c.Config, "config", "c", "", "run config (YAML); default: the checkpoint's")
 	f.StringArrayVar(&c.Sets, "set", nil, "override a config key (repeatable)")
 	f.StringVar(&c.Checkpoint, "checkpoint", "", "evaluate the weights of a training checkpoint directory")
+	f.BoolVar(&c.JSON, "json", false, "print the result as one JSON object on stdout (the metric keys of metrics.jsonl), nothing else")
 	return cmd
 }
 

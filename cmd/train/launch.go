@@ -17,12 +17,15 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"troupe/run"
 )
 
 // launch runs nproc ranks of this program with the given arguments on this
 // node and waits for them. Rank 0's output is this command's; the others'
 // stderr is passed through with a "[rank N]" prefix. When a rank fails the
-// others are stopped, and the error names the rank that failed first.
+// others are stopped, and the error names the rank that failed first. When
+// this process dies the ranks stop too (launch_linux.go, run/launcher.go).
 func launch(nproc int, args []string, stdout, stderr io.Writer) error {
 	exe, err := os.Executable()
 	if err != nil {
@@ -42,8 +45,9 @@ func launch(nproc int, args []string, stdout, stderr io.Writer) error {
 	for r := range nproc {
 		cmd := exec.Command(exe, args...)
 		cmd.Env = append(os.Environ(), "WORLD_SIZE="+strconv.Itoa(nproc), "RANK="+strconv.Itoa(r), "LOCAL_RANK="+strconv.Itoa(r),
-			"MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(port), "TROUPE_THREADS="+threads, asTrainEnv+"=1")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // signals reach the ranks once, through this process
+			"MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(port), "TROUPE_THREADS="+threads, asTrainEnv+"=1",
+			run.LauncherEnv+"="+strconv.Itoa(os.Getpid()))
+		cmd.SysProcAttr = rankProcAttr() // signals reach the ranks once, through this process; its death stops them
 		if r == 0 {
 			cmd.Stdout, cmd.Stderr = stdout, stderr
 		} else {

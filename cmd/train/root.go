@@ -44,7 +44,7 @@ trained model under its own optimizer settings. Metrics go to
 		}
 		return stopProfile()
 	}
-	root.AddCommand(newInit(), newSFT(), newEval(), newGenerate(), newExport(), newTokenize(), newPlot(), newCompare(), newIndex(), newServe(), newPlan(), newBench(), newVersion())
+	root.AddCommand(newInit(), newSFT(), newEval(), newGenerate(), newExport(), newTokenize(), newPlot(), newCompare(), newIndex(), newServe(), newPlan(), newBench(), newCheck(), newVersion())
 	return root
 }
 

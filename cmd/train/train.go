@@ -6,6 +6,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -14,7 +15,9 @@ import (
 
 type trainCmd struct {
 	run.Train
-	nproc int
+	nproc  int
+	seed   uint64
+	dryRun bool
 }
 
 func (c *trainCmd) flags(cmd *cobra.Command) {
@@ -26,15 +29,25 @@ func (c *trainCmd) flags(cmd *cobra.Command) {
 	f.BoolVarP(&c.Quiet, "quiet", "q", false, "do not print the resolved config")
 	f.BoolVar(&c.AllowConfigChange, "allow-config-change", false, "resume even though the config changes what is trained (estimator, workflow, agents, models, optimizer…) since the checkpoint; the changes are logged in the run directory")
 	f.BoolVar(&c.Force, "force", false, "resume from a checkpoint older than the run's newest, dropping the later steps' checkpoints and logs")
+	f.Uint64Var(&c.seed, "seed", 0, "the run's seed (sets run.seed; the same as --set run.seed=N)")
+	f.IntVar(&c.PrintSamples, "print-samples", 0, "print this many samples of every step to the console: the prompt's tail, the response, its reward and advantage")
+	f.BoolVar(&c.dryRun, "dry-run", false, "print the resolved config and the run's plan and exit without loading weights (as train check)")
 	f.IntVar(&c.nproc, "nproc", 1, "data parallel: run this many ranks on this node, one per GPU (several nodes: start each rank with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT set, as torchrun does)")
 }
 
 func (c *trainCmd) run(cmd *cobra.Command, _ []string) error {
+	if cmd.Flags().Changed("seed") {
+		c.Sets = append(c.Sets, "run.seed="+strconv.FormatUint(c.seed, 10))
+	}
 	switch {
+	case c.PrintSamples < 0:
+		return fmt.Errorf("--print-samples: must be >= 0, got %d", c.PrintSamples)
 	case c.nproc < 1:
 		return fmt.Errorf("--nproc: must be >= 1, got %d", c.nproc)
 	case c.nproc > 1 && os.Getenv("WORLD_SIZE") != "":
 		return fmt.Errorf("--nproc %d inside a rank (WORLD_SIZE=%s is set): start the ranks either with --nproc or with the environment variables, not both", c.nproc, os.Getenv("WORLD_SIZE"))
+	case c.dryRun:
+		return (&run.Check{Config: c.Config, Sets: c.Sets}).Run(cmd.OutOrStdout())
 	case c.nproc > 1:
 		return launch(c.nproc, withoutNproc(commandArgs), cmd.OutOrStdout(), cmd.ErrOrStderr())
 	}

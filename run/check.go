@@ -1,0 +1,140 @@
+package run
+
+// check.go — `train check` (and `train --dry-run`): the fully resolved
+// config and the run's plan, without loading a weight. Every check a run
+// makes before it loads its models runs here too (config.Load: keys, values,
+// files, model shapes); the resolved config shows each agent's inherited
+// settings (optimizer, sampling, max_new_tokens, reward_scale) with their
+// effective values rather than null; the plan lists the agents and the
+// models they train, the workflow, the estimator, the steps and batch, the
+// evaluation, checkpoint and export cadence, and the memory per device
+// (plan.go), read from the models' config.json files.
+//
+// What it is not: a check that the weights load or that the tokenizer
+// fits the model; the run itself does those.
+
+import (
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strings"
+
+	"troupe/config"
+	"troupe/optim"
+	"troupe/rollout"
+)
+
+// Check is `train check`'s options.
+type Check struct {
+	Config string
+	Sets   []string
+	GpuGiB float64 // each GPU's memory for the memory plan; 0: 80
+	Prompt int     // prompt tokens assumed by the memory plan; 0: 1024
+}
+
+// Run prints the resolved config and the plan.
+func (c *Check) Run(out io.Writer) error {
+	if c.Config == "" {
+		return fmt.Errorf("check: pass --config run.yaml")
+	}
+	cfg, err := config.Load(c.Config, c.Sets)
+	if err != nil {
+		return err
+	}
+	resolved, err := effectiveConfig(cfg).Marshal()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "# resolved config (per-agent settings with their effective values)\n%s\n", resolved)
+	fmt.Fprintf(out, "# plan\n")
+	printPlan(out, cfg)
+	gpu, prompt := c.GpuGiB, c.Prompt
+	if gpu <= 0 {
+		gpu = 80
+	}
+	if prompt <= 0 {
+		prompt = 1024
+	}
+	fmt.Fprintf(out, "\n# memory per device (train plan: resident exact, update transient estimated; GPUs of %.0f GiB, %d-token prompts)\n", gpu, prompt)
+	p, err := memoryPlan(cfg, int64(gpu*(1<<30)), prompt)
+	if err != nil {
+		fmt.Fprintf(out, "memory plan not available: %v\n", err)
+	} else {
+		p.print(out)
+	}
+	fmt.Fprintf(out, "\ncheck: the config is valid; nothing was loaded or written. Start the run with the same config and --set flags.\n")
+	return nil
+}
+
+// effectiveConfig is cfg with every agent's unset overrides filled in with
+// the values the agent inherits.
+func effectiveConfig(cfg *config.Config) *config.Config {
+	c := *cfg
+	c.Agents = slices.Clone(cfg.Agents)
+	for i := range c.Agents {
+		a := &c.Agents[i]
+		s := a.Optim.Apply(cfg.Optim)
+		if s.LRSchedule == optim.ScheduleCosine && s.TotalSteps == 0 {
+			s.TotalSteps = cfg.Run.Steps // a cosine schedule spans the run
+		}
+		a.Optim = overridesOf(s)
+		smp := a.Sampling.Apply(cfg.Sampling)
+		a.Sampling = rollout.SamplingOverride{Temperature: &smp.Temperature, TopP: &smp.TopP, TopK: &smp.TopK}
+		if a.MaxNewTokens == 0 {
+			a.MaxNewTokens = cfg.MaxNewTokens
+		}
+		if a.RewardScale == 0 {
+			a.RewardScale = 1
+		}
+	}
+	return &c
+}
+
+// overridesOf sets every override to the settings' value.
+func overridesOf(s optim.Settings) optim.Overrides {
+	var o optim.Overrides
+	ov := reflect.ValueOf(&o).Elem()
+	sv := reflect.ValueOf(s)
+	for i := 0; i < ov.NumField(); i++ {
+		v := sv.FieldByName(ov.Type().Field(i).Name)
+		if !v.IsValid() {
+			continue
+		}
+		p := reflect.New(v.Type())
+		p.Elem().Set(v)
+		ov.Field(i).Set(p)
+	}
+	return o
+}
+
+// printPlan lists what the run will do.
+func printPlan(out io.Writer, cfg *config.Config) {
+	for _, tr := range cfg.Trained() {
+		what := "full weights"
+		if tr.LoRA != nil {
+			what = fmt.Sprintf("a LoRA adapter (r %d, alpha %g on %s) on the frozen base", tr.LoRA.Rank, tr.LoRA.Alpha, strings.Join(tr.LoRA.Targets, ","))
+		}
+		fmt.Fprintf(out, "model %s: trains %s of models.%s (%s, %s on %s) for agents %s\n", tr.Name, what, tr.Source, tr.Model.Path,
+			tr.Model.DType, tr.Model.Device, strings.Join(tr.Agents, ", "))
+	}
+	fmt.Fprintf(out, "assignment: %s\n", cfg.Assignment)
+	fmt.Fprintf(out, "workflow: %s, environment: %s\n", cfg.Workflow.Name, cfg.Env.Name)
+	fmt.Fprintf(out, "advantage estimator: %s\n", cfg.Advantage.Estimator)
+	b := cfg.Batch
+	fmt.Fprintf(out, "steps: %d, each %d tasks × %d trajectories = %d episodes (seed %d)\n", cfg.Run.Steps, b.PromptsPerStep, b.N, b.PromptsPerStep*b.N, cfg.Run.Seed)
+	ev := "only with train eval"
+	if cfg.Eval.Every > 0 {
+		ev = fmt.Sprintf("every %d steps", cfg.Eval.Every)
+	}
+	if cfg.Eval.AtStart {
+		ev += ", and before the first step"
+	}
+	fmt.Fprintf(out, "evaluation: %s (%d tasks × %d samples)\n", ev, cfg.Eval.Tasks, cfg.Eval.N)
+	ck := "at the end and on a signal"
+	if cfg.Checkpoint.Every > 0 {
+		ck = fmt.Sprintf("every %d steps, %s", cfg.Checkpoint.Every, ck)
+	}
+	fmt.Fprintf(out, "checkpoints: %s, keeping %d; export at the end: %v\n", ck, cfg.Checkpoint.Keep, cfg.Export.AtEnd)
+	fmt.Fprintf(out, "output: %s\n", cfg.Run.OutputDir)
+}
