@@ -78,7 +78,7 @@ def main():
     for rnd in range(a.rounds):
         for name in a.models.split(","):
             d = os.path.join(ROOT, ".cache", "bench", name)
-            sides = [("troupe", [a.train, "bench", "--model", d, "--json"] + common),
+            sides = [("troupe", [a.train, "bench", "--model", d, "--json", "--cpu-kernels"] + common),
                      ("torch", [a.python, os.path.join(HERE, "reference.py"), "--model", d, "--threads", str(a.threads)] + common)]
             if rnd % 2:
                 sides.reverse()
