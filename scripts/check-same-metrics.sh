@@ -11,7 +11,8 @@
 #   metrics.jsonl  every line minus wall-clock fields (time, time/*,
 #                  throughput/*, memory/*/peak*, gpu/*)
 #   samples.jsonl  the logged rows as written
-#   export.sha256  the sha256 of every exported file
+#   export.sha256  the sha256 of every exported file (JSON files with the
+#                  run's directory replaced by WORK: adapters name their base)
 #
 #   scripts/check-same-metrics.sh OUT            record (OUT must not exist)
 #   scripts/check-same-metrics.sh OUT BASELINE   record, then diff -r against BASELINE
@@ -74,8 +75,17 @@ record() {
 	mkdir -p "$dest"
 	jq -c 'with_entries(select(.key != "time" and (.key | test("^(time|throughput|gpu)/|/peak") | not)))' \
 		"$w/run/metrics.jsonl" >"$dest/metrics.jsonl"
-	cp "$w/run/samples.jsonl" "$dest/samples.jsonl"
-	(cd "$w/run/export" && find . -type f | sort | xargs sha256sum) >"$dest/export.sha256"
+	if [[ -f $w/run/samples.jsonl ]]; then # run.log_samples: 0 writes none
+		cp "$w/run/samples.jsonl" "$dest/samples.jsonl"
+	fi
+	# exported JSON names the base model's directory, which is under $w: hash
+	# it with that prefix replaced, so two runs in different directories compare
+	(cd "$w/run/export" && find . -type f | sort | while read -r f; do
+		case $f in
+		*.json) printf '%s  %s\n' "$(sed "s#$w#WORK#g" "$f" | sha256sum | cut -d' ' -f1)" "$f" ;;
+		*) sha256sum "$f" ;;
+		esac
+	done) >"$dest/export.sha256"
 	echo "check-same-metrics: $name: $(wc -l <"$dest/metrics.jsonl") metrics lines"
 }
 
