@@ -75,6 +75,9 @@ func parse(data []byte, sets []string, files fileChecks) (*Config, error) {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	c.files = files
+	if !hasKey(root, "advantage", "magrpo", "joint") {
+		c.followJointMode()
+	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}

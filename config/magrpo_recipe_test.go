@@ -67,3 +67,26 @@ func TestMAGRPOConfigsFollowTheReference(t *testing.T) {
 		})
 	}
 }
+
+// The joint mode is configured once, as workflow.joint.mode:
+// advantage.magrpo.joint follows it unless a file sets it, and one that
+// sets it must agree.
+func TestJointModeIsConfiguredOnce(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "configs", "magrpo-writing-tiny.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"aligned", "cross"} {
+		c, err := parse(data, []string{"workflow.joint.mode=" + mode}, noModels)
+		if err != nil {
+			t.Fatalf("mode %s: %v", mode, err)
+		}
+		if c.Advantage.MAGRPO.Joint != mode {
+			t.Errorf("workflow.joint.mode %s: advantage.magrpo.joint is %q, want it to follow", mode, c.Advantage.MAGRPO.Joint)
+		}
+	}
+	_, err = parse(data, []string{"workflow.joint.mode=cross", "advantage.magrpo.joint=aligned"}, noModels)
+	if err == nil || !regexp.MustCompile(`advantage\.magrpo\.joint.*workflow\.joint\.mode`).MatchString(err.Error()) {
+		t.Errorf("a file that sets both to different modes: want a refusal naming both keys, got %v", err)
+	}
+}

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
 	"troupe/advantage"
 	"troupe/internal/kind"
 	"troupe/optim"
@@ -231,6 +233,43 @@ func (c *Config) validateWorkflow() error {
 // jointModer is the options of a workflow whose rows are joint actions
 // (workflow.joint): MAGRPO must combine them in the same mode.
 type jointModer interface{ JointMode() string }
+
+// followJointMode sets advantage.magrpo.joint to the workflow's joint mode
+// (workflow.joint.mode), so that a config says the mode once; a file that
+// sets advantage.magrpo.joint itself must agree with the workflow
+// (validateWorkflow).
+func (c *Config) followJointMode() {
+	if c.Advantage.Estimator != "magrpo" {
+		return
+	}
+	if _, err := rollout.WorkflowOf(c.Workflow.Name); err != nil {
+		return // validateWorkflow names it
+	}
+	if j, ok := c.Workflow.Options().(jointModer); ok {
+		c.Advantage.MAGRPO.Joint = j.JointMode()
+	}
+}
+
+// hasKey reports whether the YAML mapping root holds the key path.
+func hasKey(root *yaml.Node, path ...string) bool {
+	n := root
+	for _, k := range path {
+		if n == nil || n.Kind != yaml.MappingNode {
+			return false
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == k {
+				next = n.Content[i+1]
+			}
+		}
+		if next == nil {
+			return false
+		}
+		n = next
+	}
+	return true
+}
 
 func (c *Config) agentNames() []string {
 	var names []string
