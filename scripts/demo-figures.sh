@@ -28,13 +28,12 @@ if [ "${1:-}" != "--no-run" ]; then
   rm -f "$log"
 fi
 [ -f "$run/metrics.jsonl" ] || { echo "demo-figures: no $run/metrics.jsonl; run without --no-run" >&2; exit 1; }
-mkdir -p docs/demo
-cp "$run/metrics.png" docs/demo/metrics.png
-
 cpu=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//' || true)
 os=$(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME" || uname -s)
 load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
-build=$(git describe --always --dirty 2>/dev/null || echo dev)
+build=$(git describe --always --dirty 2>/dev/null || echo dev) # before this script writes docs/demo
+mkdir -p docs/demo
+cp "$run/metrics.png" docs/demo/metrics.png
 libtorch=$( (bin/train version 2>/dev/null || true) | sed -n 's/^libtorch \([^ ]*\).*/\1/p')
 
 METRICS="$run/metrics.jsonl" SECONDS_TAKEN="$seconds" CPU="${cpu:-unknown}" CORES="$(nproc)" OS="$os" LOAD="$load" \
