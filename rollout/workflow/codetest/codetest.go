@@ -96,21 +96,16 @@ type state struct {
 	code    string // the coder's latest function ("" before the first)
 	passed  bool   // it passes all of the task's tests
 	agreed  bool   // it passes all of the tester's latest asserts: the episode is over
-	history []string
+	history tree.Transcript
 }
 
 func (s *state) Clone() rollout.State {
 	c := *s
-	c.history = append([]string(nil), s.history...)
+	c.history = s.history.Clone()
 	return &c
 }
 
-func (s *state) Observation() string {
-	if len(s.history) == 0 {
-		return "No function or tests yet."
-	}
-	return strings.Join(s.history, "\n")
-}
+func (s *state) Observation() string { return s.history.Text("No function or tests yet.") }
 
 func (s *state) Done() bool    { return s.agreed }
 func (s *state) Success() bool { return s.passed }

@@ -116,25 +116,20 @@ func (g game) Task(i int) rollout.Task {
 // state is one episode's answers.
 type state struct {
 	task     rollout.Task
-	answers  []string // "turn 1, tool's program: 42", … (the observation)
-	code     string   // the tool's answer of the current turn ("" if none)
-	correct  bool     // the reasoner's last answer was correct
-	answered bool     // the reasoner answered at least once
-	agreed   bool     // the two answers of a turn agreed: the episode is over
+	answers  tree.Transcript // "turn 1, tool's program: 42", … (the observation)
+	code     string          // the tool's answer of the current turn ("" if none)
+	correct  bool            // the reasoner's last answer was correct
+	answered bool            // the reasoner answered at least once
+	agreed   bool            // the two answers of a turn agreed: the episode is over
 }
 
 func (s *state) Clone() rollout.State {
 	c := *s
-	c.answers = append([]string(nil), s.answers...)
+	c.answers = s.answers.Clone()
 	return &c
 }
 
-func (s *state) Observation() string {
-	if len(s.answers) == 0 {
-		return "No answers yet."
-	}
-	return strings.Join(s.answers, "\n")
-}
+func (s *state) Observation() string { return s.answers.Text("No answers yet.") }
 
 func (s *state) Done() bool    { return s.agreed }
 func (s *state) Success() bool { return s.answered && s.correct }
