@@ -47,7 +47,7 @@ if [ -z "${REPORT_ONLY:-}" ]; then
 		echo "TROUPE_THREADS: ${TROUPE_THREADS:-unset (half the CPUs)}"
 	} >"$out/machine.txt"
 	stamp start
-	"$train" init "$out/base" --text writing
+	"$train" init "$out/base" --text writing | tee "$out/logs/init.log"
 	echo "magrpo-cooperation: SFT warm-up, team ($sft_steps steps)"
 	"$train" sft -c "$team_cfg" --set models.tiny.path="$out/base" --out "$out/sft-team" \
 		--steps "$sft_steps" --log-every 50 >"$out/logs/sft-team.log" 2>&1
@@ -85,6 +85,7 @@ if [ ${#done_seeds[@]} -eq 0 ]; then
 	echo "magrpo-cooperation: no finished seed under $out" >&2
 	exit 1
 fi
+rm -rf "$out/compare"
 "$train" compare --out "$out/compare" "${runs[@]}" >/dev/null
 rm -f "$doc"/*.png
 cp "$out"/compare/*.png "$doc"/
@@ -104,6 +105,10 @@ def evals(d):
         for line in f:
             r = json.loads(line)
             if "eval/accuracy" in r:
+                # eval/mean_reward is the joint reward in both arms; the team's
+                # joint workflow also logs it as eval/joint_reward
+                if "eval/joint_reward" in r and abs(r["eval/joint_reward"] - r["eval/mean_reward"]) > 1e-9:
+                    raise SystemExit(f"{d}: eval/joint_reward != eval/mean_reward at step {r['step']}")
                 got[int(r["step"])] = (r["eval/accuracy"], r["eval/mean_reward"])
     return got
 
@@ -136,26 +141,33 @@ with open(f"{out}/timings.tsv") as f:
         timings[k] = int(v)
 wall = timings.get("end", max(timings.values())) - timings["start"]
 machine = open(f"{out}/machine.txt").read().strip()
+params = "?"
+for line in open(f"{out}/logs/init.log"):
+    if "parameters" in line:
+        params = line.split()[0]
+order = list(timings)
+per_run = {k: timings[k] - timings[order[i - 1]] for i, k in enumerate(order) if i > 0 and k != "end"}
 cols = list(rows[0][1].keys())
 
 L = []
 L.append("# MAGRPO cooperation experiment — tiny, on CPU\n")
 L.append("The question, from the MAGRPO paper: does a trained two-agent team beat a single agent "
          "trained with the same reward and the same number of samples, and the untrained team? "
-         "Here at toy scale: a randomly initialised ~0.5M-parameter model, procedural writing prompts, "
+         f"Here at toy scale: a randomly initialised {params}-parameter model (`train init --text writing`), procedural writing prompts, "
          "CoMLRL's level-gated writing reward (max 2.98) with troupe's degeneration guards.\n")
 L.append("## Setup\n")
 L.append(f"- **Team:** `configs/magrpo-writing-tiny.yaml` — a summary agent (≤ 40 tokens) and an expansion agent (≤ 80 tokens), "
-         "separate copies of the model, 4 prompts × 4 aligned joint samples per step, MAGRPO advantages.")
+         "separate copies of the model, 4 prompts × 4 aligned joint samples per step (16 scored joint outputs), MAGRPO advantages.")
 L.append("- **Single agent:** `configs/magrpo-writing-single-tiny.yaml` — one agent writes both parts in one response "
-         "(≤ 120 tokens), split at a `---` line and scored by the same joint reward; 4 prompts × 4 samples per step "
+         "(≤ 120 tokens), split at a `---` line and scored by the same joint reward; 4 prompts × 4 samples per step (16 scored joint outputs) "
          "(GRPO, i.e. MAGRPO with one agent). Same learning rate, loss and sampling.")
 L.append(f"- **Warm-up:** one shared base (`train init --text writing`); each arm gets the same {sft} `train sft` steps "
          "on demonstrations of its own role(s), once, shared by all seeds.")
 L.append(f"- **RL:** {steps} steps per arm and seed (seeds {', '.join(seeds)}), held-out evaluation on 24 tasks × 1 sample at "
          "temperature 1.0 every 10 steps. Step 0 is the untrained team / agent after the warm-up.")
 L.append("- **Metrics:** `eval/accuracy` (share of held-out tasks whose joint reward clears the task's bar) and "
-         "`eval/mean_reward` (the joint reward, max 2.98), read from each run's `metrics.jsonl`.\n")
+         "`eval/mean_reward` (the joint reward, max 2.98; the team's runs log the same value as `eval/joint_reward`, checked equal), "
+         "read from each run's `metrics.jsonl`.\n")
 L.append("## Commands\n")
 L.append("```")
 L.append(f"make build && nice -n 5 make experiment-magrpo-cooperation   # = STEPS={steps} scripts/experiments/magrpo-cooperation.sh")
@@ -172,7 +184,8 @@ L.append("```")
 L.append(machine)
 L.append("```")
 L.append(f"Wall time, init to last run: **{wall} s ({wall/60:.1f} min)**, run under `nice -n 5` on a shared machine "
-         "(other jobs ran alongside; the load averages above say how busy it was).\n")
+         "(other jobs ran alongside; the load averages above say how busy it was). Seconds per phase: "
+         + ", ".join(f"{k} {v}" for k, v in per_run.items()) + ".\n")
 L.append("## Results\n")
 L.append("Held-out accuracy / joint reward, per seed:\n")
 L.append("| seed | " + " | ".join(cols) + " |")
@@ -191,20 +204,23 @@ tr, trs = ms(rew[f"team (step {steps})"]); sr, srs = ms(rew[f"single (step {step
 ur, urs = ms(rew["untrained team (step 0)"])
 diffs = [a - b for a, b in zip(acc[f"team (step {steps})"], acc[f"single (step {steps})"])]
 wins = sum(d > 0 for d in diffs)
+da, das = ms(diffs)
 beats_single = ta - tas > sa + sas if len(seeds) > 1 else ta > sa
 beats_untrained = ta - tas > ua + uas if len(seeds) > 1 else ta > ua
 if beats_single:
-    verdict = "the team beats the single agent beyond one standard deviation"
+    verdict = "their mean ± sd ranges do not overlap"
 elif ta > sa:
-    verdict = "the team is ahead of the single agent on the mean but within the spread, so the team's edge is **not reproduced** at this scale"
+    verdict = "their mean ± sd ranges overlap, so the team's edge over the single agent is **not reproduced** at this scale"
 else:
     verdict = "the team does not beat the single agent, so the paper's cooperation result is **not reproduced** at this scale"
 L.append("## Result\n")
 L.append(f"**After {steps} RL steps over {len(seeds)} seeds, the trained team reaches held-out accuracy {ta:.3f} ± {tas:.3f} "
          f"(joint reward {tr:.2f} ± {trs:.2f}) against {sa:.3f} ± {sas:.3f} ({sr:.2f} ± {srs:.2f}) for the single agent and "
          f"{ua:.3f} ± {uas:.3f} ({ur:.2f} ± {urs:.2f}) for the untrained team; the team is ahead of the single agent in "
-         f"{wins} of {len(seeds)} seeds and {verdict}"
+         f"{wins} of {len(seeds)} seeds (paired difference {da:+.3f} ± {das:.3f}) and {verdict}"
          + ("" if beats_untrained else ", and its gain over the untrained team is also within the spread") + ".**\n")
+L.append("The criterion: the team beats an arm when the mean ± sample sd ranges of their held-out accuracy over seeds do not overlap; "
+         "with 3 seeds that is a loose bar, not a significance test.\n")
 L.append(f"With 24 held-out tasks, one task is 0.042 of accuracy; {len(seeds)} seeds and {steps} steps are a small experiment, "
          "and the model is a toy, so this says what troupe's MAGRPO does at this scale, not what the paper's result is at the paper's.\n")
 L.append("## Charts (`train compare`)\n")
