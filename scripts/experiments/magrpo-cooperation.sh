@@ -9,6 +9,8 @@
 #   scripts/experiments/magrpo-cooperation.sh       # make experiment-magrpo-cooperation
 #   SEEDS="1 2" STEPS=20 scripts/experiments/magrpo-cooperation.sh
 #   REPORT_ONLY=1 scripts/experiments/magrpo-cooperation.sh   # rewrite the report from runs/exp-magrpo
+#   MODEL=/models/Qwen2.5-0.5B-Instruct SETS="run.device=cuda run.dtype=bfloat16 optim.lr=5e-6" \
+#     scripts/experiments/magrpo-cooperation.sh   # a pretrained model for both arms: no init, no warm-up
 #
 # One tiny base model (train init --text writing) is shared; the team and
 # the single agent each get the same number of supervised warm-up steps
@@ -27,6 +29,9 @@ sft_steps=${SFT_STEPS:-150}
 team_cfg=configs/magrpo-writing-tiny.yaml
 single_cfg=configs/magrpo-writing-single-tiny.yaml
 train=${TRAIN:-bin/train}
+model=${MODEL:-}  # a Hugging Face model directory for both arms instead of init + sft
+extra=()          # SETS: space-separated key=value overrides for both arms' RL runs
+for kv in ${SETS:-}; do extra+=(--set "$kv"); done
 mkdir -p "$doc"
 
 # stamp NAME: seconds since the epoch, appended to $out/timings.tsv
@@ -45,23 +50,27 @@ if [ -z "${REPORT_ONLY:-}" ]; then
 		echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 		echo "seeds: $seeds; RL steps: $steps; SFT steps: $sft_steps (each arm)"
 		echo "TROUPE_THREADS: ${TROUPE_THREADS:-unset (half the CPUs)}"
+		[ -z "$model" ] || echo "model: $model (no init, no warm-up)"
+		[ -z "${SETS:-}" ] || echo "extra overrides: $SETS"
 	} >"$out/machine.txt"
 	stamp start
-	"$train" init "$out/base" --text writing | tee "$out/logs/init.log"
-	echo "magrpo-cooperation: SFT warm-up, team ($sft_steps steps)"
-	"$train" sft -c "$team_cfg" --set models.tiny.path="$out/base" --out "$out/sft-team" \
-		--steps "$sft_steps" --log-every 50 >"$out/logs/sft-team.log" 2>&1
-	echo "magrpo-cooperation: SFT warm-up, single agent ($sft_steps steps)"
-	"$train" sft -c "$single_cfg" --set models.tiny.path="$out/base" --out "$out/sft-single" \
-		--steps "$sft_steps" --log-every 50 >"$out/logs/sft-single.log" 2>&1
+	if [ -z "$model" ]; then
+		"$train" init "$out/base" --text writing | tee "$out/logs/init.log"
+		echo "magrpo-cooperation: SFT warm-up, team ($sft_steps steps)"
+		"$train" sft -c "$team_cfg" --set models.tiny.path="$out/base" --out "$out/sft-team" \
+			--steps "$sft_steps" --log-every 50 >"$out/logs/sft-team.log" 2>&1
+		echo "magrpo-cooperation: SFT warm-up, single agent ($sft_steps steps)"
+		"$train" sft -c "$single_cfg" --set models.tiny.path="$out/base" --out "$out/sft-single" \
+			--steps "$sft_steps" --log-every 50 >"$out/logs/sft-single.log" 2>&1
+	fi
 	stamp sft-done
 	for seed in $seeds; do
 		for arm in team single; do
 			if [ "$arm" = team ]; then cfg=$team_cfg; else cfg=$single_cfg; fi
 			dir="$out/$arm-s$seed"
 			echo "magrpo-cooperation: $arm, seed $seed, $steps RL steps → $dir"
-			"$train" -c "$cfg" -q --seed "$seed" --set models.tiny.path="$out/sft-$arm/tiny" \
-				--set run.steps="$steps" --set run.output_dir="$dir" >"$out/logs/$arm-s$seed.log" 2>&1 ||
+			"$train" -c "$cfg" -q --seed "$seed" --set models.tiny.path="${model:-$out/sft-$arm/tiny}" \
+				--set run.steps="$steps" --set run.output_dir="$dir" ${extra[@]+"${extra[@]}"} >"$out/logs/$arm-s$seed.log" 2>&1 ||
 				{ echo "magrpo-cooperation: $arm seed $seed failed; see $out/logs/$arm-s$seed.log" >&2; tail -20 "$out/logs/$arm-s$seed.log" >&2; exit 1; }
 			grep -E '^eval' "$out/logs/$arm-s$seed.log" || true
 			stamp "$arm-s$seed"
@@ -88,15 +97,18 @@ fi
 rm -rf "$out/compare"
 "$train" compare --out "$out/compare" "${runs[@]}" >/dev/null
 rm -f "$doc"/*.png
-cp "$out"/compare/*.png "$doc"/
+# amplification is 1 by construction here (every agent gets the joint reward): left out
+cp "$out"/compare/accuracy.png "$out"/compare/reward.png "$out"/compare/grad_norm-*.png "$doc"/
 
-OUT_DIR="$out" DOC_DIR="$doc" STEPS="$steps" SFT_STEPS="$sft_steps" SEEDS_DONE="${done_seeds[*]}" \
+MODEL="$model" OUT_DIR="$out" DOC_DIR="$doc" STEPS="$steps" SFT_STEPS="$sft_steps" SEEDS_DONE="${done_seeds[*]}" \
 	python3 - <<'PY'
 import glob, json, os, statistics
 
 out, doc = os.environ["OUT_DIR"], os.environ["DOC_DIR"]
 steps, sft = int(os.environ["STEPS"]), os.environ["SFT_STEPS"]
 seeds = os.environ["SEEDS_DONE"].split()
+model, sets = os.environ.get("MODEL", ""), os.environ.get("SETS", "").split()
+setargs = "".join(f" --set {kv}" for kv in sets)
 
 def evals(d):
     """step -> (eval/accuracy, eval/mean_reward) from a run's metrics.jsonl."""
@@ -111,6 +123,16 @@ def evals(d):
                     raise SystemExit(f"{d}: eval/joint_reward != eval/mean_reward at step {r['step']}")
                 got[int(r["step"])] = (r["eval/accuracy"], r["eval/mean_reward"])
     return got
+
+def train_reward(d, last=5):
+    """mean of reward/mean over a run's last steps."""
+    xs = []
+    with open(os.path.join(d, "metrics.jsonl")) as f:
+        for line in f:
+            r = json.loads(line)
+            if "reward/mean" in r:
+                xs.append(r["reward/mean"])
+    return statistics.mean(xs[-last:])
 
 def ms(xs):
     m = statistics.mean(xs)
@@ -142,18 +164,21 @@ with open(f"{out}/timings.tsv") as f:
 wall = timings.get("end", max(timings.values())) - timings["start"]
 machine = open(f"{out}/machine.txt").read().strip()
 params = "?"
-for line in open(f"{out}/logs/init.log"):
-    if "parameters" in line:
-        params = line.split()[0]
+if os.path.exists(f"{out}/logs/init.log"):
+    for line in open(f"{out}/logs/init.log"):
+        if "parameters" in line:
+            params = line.split()[0]
 order = list(timings)
 per_run = {k: timings[k] - timings[order[i - 1]] for i, k in enumerate(order) if i > 0 and k != "end"}
 cols = list(rows[0][1].keys())
 
 L = []
-L.append("# MAGRPO cooperation experiment — tiny, on CPU\n")
+L.append("# MAGRPO cooperation experiment — " + (f"{os.path.basename(model.rstrip('/'))}\n" if model else "tiny, on CPU\n"))
 L.append("The question, from the MAGRPO paper: does a trained two-agent team beat a single agent "
          "trained with the same reward and the same number of samples, and the untrained team? "
-         f"Here at toy scale: a randomly initialised {params}-parameter model (`train init --text writing`), procedural writing prompts, "
+         + (f"Here with the pretrained model `{model}`, " if model else
+          f"Here at toy scale: a randomly initialised {params}-parameter model (`train init --text writing`), ")
+         + "procedural writing prompts, "
          "CoMLRL's level-gated writing reward (max 2.98) with troupe's degeneration guards.\n")
 L.append("## Setup\n")
 L.append(f"- **Team:** `configs/magrpo-writing-tiny.yaml` — a summary agent (≤ 40 tokens) and an expansion agent (≤ 80 tokens), "
@@ -161,22 +186,23 @@ L.append(f"- **Team:** `configs/magrpo-writing-tiny.yaml` — a summary agent (�
 L.append("- **Single agent:** `configs/magrpo-writing-single-tiny.yaml` — one agent writes both parts in one response "
          "(≤ 120 tokens), split at a `---` line and scored by the same joint reward; 4 prompts × 4 samples per step (16 scored joint outputs) "
          "(GRPO, i.e. MAGRPO with one agent). Same learning rate, loss and sampling.")
-L.append(f"- **Warm-up:** one shared base (`train init --text writing`); each arm gets the same {sft} `train sft` steps "
+L.append(f"- **Warm-up:** none; both arms start from `{model}`." if model else f"- **Warm-up:** one shared base (`train init --text writing`); each arm gets the same {sft} `train sft` steps "
          "on demonstrations of its own role(s), once, shared by all seeds.")
 L.append(f"- **RL:** {steps} steps per arm and seed (seeds {', '.join(seeds)}), held-out evaluation on 24 tasks × 1 sample at "
          "temperature 1.0 every 10 steps. Step 0 is the untrained team / agent after the warm-up.")
-L.append("- **Metrics:** `eval/accuracy` (share of held-out tasks whose joint reward clears the task's bar) and "
+L.append("- **Metrics:** `eval/accuracy` (share of held-out tasks solved: every reward level pays in full but the transitions term — length ratio in [1.6, 3.2], unique-word ratio ≥ 2, Jaccard ≥ 0.03, some transition) and "
          "`eval/mean_reward` (the joint reward, max 2.98; the team's runs log the same value as `eval/joint_reward`, checked equal), "
          "read from each run's `metrics.jsonl`.\n")
 L.append("## Commands\n")
 L.append("```")
-L.append(f"make build && nice -n 5 make experiment-magrpo-cooperation   # = STEPS={steps} scripts/experiments/magrpo-cooperation.sh")
-L.append(f"bin/train init {out}/base --text writing")
-L.append(f"bin/train sft -c configs/magrpo-writing-tiny.yaml --set models.tiny.path={out}/base --out {out}/sft-team --steps {sft} --log-every 50")
-L.append(f"bin/train sft -c configs/magrpo-writing-single-tiny.yaml --set models.tiny.path={out}/base --out {out}/sft-single --steps {sft} --log-every 50")
+L.append(f"make build && nice -n 5 make experiment-magrpo-cooperation   # = STEPS={steps}" + (f" MODEL={model}" if model else "") + (f" SETS=\"{' '.join(sets)}\"" if sets else "") + " scripts/experiments/magrpo-cooperation.sh")
+if not model:
+    L.append(f"bin/train init {out}/base --text writing")
+    L.append(f"bin/train sft -c configs/magrpo-writing-tiny.yaml --set models.tiny.path={out}/base --out {out}/sft-team --steps {sft} --log-every 50")
+    L.append(f"bin/train sft -c configs/magrpo-writing-single-tiny.yaml --set models.tiny.path={out}/base --out {out}/sft-single --steps {sft} --log-every 50")
 L.append("# for each seed N:")
-L.append(f"bin/train -c configs/magrpo-writing-tiny.yaml -q --seed N --set models.tiny.path={out}/sft-team/tiny --set run.steps={steps} --set run.output_dir={out}/team-sN")
-L.append(f"bin/train -c configs/magrpo-writing-single-tiny.yaml -q --seed N --set models.tiny.path={out}/sft-single/tiny --set run.steps={steps} --set run.output_dir={out}/single-sN")
+L.append(f"bin/train -c configs/magrpo-writing-tiny.yaml -q --seed N --set models.tiny.path={model or out + '/sft-team/tiny'} --set run.steps={steps} --set run.output_dir={out}/team-sN{setargs}")
+L.append(f"bin/train -c configs/magrpo-writing-single-tiny.yaml -q --seed N --set models.tiny.path={model or out + '/sft-single/tiny'} --set run.steps={steps} --set run.output_dir={out}/single-sN{setargs}")
 L.append(f"bin/train compare --out {out}/compare {out}/team-s* {out}/single-s*")
 L.append("```\n")
 L.append("## Machine and time\n")
@@ -207,36 +233,63 @@ wins = sum(d > 0 for d in diffs)
 da, das = ms(diffs)
 beats_single = ta - tas > sa + sas if len(seeds) > 1 else ta > sa
 beats_untrained = ta - tas > ua + uas if len(seeds) > 1 else ta > ua
+reward_apart = tr - trs > sr + srs if len(seeds) > 1 else tr > sr
 if beats_single:
-    verdict = "their mean ± sd ranges do not overlap"
+    verdict = ("on held-out accuracy it beats the single agent (the mean ± sd ranges do not overlap)"
+               + ("" if reward_apart else ", though on the joint reward the two ranges overlap"))
 elif ta > sa:
-    verdict = "their mean ± sd ranges overlap, so the team's edge over the single agent is **not reproduced** at this scale"
+    verdict = "the mean ± sd ranges overlap, so the team's edge over the single agent is **not reproduced** at this scale"
 else:
-    verdict = "the team does not beat the single agent, so the paper's cooperation result is **not reproduced** at this scale"
+    verdict = "it does not beat the single agent, so the paper's cooperation result is **not reproduced** at this scale"
+trw = {arm: ms([train_reward(f"{out}/{arm}-s{s}") for s in seeds]) for arm in ("team", "single")}
+L.append(f"Training reward (`reward/mean`, mean of the last 5 steps): team {trw['team'][0]:.2f} ± {trw['team'][1]:.2f}, "
+         f"single {trw['single'][0]:.2f} ± {trw['single'][1]:.2f}.\n")
 L.append("## Result\n")
 L.append(f"**After {steps} RL steps over {len(seeds)} seeds, the trained team reaches held-out accuracy {ta:.3f} ± {tas:.3f} "
          f"(joint reward {tr:.2f} ± {trs:.2f}) against {sa:.3f} ± {sas:.3f} ({sr:.2f} ± {srs:.2f}) for the single agent and "
          f"{ua:.3f} ± {uas:.3f} ({ur:.2f} ± {urs:.2f}) for the untrained team; the team is ahead of the single agent in "
-         f"{wins} of {len(seeds)} seeds (paired difference {da:+.3f} ± {das:.3f}) and {verdict}"
-         + ("" if beats_untrained else ", and its gain over the untrained team is also within the spread") + ".**\n")
+         f"{wins} of {len(seeds)} seeds (paired difference {da:+.3f} ± {das:.3f}): {verdict}"
+         + (", and it beats the untrained team on held-out accuracy as well" if beats_untrained
+            else ", and its gain over the untrained team is within the spread") + ".**\n")
+caveats = ["The team trains two copies of the model and makes two responses (≤ 40 and ≤ 80 tokens) per joint sample "
+           "against the single agent's one (≤ 120 tokens): the same number of scored joint outputs per step (16) and the same "
+           "token budget, but twice the parameters."]
+ur0, sr0 = ms(rew["untrained team (step 0)"])[0], ms(rew["untrained single (step 0)"])[0]
+if sr0 < ur0:
+    caveats.append(f"The arms do not start level: after the same number of warm-up steps the untrained single agent's joint reward "
+                   f"({sr0:.2f}) is below the untrained team's ({ur0:.2f}), so part of the gap may come from the warm-up "
+                   "(one long response may be a harder target for the tiny model than two short ones), not from cooperation.")
+sa0 = ms(acc["untrained single (step 0)"])[0]
+if sr > sr0 and sa <= sa0:
+    caveats.append(f"Accuracy asks every reward level to pay in full. The single agent's joint reward rises with RL "
+                   f"({sr0:.2f} → {sr:.2f}) while its accuracy does not ({sa0:.3f} → {sa:.3f}): it learns partial credit, not complete pairs.")
+L.append("Caveats:\n")
+L.extend(f"- {c}" for c in caveats)
+L.append("")
 L.append("The criterion: the team beats an arm when the mean ± sample sd ranges of their held-out accuracy over seeds do not overlap; "
          "with 3 seeds that is a loose bar, not a significance test.\n")
 L.append(f"With 24 held-out tasks, one task is 0.042 of accuracy; {len(seeds)} seeds and {steps} steps are a small experiment, "
          "and the model is a toy, so this says what troupe's MAGRPO does at this scale, not what the paper's result is at the paper's.\n")
 L.append("## Charts (`train compare`)\n")
-for p in sorted(glob.glob(f"{doc}/*.png")):
+pngs = sorted(glob.glob(f"{doc}/*.png"), key=lambda p: (not p.endswith(("accuracy.png", "reward.png")), p))
+for p in pngs:
     b = os.path.basename(p)
     L.append(f"![{b}]({b})")
 L.append("")
 L.append(f"`train compare` groups the runs by name without the `-sN` suffix (team, single); its own table is in `{out}/compare/report.md`.\n")
 L.append("## At Qwen-0.5B scale on a GPU\n")
-L.append("Not run here (no GPU in this run). The team: `configs/magrpo-writing-qwen3-1.7b.yaml` (CoMLRL's TLDR recipe; "
-         "TLDR prompts as JSONL in `data/`) with `--set models.qwen3.path=<a Qwen2.5-0.5B-Instruct directory>` (device cuda, "
-         "bfloat16 are already its settings), `--seed N --set run.output_dir=runs/exp-magrpo-gpu/team-sN`, and `--set run.steps=...` to fit the budget. "
-         "The single agent: the same config with `--set workflow.name=single --set workflow.single.agent=first "
-         "--set agents[0].preset=writing-single --set batch.n=4` (one agent, 4 samples a prompt, as the team's 4 joint samples), "
-         "output `single-sN`. No `train sft` warm-up for a pretrained instruct model; step 0 is then the untrained pretrained team. "
-         "This override set is the one `configs/magrpo-writing-tiny.yaml`'s header gives for evaluation; it has not been run at this size.\n")
+L.append("Not run (no Qwen weights and no GPU in this run). The same script, both arms on the same tiny-recipe configs "
+         "(`configs/magrpo-writing-tiny.yaml`, `configs/magrpo-writing-single-tiny.yaml`) with a pretrained model and no warm-up:\n")
+L.append("```")
+L.append("MODEL=/models/Qwen2.5-0.5B-Instruct OUT=runs/exp-magrpo-qwen DOC=docs/magrpo-cooperation-qwen \\")
+L.append("  SETS=\"run.device=cuda run.dtype=bfloat16 optim.lr=5e-6 eval.tasks=64\" scripts/experiments/magrpo-cooperation.sh")
+L.append("```")
+L.append("`optim.lr=5e-6` is CoMLRL's learning rate for its TLDR recipe (`configs/magrpo-writing-qwen3-1.7b.yaml`); the tiny configs' 3e-4 "
+         "is for a 0.1M-parameter model. The checked alternative is the real-size team config "
+         "`configs/magrpo-writing-qwen3-1.7b.yaml` with `--set models.qwen3.path=<Qwen2.5-0.5B-Instruct>` and, for the single agent, "
+         "`--set workflow.name=single --set workflow.single.agent=first --set agents[0].preset=writing-single --set batch.n=4 "
+         "--set advantage.estimator=grpo` (`train check` accepts it; without the estimator override it refuses: the single workflow does "
+         "not produce MAGRPO's rows). Neither has been run at this size.\n")
 open(f"{doc}/report.md", "w").write("\n".join(L))
 print(f"magrpo-cooperation: wrote {doc}/report.md")
 PY
