@@ -282,7 +282,7 @@ L.append("Not run (no Qwen weights and no GPU in this run). The same script, bot
          "(`configs/magrpo-writing-tiny.yaml`, `configs/magrpo-writing-single-tiny.yaml`) with a pretrained model and no warm-up:\n")
 L.append("```")
 L.append("MODEL=/models/Qwen2.5-0.5B-Instruct OUT=runs/exp-magrpo-qwen DOC=docs/magrpo-cooperation-qwen \\")
-L.append("  SETS=\"run.device=cuda run.dtype=bfloat16 optim.lr=5e-6 eval.tasks=64\" scripts/experiments/magrpo-cooperation.sh")
+L.append("  SETS=\"run.device=cuda run.dtype=bfloat16 optim.lr=5e-6\" scripts/experiments/magrpo-cooperation.sh")
 L.append("```")
 L.append("`optim.lr=5e-6` is CoMLRL's learning rate for its TLDR recipe (`configs/magrpo-writing-qwen3-1.7b.yaml`); the tiny configs' 3e-4 "
          "is for a 0.1M-parameter model. The checked alternative is the real-size team config "
