@@ -23,7 +23,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-runs/exp-magrpo}
 doc=${DOC:-docs/magrpo-cooperation}
-seeds=${SEEDS:-1 2 3}
+seeds=${SEEDS:-1 2 3 4 5 6 7 8 9 10}
 steps=${STEPS:-30}
 sft_steps=${SFT_STEPS:-150}
 team_cfg=configs/magrpo-writing-tiny.yaml
@@ -195,7 +195,7 @@ L.append("- **Metrics:** `eval/accuracy` (share of held-out tasks solved: every 
          "read from each run's `metrics.jsonl`.\n")
 L.append("## Commands\n")
 L.append("```")
-L.append(f"make build && nice -n 5 make experiment-magrpo-cooperation   # = STEPS={steps}" + (f" MODEL={model}" if model else "") + (f" SETS=\"{' '.join(sets)}\"" if sets else "") + " scripts/experiments/magrpo-cooperation.sh")
+L.append(f"make build && nice -n 5 make experiment-magrpo-cooperation   # = SEEDS=\"{' '.join(seeds)}\" STEPS={steps}" + (f" MODEL={model}" if model else "") + (f" SETS=\"{' '.join(sets)}\"" if sets else "") + " scripts/experiments/magrpo-cooperation.sh")
 if not model:
     L.append(f"bin/train init {out}/base --text writing")
     L.append(f"bin/train sft -c configs/magrpo-writing-tiny.yaml --set models.tiny.path={out}/base --out {out}/sft-team --steps {sft} --log-every 50")
@@ -267,7 +267,7 @@ L.append("Caveats:\n")
 L.extend(f"- {c}" for c in caveats)
 L.append("")
 L.append("The criterion: the team beats an arm when the mean ± sample sd ranges of their held-out accuracy over seeds do not overlap; "
-         "with 3 seeds that is a loose bar, not a significance test.\n")
+         "with a few seeds that is a loose bar, not a significance test.\n")
 L.append(f"With 24 held-out tasks, one task is 0.042 of accuracy; {len(seeds)} seeds and {steps} steps are a small experiment, "
          "and the model is a toy, so this says what troupe's MAGRPO does at this scale, not what the paper's result is at the paper's.\n")
 L.append("## Charts (`train compare`)\n")
