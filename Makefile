@@ -13,7 +13,7 @@ LDFLAGS  := -X main.version=$(VERSION)
 SHIM_STAMP = $(shell sha256sum build/libtshim.so 2>/dev/null | cut -c1-12)
 export CGO_CFLAGS = -O2 -g -Wno-deprecated-declarations -DTSHIM_STAMP=$(SHIM_STAMP)
 
-.PHONY: all setup shim build test check-gpu-build vet bench demo lora-demo search-demo math-demo planpath-demo sokoban-demo coding-demo stability clean
+.PHONY: all setup shim build test check-gpu-build vet bench demo lora-demo search-demo math-demo planpath-demo sokoban-demo coding-demo stability experiment-magrpo-cooperation clean
 
 all: setup build
 
@@ -124,6 +124,14 @@ coding-demo: all
 stability: all
 	rm -rf runs/stability
 	scripts/stability.sh
+
+# The MAGRPO cooperation experiment on CPU: the two-agent writing team against
+# one agent on the same reward and samples, and the untrained team, over
+# seeds 1-3 (SEEDS=, STEPS= override); runs in runs/exp-magrpo/, report and
+# charts in docs/magrpo-cooperation/.
+experiment-magrpo-cooperation: all
+	rm -rf runs/exp-magrpo
+	bash scripts/experiments/magrpo-cooperation.sh
 
 clean:
 	rm -rf bin build
