@@ -55,7 +55,7 @@ check-gpu-build:
 bench: setup
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./...
 
-# The learning demo, on CPU from nothing (~4 min on 2 cores): MAGRPO on
+# The learning demo, on CPU from nothing (under a minute on 2 cores once set up): MAGRPO on
 # cooperative writing (configs/magrpo-writing-tiny.yaml). A tiny random
 # model (train init), a supervised warm-up on demonstrations of both roles
 # (train sft), then 30 RL steps with held-out evaluation before, and every
