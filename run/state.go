@@ -14,7 +14,9 @@ package run
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,6 +87,19 @@ func findCheckpoint(resume, outputDir string) (*ckpt.Checkpoint, error) {
 			return nil, fmt.Errorf("resume: %w", err)
 		}
 		return cp, nil
+	}
+	// a run directory, or its checkpoints directory: the newest checkpoint
+	// in it (a checkpoint directory itself holds a manifest)
+	if _, err := os.Stat(filepath.Join(resume, ckpt.ManifestName)); errors.Is(err, fs.ErrNotExist) {
+		for _, root := range []string{filepath.Join(resume, "checkpoints"), resume} {
+			if entries, err := ckpt.List(root); err == nil && len(entries) > 0 {
+				cp, err := ckpt.Latest(root)
+				if err != nil {
+					return nil, fmt.Errorf("resume: %w", err)
+				}
+				return cp, nil
+			}
+		}
 	}
 	cp, err := ckpt.Open(resume)
 	if err != nil {
