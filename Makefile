@@ -13,7 +13,7 @@ LDFLAGS  := -X main.version=$(VERSION)
 SHIM_STAMP = $(shell sha256sum build/libtshim.so 2>/dev/null | cut -c1-12)
 export CGO_CFLAGS = -O2 -g -Wno-deprecated-declarations -DTSHIM_STAMP=$(SHIM_STAMP)
 
-.PHONY: all setup shim build test check-gpu-build vet bench demo lora-demo search-demo math-demo planpath-demo sokoban-demo coding-demo stability clean
+.PHONY: all setup shim build test check-gpu-build vet bench demo lora-demo search-demo math-demo planpath-demo sokoban-demo coding-demo stability experiment-drmas-stability clean
 
 all: setup build
 
@@ -124,6 +124,14 @@ coding-demo: all
 stability: all
 	rm -rf runs/stability
 	scripts/stability.sh
+
+# Dr. MAS vs GRPO: gradient norms against the amplification factor, sweeping
+# the Verifier's reward_scale (scripts/experiments/drmas-stability.sh; SEEDS,
+# SCALES, STEPS, JOBS override the design). Runs in runs/exp-stability/,
+# summary in docs/drmas-stability/report.md.
+experiment-drmas-stability: all
+	rm -rf runs/exp-stability
+	scripts/experiments/drmas-stability.sh
 
 clean:
 	rm -rf bin build
