@@ -18,8 +18,8 @@
 # train compare report and the summary; the summary is also written to
 # docs/drmas-stability/report.md.
 #
-# It is not a reward-offset sweep: the config has no reward offset, only
-# reward_scale.
+# It is not a reward-offset sweep: agents.1.reward_offset stays 0 (a
+# --set of it would shift the Verifier's reward mean, the (μ_k − μ)² term).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=runs/exp-stability
@@ -96,7 +96,9 @@ fi
 
 mapfile -t runs < <(ls -d "$out"/*-x*-s* 2>/dev/null | grep -v '\.log$' | sort)
 bin/train compare --force --out "$out/compare" "${runs[@]}" >/dev/null
-echo "\$ bin/train compare --force --out $out/compare $out/*-x*-s*" >>"$log"
+if [ -z "${REPORT_ONLY:-}" ]; then
+	echo "\$ bin/train compare --force --out $out/compare $out/*-x*-s*" >>"$log"
+fi
 mkdir -p docs/drmas-stability
 python3 scripts/experiments/drmas_stability_report.py "$out" docs/drmas-stability
 echo "drmas-stability: report docs/drmas-stability/report.md"
