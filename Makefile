@@ -13,7 +13,7 @@ LDFLAGS  := -X main.version=$(VERSION)
 SHIM_STAMP = $(shell sha256sum build/libtshim.so 2>/dev/null | cut -c1-12)
 export CGO_CFLAGS = -O2 -g -Wno-deprecated-declarations -DTSHIM_STAMP=$(SHIM_STAMP)
 
-.PHONY: all setup shim build test check-gpu-build vet bench demo lora-demo search-demo math-demo planpath-demo sokoban-demo coding-demo stability experiment-magrpo-cooperation clean
+.PHONY: all setup shim build test check-gpu-build vet bench demo lora-demo search-demo math-demo planpath-demo sokoban-demo coding-demo stability experiment-magrpo-cooperation experiment-drmas-stability clean
 
 all: setup build
 
@@ -127,11 +127,22 @@ stability: all
 
 # The MAGRPO cooperation experiment on CPU: the two-agent writing team against
 # one agent on the same reward and samples, and the untrained team, over
-# seeds 1-3 (SEEDS=, STEPS= override); runs in runs/exp-magrpo/, report and
+# seeds 1-10 (SEEDS=, STEPS= override); runs in runs/exp-magrpo/, report and
 # charts in docs/magrpo-cooperation/.
 experiment-magrpo-cooperation: all
 	rm -rf runs/exp-magrpo
 	bash scripts/experiments/magrpo-cooperation.sh
+
+# Dr. MAS vs GRPO: gradient norms against the amplification factor, sweeping
+# the Verifier's reward_scale (scripts/experiments/drmas-stability.sh; SEEDS,
+# SCALES, STEPS, JOBS override the design). Runs in runs/exp-stability/,
+# summary in docs/drmas-stability/report.md. The target runs the design the
+# report was measured with (~20 min on 2 busy cores); the script's own
+# defaults are the full sweep (3 estimators, 3 scales, 5 seeds, 100 steps).
+experiment-drmas-stability: all
+	rm -rf runs/exp-stability
+	ESTIMATORS="$${ESTIMATORS:-drmas grpo}" SCALES="$${SCALES:-1 16}" SEEDS="$${SEEDS:-1 2 3}" STEPS="$${STEPS:-60}" \
+		scripts/experiments/drmas-stability.sh
 
 clean:
 	rm -rf bin build

@@ -33,6 +33,7 @@ type AgentConfig struct {
 	MaxNewTokens  int              `yaml:"max_new_tokens"` // 0 = the run's default
 	FormatPenalty float64          `yaml:"format_penalty"` // subtracted from this agent's reward when its output is invalid
 	RewardScale   float64          `yaml:"reward_scale"`   // multiplies the team reward credited to this agent; 0 = 1
+	RewardOffset  float64          `yaml:"reward_offset"`  // added to the team reward credited to this agent, after reward_scale; 0 = none
 	Thinking      bool             `yaml:"thinking"`       // chat template's thinking mode (Qwen3 enable_thinking); read by the Binding's maker, not by rollout
 	ChatDate      string           `yaml:"chat_date"`      // Llama 3.1+ templates' "Today Date", written "26 Jul 2024" ("" = that date); read by the Binding's maker
 }
@@ -129,6 +130,7 @@ type Agent struct {
 	MaxNewTokens  int
 	FormatPenalty float64
 	RewardScale   float64 // > 0; 1 unless configured
+	RewardOffset  float64 // finite; 0 unless configured
 	Parser        Parser
 	Stop          []int
 
@@ -181,6 +183,7 @@ func NewAgent(path string, cfg AgentConfig, def AgentDefaults, bind Binding) (*A
 		MaxNewTokens:  cfg.MaxNewTokens,
 		FormatPenalty: cfg.FormatPenalty,
 		RewardScale:   cfg.RewardScale,
+		RewardOffset:  cfg.RewardOffset,
 		Stop:          append([]int(nil), bind.Stop...),
 		chat:          bind.Chat,
 		codec:         bind.Codec,
@@ -202,6 +205,9 @@ func NewAgent(path string, cfg AgentConfig, def AgentDefaults, bind Binding) (*A
 	}
 	if !(a.RewardScale > 0) || math.IsInf(a.RewardScale, 0) {
 		return nil, fmt.Errorf("%s.reward_scale: must be a finite number > 0 (0 or unset = 1), got %g", path, cfg.RewardScale)
+	}
+	if math.IsNaN(a.RewardOffset) || math.IsInf(a.RewardOffset, 0) {
+		return nil, fmt.Errorf("%s.reward_offset: must be a finite number (0 or unset = none), got %g", path, cfg.RewardOffset)
 	}
 	p, err := ParserByName(parserName)
 	if err != nil {

@@ -8,9 +8,10 @@
 //	LocalReward = the call's own terms − Penalty,  Penalty = agent.FormatPenalty if !Valid else 0
 //
 // where TeamReward is the workflow's team reward times the agent's
-// reward_scale (1 unless configured: agents whose rewards live on different
-// scales, as in the Dr. MAS stability experiment). Downstream code reads
-// these fields as they are; it never recombines them.
+// reward_scale, plus its reward_offset (1 and 0 unless configured: agents
+// whose rewards differ in scale or mean, as in the Dr. MAS stability
+// experiment). Downstream code reads these fields as they are; it never
+// recombines them.
 //
 // Identity: every row carries its episode (Traj, and Env: the environment
 // instance it ran in, one per episode), its place in the episode (Turn,
@@ -43,7 +44,7 @@ type Sample struct {
 	LossMask       []bool    // nil, or one entry per ResponseTokens token: false = left out of the loss (Call.LossMask)
 
 	Reward      float64 // TeamReward + LocalReward
-	TeamReward  float64 // the team's reward credited to this row, times the agent's reward_scale
+	TeamReward  float64 // the team's reward credited to this row, times the agent's reward_scale, plus its reward_offset
 	LocalReward float64 // the row's own terms (AT-GRPO's r_local; 0 in math) minus Penalty
 	Penalty     float64 // the agent's format penalty if the output is invalid, else 0 (already in LocalReward)
 
@@ -65,6 +66,7 @@ func SampleOf(ep *Episode, c *Call) Sample {
 	if s := c.Agent.RewardScale; s != 0 {
 		team *= s
 	}
+	team += c.Agent.RewardOffset
 	return Sample{
 		Prompt:         ep.Prompt,
 		TaskID:         ep.Task.ID,

@@ -145,8 +145,8 @@ func New(opts Options, agents []*rollout.Agent, env rollout.Scorer) (*Workflow, 
 		if err != nil {
 			return nil, err
 		}
-		if a.FormatPenalty != 0 || a.RewardScale != 1 {
-			return nil, fmt.Errorf("workflow.joint.agents[%d]: agent %q has format_penalty %g and reward_scale %g; MAGRPO credits every agent of a joint action the same joint reward, so set format_penalty: 0 and leave reward_scale unset", i, name, a.FormatPenalty, a.RewardScale)
+		if a.FormatPenalty != 0 || a.RewardScale != 1 || a.RewardOffset != 0 {
+			return nil, fmt.Errorf("workflow.joint.agents[%d]: agent %q has format_penalty %g, reward_scale %g and reward_offset %g; MAGRPO credits every agent of a joint action the same joint reward, so set format_penalty: 0 and leave reward_scale and reward_offset unset", i, name, a.FormatPenalty, a.RewardScale, a.RewardOffset)
 		}
 		w.agents = append(w.agents, a)
 	}

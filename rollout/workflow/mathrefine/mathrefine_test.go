@@ -201,3 +201,32 @@ func TestRewardScale(t *testing.T) {
 		t.Errorf("a negative reward_scale: %v", err)
 	}
 }
+
+// reward_offset is added to the team reward an agent is credited with, after
+// reward_scale; the format penalty is neither scaled nor offset, and other
+// agents are untouched.
+func TestRewardOffset(t *testing.T) {
+	cfgs, err := rollout.DefaultAgentConfigs("math-refine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgs[1].RewardScale = 3
+	cfgs[1].RewardOffset = -0.5
+	wf := mathRefine(t, mathrefine.DefaultOptions(), compileAgents(t, cfgs))
+	gen := scripted.New(solverVerifier(scripted.Fixed(`\boxed{4}`), scripted.Fixed("no verdict here")))
+	out := run(t, wf, gen, 1, 7)
+	for _, r := range out.Samples {
+		wantTeam, want := 1.0, 1.0
+		if r.Agent == "verifier" {
+			wantTeam = 3*1 - 0.5
+			want = wantTeam - 0.1 // invalid: no verdict
+		}
+		if math.Abs(r.Reward-want) > 1e-12 || math.Abs(r.TeamReward-wantTeam) > 1e-12 {
+			t.Errorf("%s (valid %v): reward %g, team %g; want %g, %g", r.Agent, r.Valid, r.Reward, r.TeamReward, want, wantTeam)
+		}
+	}
+	cfgs[0].RewardOffset = math.Inf(1)
+	if _, err := rollout.NewAgent("agents[0]", cfgs[0], defaults, scripted.Binding()); err == nil || !strings.Contains(err.Error(), "agents[0].reward_offset") {
+		t.Errorf("an infinite reward_offset: %v", err)
+	}
+}
