@@ -240,14 +240,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			if err := opts.Validate(); err != nil {
-				return nil, err
-			}
-			js, ok := env.(rollout.JointScorer)
-			if !ok {
-				return nil, fmt.Errorf("workflow code-test: the environment (%T) does not run programs against tests; use the coding environment", env)
-			}
-			return tree.New(opts.treeOptions(), agents, game{JointScorer: js, opts: opts})
+			return New(opts, agents, env)
 		},
 		Agents: func() []rollout.AgentConfig {
 			return []rollout.AgentConfig{
@@ -257,4 +250,17 @@ func init() {
 		},
 		Estimators: append([]string{"atgrpo"}, rollout.LinearEstimators...),
 	})
+}
+
+// New is the code-test workflow: the tree workflow over a game of the
+// coder's functions and the tester's asserts, scored by env's harness.
+func New(opts Options, agents []*rollout.Agent, env rollout.Scorer) (rollout.Workflow, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	js, ok := env.(rollout.JointScorer)
+	if !ok {
+		return nil, fmt.Errorf("workflow code-test: the environment (%T) does not run programs against tests; use the coding environment", env)
+	}
+	return tree.New(opts.treeOptions(), agents, game{JointScorer: js, opts: opts})
 }

@@ -213,10 +213,7 @@ Finish with the final answer alone inside \boxed{}, for example \boxed{42}.`})
 			if err != nil {
 				return nil, err
 			}
-			if err := opts.Validate(); err != nil {
-				return nil, err
-			}
-			return tree.New(opts.treeOptions(), agents, game{Scorer: env, tool: opts.Tool, reasoner: opts.Reasoner})
+			return New(opts, agents, env)
 		},
 		Agents: func() []rollout.AgentConfig {
 			return []rollout.AgentConfig{
@@ -226,4 +223,13 @@ Finish with the final answer alone inside \boxed{}, for example \boxed{42}.`})
 		},
 		Estimators: append([]string{"atgrpo"}, rollout.LinearEstimators...),
 	})
+}
+
+// New is the math-tool workflow: the tree workflow over a game of the tool
+// agent's programs and the reasoner's answers, scored by env.
+func New(opts Options, agents []*rollout.Agent, env rollout.Scorer) (rollout.Workflow, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	return tree.New(opts.treeOptions(), agents, game{Scorer: env, tool: opts.Tool, reasoner: opts.Reasoner})
 }
