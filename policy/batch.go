@@ -135,112 +135,114 @@ func (b Batch) to(dev torch.Device) Batch {
 	return c
 }
 
-// joinRows lays each row out as prompt+response and returns the longest
-// length; an empty batch, prompt or response is refused.
-func joinRows(seqs []Sequence) (full [][]int, T int, err error) {
+// layout is what Pack and Pad share: each row's prompt+response, the
+// longest length T, and in the (B, T) layout the positions that predict a
+// trained response token (mask), each row's advantage and how many tokens
+// it trains.
+type layout struct {
+	full   [][]int
+	T      int
+	mask   []bool
+	adv    []float32
+	tokens []int
+}
+
+// joinRows lays the rows out; an empty batch, prompt or response is refused.
+func joinRows(seqs []Sequence) (l layout, err error) {
 	if len(seqs) == 0 {
-		return nil, 0, fmt.Errorf("policy: no sequences to pack")
+		return l, fmt.Errorf("policy: no sequences to pack")
 	}
-	full = make([][]int, len(seqs))
+	l.full = make([][]int, len(seqs))
 	for i, s := range seqs {
 		if len(s.Prompt) == 0 || len(s.Response) == 0 {
-			return nil, 0, fmt.Errorf("policy: sequence %d (agent %q) has %d prompt and %d response tokens; both must be at least 1", i, s.Agent, len(s.Prompt), len(s.Response))
+			return l, fmt.Errorf("policy: sequence %d (agent %q) has %d prompt and %d response tokens; both must be at least 1", i, s.Agent, len(s.Prompt), len(s.Response))
 		}
-		full[i] = append(append(make([]int, 0, len(s.Prompt)+len(s.Response)), s.Prompt...), s.Response...)
-		T = max(T, len(full[i]))
+		l.full[i] = append(append(make([]int, 0, len(s.Prompt)+len(s.Response)), s.Prompt...), s.Response...)
+		l.T = max(l.T, len(l.full[i]))
 	}
-	return full, T, nil
+	B := len(seqs)
+	l.mask, l.adv, l.tokens = make([]bool, B*l.T), make([]float32, B), make([]int, B)
+	for i, sq := range seqs {
+		P := len(sq.Prompt)
+		for j := range sq.Response {
+			if sq.Mask == nil || sq.Mask[j] {
+				l.mask[i*l.T+P-1+j] = true // position P−1+j predicts response token j
+				l.tokens[i]++
+			}
+		}
+		l.adv[i] = float32(sq.Advantage)
+	}
+	return l, nil
+}
+
+// build lays seqs out and runs fill in a scope whose tensors are freed
+// unless fill keeps them, turning a libtorch error into err: the frame of
+// Pack and Pad.
+func build(seqs []Sequence, fill func(l layout, s *torch.Scope) (Batch, error)) (b Batch, err error) {
+	defer torch.Recover(&err)
+	l, err := joinRows(seqs)
+	if err != nil {
+		return Batch{}, err
+	}
+	s := torch.NewScope()
+	defer s.Close()
+	return fill(l, s)
 }
 
 // Pack builds the packed batch of seqs on dev. Rows must have a non-empty
 // prompt and response (CheckSequences reports the first that does not).
-func Pack(seqs []Sequence, dev torch.Device) (b Batch, err error) {
-	defer torch.Recover(&err)
-	full, T, err := joinRows(seqs)
-	if err != nil {
-		return Batch{}, err
-	}
-	s := torch.NewScope()
-	defer s.Close()
-	p, err := model.PackSequences(full, dev)
-	if err != nil {
-		return Batch{}, err
-	}
-	s.Keep(p.IDs, p.Positions, p.CuSeqLens)
-	B := len(seqs)
-	N := int(p.Tokens())
-	targets := make([]int64, 0, N)
-	pmask := make([]bool, 0, N)
-	index := make([]int64, 0, N)
-	mask := make([]bool, B*T)
-	adv := make([]float32, B)
-	tokens := make([]int, B)
-	for i, sq := range seqs {
-		P, R := len(sq.Prompt), len(sq.Response)
-		for t := range full[i] {
-			next := int64(0)
-			if t+1 < len(full[i]) {
-				next = int64(full[i][t+1])
-			}
-			j := t - (P - 1) // the response token predicted here
-			on := j >= 0 && j < R && (sq.Mask == nil || sq.Mask[j])
-			targets, pmask, index = append(targets, next), append(pmask, on), append(index, int64(i*T+t))
-			if on {
-				mask[i*T+t] = true
-				tokens[i]++
+func Pack(seqs []Sequence, dev torch.Device) (Batch, error) {
+	return build(seqs, func(l layout, s *torch.Scope) (Batch, error) {
+		p, err := model.PackSequences(l.full, dev)
+		if err != nil {
+			return Batch{}, err
+		}
+		s.Keep(p.IDs, p.Positions, p.CuSeqLens)
+		N := int(p.Tokens())
+		targets := make([]int64, 0, N) // each packed position's next token (0 at a row's end)
+		pmask := make([]bool, 0, N)    // the mask in the packed layout
+		index := make([]int64, 0, N)   // each packed position's place in the (B, T) layout
+		for i, row := range l.full {
+			for t := range row {
+				next := int64(0)
+				if t+1 < len(row) {
+					next = int64(row[t+1])
+				}
+				targets, pmask, index = append(targets, next), append(pmask, l.mask[i*l.T+t]), append(index, int64(i*l.T+t))
 			}
 		}
-		adv[i] = float32(sq.Advantage)
-	}
-	b = Batch{
-		Targets:    s.Keep(torch.FromInt64(targets).ToDevice(dev)),
-		Mask:       s.Keep(torch.FromBool(mask, int64(B), int64(T)).ToDevice(dev)),
-		Advantages: s.Keep(torch.FromFloat32(adv, int64(B), 1).ToDevice(dev)),
-		Tokens:     tokens,
-		packed:     &p,
-		packedMask: s.Keep(torch.FromBool(pmask).ToDevice(dev)),
-		index:      s.Keep(torch.FromInt64(index).ToDevice(dev)),
-	}
-	return b, nil
+		B := int64(len(seqs))
+		return Batch{
+			Targets:    s.Keep(torch.FromInt64(targets).ToDevice(dev)),
+			Mask:       s.Keep(torch.FromBool(l.mask, B, int64(l.T)).ToDevice(dev)),
+			Advantages: s.Keep(torch.FromFloat32(l.adv, B, 1).ToDevice(dev)),
+			Tokens:     l.tokens,
+			packed:     &p,
+			packedMask: s.Keep(torch.FromBool(pmask).ToDevice(dev)),
+			index:      s.Keep(torch.FromInt64(index).ToDevice(dev)),
+		}, nil
+	})
 }
 
 // Pad builds the padded batch of seqs on dev (the reference layout). Rows
 // must have a non-empty prompt and response.
-func Pad(seqs []Sequence, dev torch.Device) (b Batch, err error) {
-	defer torch.Recover(&err)
-	full, T, err := joinRows(seqs)
-	if err != nil {
-		return Batch{}, err
-	}
-	s := torch.NewScope()
-	defer s.Close()
-	in, err := model.Pack(full, model.PadRight, dev)
-	if err != nil {
-		return Batch{}, err
-	}
-	B := len(seqs)
-	mask := make([]bool, B*T)
-	adv := make([]float32, B)
-	tokens := make([]int, B)
-	for i, sq := range seqs {
-		P, R := len(sq.Prompt), len(sq.Response)
-		for j := 0; j < R; j++ {
-			if sq.Mask == nil || sq.Mask[j] {
-				mask[i*T+P-1+j] = true
-				tokens[i]++
-			}
+func Pad(seqs []Sequence, dev torch.Device) (Batch, error) {
+	return build(seqs, func(l layout, s *torch.Scope) (Batch, error) {
+		in, err := model.Pack(l.full, model.PadRight, dev)
+		if err != nil {
+			return Batch{}, err
 		}
-		adv[i] = float32(sq.Advantage)
-	}
-	b = Batch{
-		Input:      in,
-		Targets:    model.ShiftTargets(in),
-		Mask:       torch.FromBool(mask, int64(B), int64(T)).ToDevice(dev),
-		Advantages: torch.FromFloat32(adv, int64(B), 1).ToDevice(dev),
-		Tokens:     tokens,
-	}
-	s.Keep(b.Input.IDs, b.Input.Positions, b.Input.Valid, b.Targets, b.Mask, b.Advantages)
-	return b, nil
+		B := int64(len(seqs))
+		b := Batch{
+			Input:      in,
+			Targets:    model.ShiftTargets(in),
+			Mask:       torch.FromBool(l.mask, B, int64(l.T)).ToDevice(dev),
+			Advantages: torch.FromFloat32(l.adv, B, 1).ToDevice(dev),
+			Tokens:     l.tokens,
+		}
+		s.Keep(b.Input.IDs, b.Input.Positions, b.Input.Valid, b.Targets, b.Mask, b.Advantages)
+		return b, nil
+	})
 }
 
 // Free releases the batch's tensors.

@@ -20,7 +20,7 @@ func TestAgentConfigErrors(t *testing.T) {
 		{rollout.AgentConfig{Name: "a", Preset: "math-single"}, `agents[1].model: must name the model agent "a" runs on`},
 		{rollout.AgentConfig{Name: "a", Model: "m", Preset: "poet"}, `agents[1].preset: unknown preset "poet"; use one of math-single, math-solver, math-verifier`},
 		{rollout.AgentConfig{Name: "a", Model: "m"}, "has no role text; set agents[1].role"},
-		{rollout.AgentConfig{Name: "a", Model: "m", Preset: "math-single", Parser: "xml"}, `agents[1].parser: unknown parser "xml"; use one of boxed, free, verdict`},
+		{rollout.AgentConfig{Name: "a", Model: "m", Preset: "math-single", Parser: "xml"}, `agents[1].parser: unknown parser "xml"; use one of boxed, free, python-program, verdict`},
 		{rollout.AgentConfig{Name: "a", Model: "m", Role: "Solve {{.Tsak}}"}, "agents[1].role: template does not render"},
 		{rollout.AgentConfig{Name: "a", Model: "m", Role: "Solve {{.Task"}, "agents[1].role: bad template"},
 		{rollout.AgentConfig{Name: "a", Model: "m", Preset: "math-single", FormatPenalty: -1}, "agents[1].format_penalty: must be a finite number >= 0"},
@@ -153,5 +153,23 @@ func TestAgentRendersHistory(t *testing.T) {
 		"<|im_start|>user\nnext question<|im_end|>\n<|im_start|>assistant\n"
 	if text != want {
 		t.Errorf("rendered\n%q\nwant\n%q", text, want)
+	}
+}
+
+// PythonParser takes the last fenced Python block (```python, ```py,
+// ```python3 or bare) and names what it wanted when there is none.
+func TestPythonParser(t *testing.T) {
+	p := rollout.PythonParser("the function")
+	got := p.Parse("first\n```py\nx = 1\n```\nthen\n```python3\ndef f():\n    return 2\n```\ntrailing")
+	if !got.Valid || got.Value != "def f():\n    return 2\n" {
+		t.Fatalf("got %+v", got)
+	}
+	for _, bad := range []string{"no fence", "```python\n   \n```", "```go\nx := 1\n```"} {
+		if got := p.Parse(bad); got.Valid || got.Problem != "no ```python block holding the function" {
+			t.Fatalf("%q: got %+v", bad, got)
+		}
+	}
+	if b := rollout.PythonBlocks("```\na\n```\n```python\nb\n```"); len(b) != 2 || b[0] != "a\n" || b[1] != "b\n" {
+		t.Fatalf("PythonBlocks: %q", b)
 	}
 }

@@ -3,9 +3,13 @@
 //
 // What it is: three parsers selected by name in the agent config:
 //
-//	boxed    a final answer in \boxed{…} after any </think>  (math Solver, single agent)
-//	verdict  <verify>approve</verify> or <verify>reject</verify> (math Verifier)
-//	free     anything; always valid
+//	boxed           a final answer in \boxed{…} after any </think>  (math Solver, single agent)
+//	verdict         <verify>approve</verify> or <verify>reject</verify> (math Verifier)
+//	python-program  the last fenced Python block (a tool agent's program)
+//	free            anything; always valid
+//
+// PythonBlocks and PythonParser read fenced Python blocks for the plug-ins
+// whose agents write code.
 //
 // What it deliberately is not: the reward. An invalid response is still
 // acted on (Dr. MAS executes invalid actions and penalises the row); whether
@@ -14,6 +18,7 @@ package rollout
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -47,6 +52,35 @@ var parsers = map[string]Parser{
 	"boxed":   ParserFunc(parseBoxed),
 	"verdict": ParserFunc(parseVerdict),
 	"free":    ParserFunc(func(r string) Parsed { return Parsed{Valid: true, Value: strings.TrimSpace(r)} }),
+	// the program a tool agent writes (math-tool; the games' -tool-program presets)
+	"python-program": PythonParser("a program"),
+}
+
+// pythonFence is a fenced block opened by ```python, ```py, ```python3 or
+// a bare ```.
+var pythonFence = regexp.MustCompile("(?s)```(?:python|py|python3)?[ \t]*\n(.*?)```")
+
+// PythonBlocks returns the contents of a response's fenced Python blocks,
+// in order.
+func PythonBlocks(response string) []string {
+	var out []string
+	for _, m := range pythonFence.FindAllStringSubmatch(response, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// PythonParser reads the last fenced Python block of a response; it is
+// invalid when there is none or it is blank, saying that it should hold
+// what ("a program", "the function").
+func PythonParser(what string) Parser {
+	return ParserFunc(func(response string) Parsed {
+		b := PythonBlocks(response)
+		if len(b) == 0 || strings.TrimSpace(b[len(b)-1]) == "" {
+			return Parsed{Problem: "no ```python block holding " + what}
+		}
+		return Parsed{Valid: true, Value: b[len(b)-1]}
+	})
 }
 
 // ParserNames lists the built-in parsers.

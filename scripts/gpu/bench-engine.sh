@@ -10,14 +10,7 @@
 # tokens/s, GPU utilisation and peak memory per phase (metrics.jsonl).
 # Output in $OUT (or .gpu/logs): bench-engine.txt, hf-*.json, train-step/.
 set -uo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cd "$root" || exit 1
-py=${PYTHON:-python3}
-logs=${OUT:-$root/.gpu/logs}
-mkdir -p "$logs"
-report="$logs/bench-engine.txt"
-: >"$report"
-say() { echo "$*" | tee -a "$report"; }
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh" bench-engine.txt
 
 say "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null)"
 if [ ! -f build-gpu/libtshim.so ]; then

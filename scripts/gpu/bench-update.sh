@@ -9,14 +9,7 @@
 # both. troupe's MFU counts its old-log-prob pass (8·N·tokens);
 # transformers' is 6·N·tokens. Output in $OUT (or .gpu/logs): bench-update.txt.
 set -uo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cd "$root" || exit 1
-py=${PYTHON:-python3}
-logs=${OUT:-$root/.gpu/logs}
-mkdir -p "$logs"
-report="$logs/bench-update.txt"
-: >"$report"
-say() { echo "$*" | tee -a "$report"; }
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh" bench-update.txt
 
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 say "gpu: $gpu"

@@ -30,14 +30,8 @@
 # 0 dry-runs the script on a CPU machine).
 set -uo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cd "$root" || exit 1
-py=${PYTHON:-python3}
-logs=${OUT:-$root/.gpu/logs}
-mkdir -p "$logs"
-summary="$logs/summary.txt"
-: >"$summary"
-say() { echo "$*" | tee -a "$summary"; }
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh" summary.txt
+summary=$report
 
 if [ ! -f .gpu/tests.txt ]; then
   echo "run-tests: no .gpu/tests.txt: run scripts/gpu/prepare.sh on the CPU machine and carry .gpu" >&2

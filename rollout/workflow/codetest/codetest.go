@@ -172,20 +172,13 @@ func (g game) Step(s rollout.State, agent, action string) rollout.StepResult {
 	return rollout.StepResult{Reward: reward, Message: msg, Metrics: map[string]float64{"tester_tests_right": reward, "tester_judged": judged}}
 }
 
-var (
-	fence  = regexp.MustCompile("(?s)```(?:python|py|python3)?[ \\t]*\\n(.*?)```")
-	assert = regexp.MustCompile(`(?m)^\s*(assert\s.+)$`)
-)
+var assert = regexp.MustCompile(`(?m)^\s*(assert\s.+)$`)
 
 // Asserts returns the single-line assert statements of a response's fenced
 // blocks (or of the response itself when it has none), at most max.
 func Asserts(response string, max int) []string {
 	text := response
-	if m := fence.FindAllStringSubmatch(response, -1); len(m) > 0 {
-		var blocks []string
-		for _, b := range m {
-			blocks = append(blocks, b[1])
-		}
+	if blocks := rollout.PythonBlocks(response); len(blocks) > 0 {
 		text = strings.Join(blocks, "\n")
 	}
 	var out []string
@@ -199,13 +192,7 @@ func Asserts(response string, max int) []string {
 }
 
 // codeParser reads the last fenced block: the coder's function.
-var codeParser = rollout.ParserFunc(func(response string) rollout.Parsed {
-	m := fence.FindAllStringSubmatch(response, -1)
-	if len(m) == 0 || strings.TrimSpace(m[len(m)-1][1]) == "" {
-		return rollout.Parsed{Problem: "no ```python block holding the function"}
-	}
-	return rollout.Parsed{Valid: true, Value: m[len(m)-1][1]}
-})
+var codeParser = rollout.PythonParser("the function")
 
 // testsParser keeps the whole response (Step reads its asserts); valid when
 // it holds at least one.
@@ -228,27 +215,16 @@ func init() {
 		Role: "You are the Coder. Write the complete function in one ```python block. If the tester's asserts failed against your last version, decide whether your function or the test is wrong, and fix your function if it is."})
 	rollout.RegisterPreset("codetest-tester", rollout.Preset{System: system, User: user, Parser: "codetest-asserts",
 		Role: "You are the Tester. Write unit tests for the function as single-line assert statements (assert f(args) == expected), one per line, in one ```python block. Work out each expected value from the task itself, not from the coder's function."})
-	rollout.RegisterWorkflow("code-test", rollout.WorkflowSpec{
+	tree.RegisterTeam("code-test", tree.Team[Options]{
 		Key:      "code_test",
-		Defaults: func() any { return DefaultOptions() },
-		Roles: func(o any) map[string]string {
-			opts := o.(Options)
-			return map[string]string{"workflow.code_test.coder": opts.Coder, "workflow.code_test.tester": opts.Tester}
+		Defaults: DefaultOptions,
+		RoleKeys: [2]string{"coder", "tester"},
+		Roles:    func(o Options) [2]string { return [2]string{o.Coder, o.Tester} },
+		Agents: [2]rollout.AgentConfig{
+			{Name: "coder", Model: "policy", Preset: "codetest-coder", FormatPenalty: 0.1},
+			{Name: "tester", Model: "policy", Preset: "codetest-tester", FormatPenalty: 0.1},
 		},
-		Build: func(o any, agents []*rollout.Agent, env rollout.Scorer) (rollout.Workflow, error) {
-			opts, err := rollout.OptionsOf("code-test", o, DefaultOptions)
-			if err != nil {
-				return nil, err
-			}
-			return New(opts, agents, env)
-		},
-		Agents: func() []rollout.AgentConfig {
-			return []rollout.AgentConfig{
-				{Name: "coder", Model: "policy", Preset: "codetest-coder", FormatPenalty: 0.1},
-				{Name: "tester", Model: "policy", Preset: "codetest-tester", FormatPenalty: 0.1},
-			}
-		},
-		Estimators: append([]string{"atgrpo"}, rollout.LinearEstimators...),
+		New: New,
 	})
 }
 

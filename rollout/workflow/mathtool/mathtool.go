@@ -38,7 +38,6 @@ package mathtool
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"troupe/rollout"
@@ -174,17 +173,6 @@ func reward(ok bool) float64 {
 	return 0
 }
 
-var fence = regexp.MustCompile("(?s)```(?:python|py|python3)?[ \\t]*\\n(.*?)```")
-
-// programParser reads the last fenced Python block of a response.
-var programParser = rollout.ParserFunc(func(response string) rollout.Parsed {
-	m := fence.FindAllStringSubmatch(response, -1)
-	if len(m) == 0 || strings.TrimSpace(m[len(m)-1][1]) == "" {
-		return rollout.Parsed{Problem: "no ```python block holding a program"}
-	}
-	return rollout.Parsed{Valid: true, Value: m[len(m)-1][1]}
-})
-
 const (
 	system = "You are one member of a small team that solves mathematics problems together: one member computes with a program, the other reasons. Follow your own role exactly."
 	user   = "# Task Introduction\n{{.Task}}\n\n# Answers So Far\n{{index .Extra \"observation\"}}\n" + rollout.TeamAndRole
@@ -194,34 +182,22 @@ const (
 // --text math` learns its merges from the math presets, and the Dr. MAS
 // demo models' tokenizers stay as they were.
 func init() {
-	rollout.RegisterParser("python-program", programParser)
 	rollout.RegisterPreset("mathtool-program", rollout.Preset{System: system, User: user, Parser: "python-program",
 		Role: "You are the Tool agent. Write a short Python 3 program (standard library only) that computes the answer. If earlier answers are shown, check them and fix what is wrong. " +
 			"Put the whole program in one ```python block; it runs in a sandbox without input, for a few seconds at most, and the last line it prints is your answer, so end with print(answer)."})
 	rollout.RegisterPreset("mathtool-reasoner", rollout.Preset{System: system, User: user, Parser: "boxed",
 		Role: `You are the Reasoner. Solve the problem step by step; if the program's answer is shown, check it against your own reasoning and keep whichever is right.
 Finish with the final answer alone inside \boxed{}, for example \boxed{42}.`})
-	rollout.RegisterWorkflow("math-tool", rollout.WorkflowSpec{
+	tree.RegisterTeam("math-tool", tree.Team[Options]{
 		Key:      "math_tool",
-		Defaults: func() any { return DefaultOptions() },
-		Roles: func(o any) map[string]string {
-			opts := o.(Options)
-			return map[string]string{"workflow.math_tool.tool": opts.Tool, "workflow.math_tool.reasoner": opts.Reasoner}
+		Defaults: DefaultOptions,
+		RoleKeys: [2]string{"tool", "reasoner"},
+		Roles:    func(o Options) [2]string { return [2]string{o.Tool, o.Reasoner} },
+		Agents: [2]rollout.AgentConfig{
+			{Name: "tool", Model: "policy", Preset: "mathtool-program", FormatPenalty: 0.1},
+			{Name: "reasoner", Model: "policy", Preset: "mathtool-reasoner", FormatPenalty: 0.1},
 		},
-		Build: func(o any, agents []*rollout.Agent, env rollout.Scorer) (rollout.Workflow, error) {
-			opts, err := rollout.OptionsOf("math-tool", o, DefaultOptions)
-			if err != nil {
-				return nil, err
-			}
-			return New(opts, agents, env)
-		},
-		Agents: func() []rollout.AgentConfig {
-			return []rollout.AgentConfig{
-				{Name: "tool", Model: "policy", Preset: "mathtool-program", FormatPenalty: 0.1},
-				{Name: "reasoner", Model: "policy", Preset: "mathtool-reasoner", FormatPenalty: 0.1},
-			}
-		},
-		Estimators: append([]string{"atgrpo"}, rollout.LinearEstimators...),
+		New: New,
 	})
 }
 

@@ -5,7 +5,8 @@
 // Files: tree.go (the workflow and its options), program.go (agents that
 // answer with a program, run in the sandbox), transcript.go (the
 // observation of the games built on it), register.go (the registration:
-// default team, estimators, roles).
+// default team, estimators, roles; RegisterTeam, which registers a two-role
+// game as a workflow of its own).
 //
 // Per episode (one environment instance), for turn t = 0 … max_turns−1 and
 // each agent a in the configured order:

@@ -51,17 +51,9 @@ func parser(re *regexp.Regexp, what string, check func(string) error) rollout.Pa
 	})
 }
 
-var fence = regexp.MustCompile("(?s)```(?:python|py|python3)?[ \t]*\n(.*?)```")
-
 // ProgramParser reads the last fenced Python block of a response: the
 // program a tool agent wrote.
-var ProgramParser = rollout.ParserFunc(func(response string) rollout.Parsed {
-	m := fence.FindAllStringSubmatch(response, -1)
-	if len(m) == 0 || strings.TrimSpace(m[len(m)-1][1]) == "" {
-		return rollout.Parsed{Problem: "no ```python block holding a program"}
-	}
-	return rollout.Parsed{Valid: true, Value: m[len(m)-1][1]}
-})
+var ProgramParser = rollout.PythonParser("a program")
 
 // Parsers returns the tool agent's parser, which reads "Actions List: …",
 // and the plan agent's, which reads a "#### …" line; check checks the
