@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 // fakeModel makes a directory that passes the path checks (config.json and
@@ -261,9 +263,41 @@ env: {name: search, search: {retriever: {topk: 2}}, plan_path: {rows: 7}}
 		"env.search.retriver.topk=2":   "env.search.retriver: unknown key (did you mean retriever?)",
 		"env.sudoku.size=five":         `env.sudoku.size: "five" is not a valid integer`,
 		"workflow.search.max_steps=-1": "workflow.search.max_steps: must be >= 1",
+		// retired keys say where their meaning went
+		"workflow.tree.alpha=0.5":                  "workflow.tree.alpha: no longer a key: AT-GRPO's α on the team reward is advantage.team_weight",
+		"advantage.atgrpo.drop_zero_variance=true": "advantage.atgrpo.drop_zero_variance: no longer a key: the group filter applies after any estimator: set advantage.filter.zero_variance instead",
+		"workflow.code_test.alpha=2":               "workflow.code_test.alpha: no longer a key",
 	} {
 		if _, err := Parse([]byte(y), []string{set}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("--set %s: %v, want %q", set, err, want)
+		}
+	}
+	// a retired key at its old default (as every config.yaml saved before it
+	// went holds it) loads as if absent
+	old := []string{"workflow.tree.alpha=1.0", "workflow.math_tool.alpha=1", "advantage.atgrpo.drop_zero_variance=false", "advantage.atgrpo.drop_lowest_mean_fraction=0"}
+	if c, err := Parse([]byte(y), old); err != nil {
+		t.Errorf("retired keys at their neutral values: %v", err)
+	} else {
+		again, _ := c.Marshal()
+		var m struct {
+			Workflow  map[string]any `yaml:"workflow"`
+			Advantage struct {
+				ATGRPO map[string]any `yaml:"atgrpo"`
+			} `yaml:"advantage"`
+		}
+		if err := yaml.Unmarshal(again, &m); err != nil {
+			t.Fatal(err)
+		}
+		tree, _ := m.Workflow["tree"].(map[string]any)
+		mathTool, _ := m.Workflow["math_tool"].(map[string]any)
+		if tree == nil || mathTool == nil {
+			t.Fatalf("no workflow.tree or workflow.math_tool section in the resolved config:\n%s", again)
+		}
+		_, a1 := tree["alpha"]
+		_, a2 := mathTool["alpha"]
+		_, d := m.Advantage.ATGRPO["drop_zero_variance"]
+		if a1 || a2 || d {
+			t.Errorf("a retired key survived into the resolved config:\n%s", again)
 		}
 	}
 }

@@ -212,6 +212,53 @@ func join(path, key string) string {
 	return path + "." + key
 }
 
+// retired are keys that troupe no longer reads: where their meaning went,
+// and the value that meant nothing (their old default). A config that sets
+// one to that value — every resolved config.yaml written before the key
+// went has it — loads as if it were absent; any other value is refused
+// with the line, rather than a bare "unknown key".
+var retired = map[string]struct{ neutral, why string }{
+	"workflow.tree.alpha":                        {"1", alphaMoved},
+	"workflow.math_tool.alpha":                   {"1", alphaMoved},
+	"workflow.code_test.alpha":                   {"1", alphaMoved},
+	"advantage.atgrpo.drop_lowest_mean_fraction": {"0", "the group filter applies after any estimator: set advantage.filter.lowest_mean_fraction instead"},
+	"advantage.atgrpo.drop_zero_variance":        {"false", "the group filter applies after any estimator: set advantage.filter.zero_variance instead"},
+}
+
+const alphaMoved = "AT-GRPO's α on the team reward is advantage.team_weight (with advantage.mix_rewards: true), so that the team reward is weighted in one place; remove the key"
+
+// dropRetired removes from the mapping n (at path) the retired keys set to
+// their neutral value, and refuses the others.
+func dropRetired(n *yaml.Node, path string) error {
+	kept := n.Content[:0:0]
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := join(path, n.Content[i].Value), n.Content[i+1]
+		if r, gone := retired[key]; gone {
+			if val.Kind == yaml.ScalarNode && sameScalar(val.Value, r.neutral) {
+				continue
+			}
+			return fmt.Errorf("config: %s: no longer a key: %s", key, r.why)
+		}
+		kept = append(kept, n.Content[i], val)
+	}
+	n.Content = kept
+	return nil
+}
+
+// sameScalar: a and b are the same YAML number or boolean, or the same text.
+func sameScalar(a, b string) bool {
+	if a == b {
+		return true
+	}
+	if x, err := strconv.ParseFloat(a, 64); err == nil {
+		y, err := strconv.ParseFloat(b, 64)
+		return err == nil && x == y
+	}
+	x, errA := strconv.ParseBool(a)
+	y, errB := strconv.ParseBool(b)
+	return errA == nil && errB == nil && x == y
+}
+
 // checkNode walks the YAML tree against the Go type: unknown keys and values
 // of the wrong type are reported with their full path.
 func checkNode(n *yaml.Node, t reflect.Type, path string) error {
@@ -234,6 +281,9 @@ func checkNode(n *yaml.Node, t reflect.Type, path string) error {
 	case reflect.Struct:
 		if n.Kind != yaml.MappingNode {
 			return fmt.Errorf("config: %s: must be a section of keys, got %q", orTop(path), n.Value)
+		}
+		if err := dropRetired(n, path); err != nil {
+			return err
 		}
 		known := fields(t)
 		for i := 0; i+1 < len(n.Content); i += 2 {

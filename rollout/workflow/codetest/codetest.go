@@ -47,22 +47,21 @@ import (
 
 // Options configures the code team.
 type Options struct {
-	Coder      string  `yaml:"coder"`      // the agent writing the function
-	Tester     string  `yaml:"tester"`     // the agent writing asserts
-	Candidates int     `yaml:"candidates"` // K per (turn, agent); 1 with mode no-tree
-	MaxTurns   int     `yaml:"max_turns"`  // turns at most
-	Alpha      float64 `yaml:"alpha"`      // AT-GRPO's α on the step reward
-	Mode       string  `yaml:"mode"`       // tree | no-tree
-	MaxTests   int     `yaml:"max_tests"`  // asserts of the tester's that run at most
+	Coder      string `yaml:"coder"`      // the agent writing the function
+	Tester     string `yaml:"tester"`     // the agent writing asserts
+	Candidates int    `yaml:"candidates"` // K per (turn, agent); 1 with mode no-tree
+	MaxTurns   int    `yaml:"max_turns"`  // turns at most
+	Mode       string `yaml:"mode"`       // tree | no-tree
+	MaxTests   int    `yaml:"max_tests"`  // asserts of the tester's that run at most
 }
 
 // DefaultOptions is the reference's setting with K = 4.
 func DefaultOptions() Options {
-	return Options{Coder: "coder", Tester: "tester", Candidates: 4, MaxTurns: 5, Alpha: 1, Mode: tree.ModeTree, MaxTests: 10}
+	return Options{Coder: "coder", Tester: "tester", Candidates: 4, MaxTurns: 5, Mode: tree.ModeTree, MaxTests: 10}
 }
 
 func (o Options) treeOptions() tree.Options {
-	return tree.Options{Agents: []string{o.Coder, o.Tester}, Candidates: o.Candidates, MaxTurns: o.MaxTurns, Alpha: o.Alpha, Mode: o.Mode}
+	return tree.Options{Agents: []string{o.Coder, o.Tester}, Candidates: o.Candidates, MaxTurns: o.MaxTurns, Mode: o.Mode}
 }
 
 // Validate checks the options; errors name their key under

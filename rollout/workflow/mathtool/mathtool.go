@@ -50,7 +50,6 @@ type Options struct {
 	Reasoner       string  `yaml:"reasoner"`        // the agent answering in \boxed{}
 	Candidates     int     `yaml:"candidates"`      // K per (turn, agent); 1 with mode no-tree
 	MaxTurns       int     `yaml:"max_turns"`       // turns at most
-	Alpha          float64 `yaml:"alpha"`           // AT-GRPO's α on the step reward
 	Mode           string  `yaml:"mode"`            // tree | no-tree
 	Interpreter    string  `yaml:"interpreter"`     // absolute path of the Python 3 that runs the programs
 	ProgramSeconds float64 `yaml:"program_seconds"` // wall-clock and CPU limit of one program (the reference: 20)
@@ -58,13 +57,13 @@ type Options struct {
 
 // DefaultOptions is the reference's setting with K = 4.
 func DefaultOptions() Options {
-	return Options{Tool: "tool", Reasoner: "reasoner", Candidates: 4, MaxTurns: 5, Alpha: 1, Mode: tree.ModeTree,
+	return Options{Tool: "tool", Reasoner: "reasoner", Candidates: 4, MaxTurns: 5, Mode: tree.ModeTree,
 		Interpreter: "/usr/bin/python3", ProgramSeconds: 20}
 }
 
 // treeOptions are the tree workflow's options for the team.
 func (o Options) treeOptions() tree.Options {
-	return tree.Options{Agents: []string{o.Tool, o.Reasoner}, Candidates: o.Candidates, MaxTurns: o.MaxTurns, Alpha: o.Alpha,
+	return tree.Options{Agents: []string{o.Tool, o.Reasoner}, Candidates: o.Candidates, MaxTurns: o.MaxTurns,
 		Mode: o.Mode, Programs: []string{o.Tool}, Interpreter: o.Interpreter, ProgramSeconds: o.ProgramSeconds,
 		ProgramOutput: tree.OutputLastLine}
 }

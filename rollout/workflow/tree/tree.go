@@ -14,8 +14,9 @@
 //	sample K candidates for a from the current state (Turn t, one Node,
 //	Candidate 0 … K−1; generated in the same batch);
 //	step each candidate's action on its own clone of the state;
-//	credit each candidate its step reward: TeamReward = α·r (the agent's
-//	reward_scale multiplies it, as for every workflow);
+//	credit each candidate its step reward: TeamReward = r (the agent's
+//	reward_scale multiplies it, as for every workflow; AT-GRPO's α on the
+//	team reward is advantage.team_weight, applied by the estimator);
 //	continue from the best candidate's clone (highest reward, lowest index
 //	on ties) — unless the agent is one whose actions are only simulated
 //	(simulate: the tool agent of AT-GRPO's games, whose proposal is shown to
@@ -64,7 +65,6 @@ type Options struct {
 	Agents     []string `yaml:"agents"`     // acting order within a turn
 	Candidates int      `yaml:"candidates"` // K: candidates per (turn, agent)
 	MaxTurns   int      `yaml:"max_turns"`  // turns at most
-	Alpha      float64  `yaml:"alpha"`      // weight of the step reward in TeamReward (AT-GRPO's α)
 	Simulate   []string `yaml:"simulate"`   // agents whose actions are scored on a copy but not executed
 	Mode       string   `yaml:"mode"`       // tree (or "") | no-tree
 	// Programs are agents whose answer is a Python program (the
@@ -93,7 +93,7 @@ const (
 
 // DefaultOptions is AT-GRPO's game setting with a tool and a plan agent.
 func DefaultOptions() Options {
-	return Options{Agents: []string{"tool", "plan"}, Candidates: 4, MaxTurns: 4, Alpha: 1, Simulate: []string{"tool"}, Mode: ModeTree,
+	return Options{Agents: []string{"tool", "plan"}, Candidates: 4, MaxTurns: 4, Simulate: []string{"tool"}, Mode: ModeTree,
 		Interpreter: "/usr/bin/python3", ProgramSeconds: 10}
 }
 
@@ -110,8 +110,6 @@ func (o Options) Validate() error {
 		return fmt.Errorf("workflow.tree.candidates: must be in [1, 64], got %d", o.Candidates)
 	case o.MaxTurns < 1:
 		return fmt.Errorf("workflow.tree.max_turns: must be >= 1, got %d", o.MaxTurns)
-	case !(o.Alpha > 0) || math.IsInf(o.Alpha, 0):
-		return fmt.Errorf("workflow.tree.alpha: must be a finite number > 0, got %g", o.Alpha)
 	case o.Mode != ModeTree && o.Mode != ModeNoTree && o.Mode != "":
 		return fmt.Errorf("workflow.tree.mode: must be %s or %s, got %q", ModeTree, ModeNoTree, o.Mode)
 	case len(o.Programs) > 0 && !filepath.IsAbs(o.Interpreter):
@@ -246,7 +244,7 @@ func (w *Workflow) Advance(ep *rollout.Episode, done []*rollout.Call) ([]*rollou
 		if math.IsNaN(r.Reward) || math.IsInf(r.Reward, 0) {
 			return nil, fmt.Errorf("tree: episode %d: %s's step reward is %g", ep.Traj, c.Agent.Name, r.Reward)
 		}
-		c.TeamReward = w.opts.Alpha * r.Reward
+		c.TeamReward = r.Reward
 		if r.Reward > bestReward {
 			best, bestReward, bestState, bestStep = k, r.Reward, clone, r
 		}
@@ -271,7 +269,7 @@ func (w *Workflow) Advance(ep *rollout.Episode, done []*rollout.Call) ([]*rollou
 		st.state = bestState
 		st.total += bestReward
 		for _, p := range st.pending {
-			p.TeamReward += w.opts.Alpha * bestReward
+			p.TeamReward += bestReward
 		}
 		for k, v := range bestStep.Metrics {
 			st.metrics[k] += v

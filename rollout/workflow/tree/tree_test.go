@@ -87,7 +87,7 @@ func TestTreeSamplingHandBuiltEpisode(t *testing.T) {
 		prompts[key] = append(prompts[key], prompt)
 		return fmt.Sprintf("r=%s c%d", rewards[key][k], k)
 	}
-	o := tree.Options{Agents: []string{"tool", "plan"}, Candidates: 3, MaxTurns: 2, Alpha: 1}
+	o := tree.Options{Agents: []string{"tool", "plan"}, Candidates: 3, MaxTurns: 2}
 	wf, err := rollout.NewWorkflow("tree", o, treeAgents(t), toyEnv{})
 	if err != nil {
 		t.Fatal(err)
@@ -164,10 +164,9 @@ func TestTreeRefusesWhatCannotWork(t *testing.T) {
 		t.Errorf("an unknown agent: %v", err)
 	}
 	for _, bad := range []tree.Options{
-		{Agents: []string{"a"}, Candidates: 0, MaxTurns: 1, Alpha: 1},
-		{Agents: []string{"a", "a"}, Candidates: 2, MaxTurns: 1, Alpha: 1},
-		{Agents: []string{"a"}, Candidates: 2, MaxTurns: 0, Alpha: 1},
-		{Agents: []string{"a"}, Candidates: 2, MaxTurns: 1, Alpha: math.NaN()},
+		{Agents: []string{"a"}, Candidates: 0, MaxTurns: 1},
+		{Agents: []string{"a", "a"}, Candidates: 2, MaxTurns: 1},
+		{Agents: []string{"a"}, Candidates: 2, MaxTurns: 0},
 	} {
 		if bad.Validate() == nil {
 			t.Errorf("%+v accepted", bad)
@@ -189,7 +188,7 @@ func TestNoTreeCreditsThePlanToTheTool(t *testing.T) {
 		count++
 		return fmt.Sprintf("r=%d c", count%5) // rewards 0..4, varied across environments and turns
 	}
-	o := tree.Options{Agents: []string{"tool", "plan"}, Candidates: 1, MaxTurns: 2, Alpha: 1, Simulate: []string{"tool"}, Mode: tree.ModeNoTree}
+	o := tree.Options{Agents: []string{"tool", "plan"}, Candidates: 1, MaxTurns: 2, Simulate: []string{"tool"}, Mode: tree.ModeNoTree}
 	wf, err := rollout.NewWorkflow("tree", o, treeAgents(t), toyEnv{})
 	if err != nil {
 		t.Fatal(err)
