@@ -7,13 +7,14 @@
 //	generator.go   Codec, ChatRenderer, Generator: what rollout needs of model/ and tokenizer/
 //	agent.go       Agent and AgentConfig: name, model, prompt templates, sampling, parser, penalty
 //	prompts.go     built-in prompt presets (math-solver, math-verifier, math-single)
-//	parse.go       output parsers and their validity check (boxed, verdict, free)
+//	parse.go       output parsers and their validity check (boxed, verdict, python-program, free)
 //	workflow.go    Episode, Call, the Workflow interface and helpers for workflow packages
 //	registry.go    the plug-in registries: environments and workflows by name, with their options keys
 //	oracle.go      train sft's demonstration writers, found by workflow and environment (OracleFor)
 //	stepper.go     State, StepResult, Stepper: the contract of turn-based environments
 //	jointscorer.go JointScorer, JointResult, JointCredit: the contract of cooperative environments
-//	sampler.go     the batched sampler: many episodes, one Generate call per model and batch
+//	sampler.go     the batched sampler: many episodes, each model's engine fed as calls come
+//	batchengine.go a batch Generator as an Engine (one adapter, so the sampler has one loop)
 //	sample.go      the Sample row and the reward rule
 //	task.go        Task, TaskSource, Scorer, Environment, the resumable TaskIterator
 //	eval.go        accuracy, avg@k, pass@k, validity, turns and tokens

@@ -1,26 +1,30 @@
-// sampler.go — the batched sampler: runs many episodes at once and turns
-// every pending agent call into rows of a few batched Generate calls.
+// sampler.go — the batched sampler: runs many episodes at once and feeds
+// every pending agent call to its model's engine.
 //
-// One round:
+// One loop, whatever generates:
 //
-//  1. collect the pending calls of every live episode, in episode order;
-//  2. per model (sorted by name), cut them into batches of at most
-//     MaxBatchRows rows and call Generate once per batch, on the caller's
-//     goroutine (the training loop locks it to the torch thread);
-//  3. as soon as all calls of an episode are back, hand the episode to a
-//     worker goroutine that decodes and parses the responses, advances the
-//     workflow (environment steps, reward scoring) and renders the next
-//     calls — while the caller's goroutine generates for the next model.
+//  1. every live episode submits its pending calls, in episode order;
+//  2. each busy engine steps once (models sorted by name) and hands back
+//     the calls that finished;
+//  3. the episodes whose calls are all back are advanced on worker
+//     goroutines — decode and parse the responses, step the environment,
+//     score, render the next calls — and submit those calls, in episode
+//     order; repeat until no engine has work.
 //
-// Determinism: the batch order, the batch composition and the per-call seed
-// DeriveSeed(seed, 0, k) for the k-th Generate call depend only on the
-// rollout seed and the episodes' states; workers touch one episode each. So
-// a rerun with the same seed gives the same episodes, with the scripted
-// generator and with a real model whose Generate is deterministic per seed.
+// With Engines (model.Engine behind run's adapter) this is continuous
+// batching: an episode's next call goes in as soon as its previous ones are
+// back, and no round waits for its slowest row. With Generators (a batch
+// Generate: model.Generate when engine.enabled is false, the scripted
+// generator in tests) one adapter, batchEngine, makes each Generator an
+// engine whose step generates everything submitted, in batches of at most
+// MaxBatchRows: the loop then runs in rounds.
 //
-// With Engines set, the sampler batches continuously instead (see
-// runContinuous): every episode submits its next calls as soon as its
-// previous ones are back, and no round waits for its slowest row.
+// Determinism: what is submitted when depends only on the completions,
+// which depend only on what was submitted and on the seeds — an engine
+// request's DeriveSeed(seed, 2, trajectory, index of the call in its
+// episode), a Generate call's DeriveSeed(seed, 0, k) for the k-th call of
+// the rollout; workers touch one episode each. So a rerun with the same
+// seed gives the same episodes, whatever the goroutine timing.
 package rollout
 
 import (
@@ -146,82 +150,19 @@ func (s *Sampler) RunPart(wf Workflow, tasks []Task, n int, seed uint64, first i
 		return nil, err
 	}
 
-	if s.Engines != nil {
-		return s.runContinuous(wf, eps, pending, pool, seed, start)
+	engines := s.Engines
+	if engines == nil {
+		engines = batchEngines(s.Generators, s.MaxBatchRows, seed)
 	}
-
-	var st RolloutStats
-	var counter uint64
-	for {
-		var todo []pendingCall
-		for i, cs := range pending {
-			for _, c := range cs {
-				todo = append(todo, pendingCall{i, c})
-			}
-		}
-		if len(todo) == 0 {
-			break
-		}
-		st.Rounds++
-		outstanding := make([]int, len(eps))
-		for _, pc := range todo {
-			outstanding[pc.ep]++
-		}
-		for _, model := range modelsOf(todo) {
-			var rows []pendingCall
-			for _, pc := range todo {
-				if pc.call.Agent.Model == model {
-					rows = append(rows, pc)
-				}
-			}
-			for len(rows) > 0 {
-				size := len(rows)
-				if s.MaxBatchRows > 0 && size > s.MaxBatchRows {
-					size = s.MaxBatchRows
-				}
-				batch := rows[:size]
-				rows = rows[size:]
-				t0 := time.Now()
-				if err := s.generate(model, batch, DeriveSeed(seed, 0, counter)); err != nil {
-					pool.Wait()
-					return nil, err
-				}
-				st.GenerateTime += time.Since(t0)
-				st.GenerateCalls++
-				counter++
-				st.MaxRowsPerCall = max(st.MaxRowsPerCall, size)
-				for _, pc := range batch {
-					st.count(pc.call)
-					outstanding[pc.ep]--
-					if outstanding[pc.ep] == 0 {
-						i, done := pc.ep, pending[pc.ep]
-						pool.Go(func() { pending[i], errs[i] = advance(wf, eps[i], done) })
-					}
-				}
-			}
-		}
-		if err := waitAdvances(pool, &st, errs); err != nil {
-			return nil, err
-		}
-		s.report(pending, &st, start)
-	}
-	samples := Samples(eps)
-	st.Wall = time.Since(start)
-	return &Rollout{Episodes: eps, Samples: samples, Stats: st}, nil
+	return s.loop(wf, eps, pending, engines, pool, seed, start)
 }
 
-// runContinuous drives episodes through engines. Each iteration steps every
-// busy engine once (models in name order), collects the calls that finished,
-// advances the episodes whose calls are all back (on the worker pool) and
-// submits their next calls, in episode order. What is submitted when depends
-// only on the engines' completions, which depend only on what was
-// submitted: the run is a function of the seed, not of goroutine timing.
-// Every call draws from its own seed, DeriveSeed(seed, 2, trajectory, index
-// of the call in its episode).
-func (s *Sampler) runContinuous(wf Workflow, eps []*Episode, pending [][]*Call, pool *pool, seed uint64, start time.Time) (*Rollout, error) {
+// loop drives the episodes through the engines (the file comment's steps
+// 1–3) and returns their rows.
+func (s *Sampler) loop(wf Workflow, eps []*Episode, pending [][]*Call, engines map[string]Engine, pool *pool, seed uint64, start time.Time) (*Rollout, error) {
 	var st RolloutStats
-	models := make([]string, 0, len(s.Engines))
-	for name := range s.Engines {
+	models := make([]string, 0, len(engines))
+	for name := range engines {
 		models = append(models, name)
 	}
 	sort.Strings(models)
@@ -235,7 +176,7 @@ func (s *Sampler) runContinuous(wf Workflow, eps []*Episode, pending [][]*Call, 
 		for _, c := range calls {
 			a := c.Agent
 			idx := slices.Index(eps[ep].Calls, c)
-			id, err := s.Engines[a.Model].Submit(requestOf(c), DeriveSeed(seed, 2, uint64(eps[ep].Traj), uint64(idx)))
+			id, err := engines[a.Model].Submit(requestOf(c), DeriveSeed(seed, 2, uint64(eps[ep].Traj), uint64(idx)))
 			if err != nil {
 				return fmt.Errorf("rollout: model %q: agent %q: task %q: %w", a.Model, a.Name, eps[ep].Task.ID, err)
 			}
@@ -253,19 +194,23 @@ func (s *Sampler) runContinuous(wf Workflow, eps []*Episode, pending [][]*Call, 
 		var ready []int
 		busy := false
 		for _, m := range models {
-			e := s.Engines[m]
+			e := engines[m]
 			if e.Pending() == 0 {
 				continue
 			}
 			busy = true
+			calls, rows := 1, len(inflight[m])
 			t0 := time.Now()
 			done, err := e.Step()
 			st.GenerateTime += time.Since(t0)
-			st.GenerateCalls++
 			if err != nil {
 				return nil, fmt.Errorf("rollout: model %q: %w", m, err)
 			}
-			st.MaxRowsPerCall = max(st.MaxRowsPerCall, len(inflight[m]))
+			if b, ok := e.(*batchEngine); ok {
+				calls, rows = b.lastCalls, b.lastMaxRows
+			}
+			st.GenerateCalls += calls
+			st.MaxRowsPerCall = max(st.MaxRowsPerCall, rows)
 			for _, c := range done {
 				pc, ok := inflight[m][c.ID]
 				if !ok {
@@ -308,27 +253,6 @@ func (s *Sampler) runContinuous(wf Workflow, eps []*Episode, pending [][]*Call, 
 	samples := Samples(eps)
 	st.Wall = time.Since(start)
 	return &Rollout{Episodes: eps, Samples: samples, Stats: st}, nil
-}
-
-// generate sends one batch to a model and stores the results in the calls.
-func (s *Sampler) generate(model string, batch []pendingCall, seed uint64) error {
-	reqs := make([]gen.Request, len(batch))
-	for i, pc := range batch {
-		reqs[i] = requestOf(pc.call)
-	}
-	res, err := s.Generators[model].Generate(reqs, seed)
-	if err != nil {
-		return fmt.Errorf("rollout: model %q: generate %d rows: %w", model, len(reqs), err)
-	}
-	if len(res) != len(reqs) {
-		return fmt.Errorf("rollout: model %q: generator returned %d results for %d requests; it must return one per request", model, len(res), len(reqs))
-	}
-	for i, r := range res {
-		if err := batch[i].call.take(r); err != nil {
-			return fmt.Errorf("rollout: model %q: result %d (agent %q): %w", model, i, batch[i].call.Agent.Name, err)
-		}
-	}
-	return nil
 }
 
 // requestOf is the generation request of a rendered call.
@@ -425,19 +349,6 @@ func prepare(wf Workflow, ep *Episode, calls []*Call) ([]*Call, error) {
 		ep.Calls = append(ep.Calls, c)
 	}
 	return calls, nil
-}
-
-func modelsOf(todo []pendingCall) []string {
-	seen := map[string]bool{}
-	var models []string
-	for _, pc := range todo {
-		if m := pc.call.Agent.Model; !seen[m] {
-			seen[m] = true
-			models = append(models, m)
-		}
-	}
-	sort.Strings(models)
-	return models
 }
 
 func (s *Sampler) modelNames() []string {

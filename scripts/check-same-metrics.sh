@@ -21,7 +21,9 @@
 #       train into OUT/new, one run at a time, and diff each pair at once
 #
 # It builds bin/train from the working tree first (TRAIN=path to use another
-# binary); CONFIGS="a b" limits it to those config names (without .yaml).
+# binary); CONFIGS="a b" limits it to those config names (without .yaml);
+# SETS="key=value …" adds overrides to every RL run (e.g. SETS=engine.enabled=false
+# checks the batch-Generate path instead of the engine).
 # On 2 busy shared cores a config takes 1-5 minutes (the tree-sampling
 # games the longest).
 set -euo pipefail
@@ -39,6 +41,8 @@ if [[ -z ${TRAIN:-} ]]; then
 	(cd "$root" && go build -o "$out/train" ./cmd/train)
 	TRAIN=$out/train
 fi
+extra=()
+for kv in ${SETS:-}; do extra+=(--set "$kv"); done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -71,7 +75,7 @@ record() {
 	"$bin" -q -c "$cfg" "${rl[@]}" --set run.output_dir="$w/run" --set run.steps=2 \
 		--set batch.prompts_per_step=1 "${wf[@]}" --set max_new_tokens=16 \
 		--set eval.every=2 --set eval.tasks=1 --set eval.at_start=false \
-		--set checkpoint.every=2 --set export.at_end=true >"$w/run.log" 2>&1 || { cat "$w/run.log"; exit 1; }
+		--set checkpoint.every=2 --set export.at_end=true ${extra[@]+"${extra[@]}"} >"$w/run.log" 2>&1 || { cat "$w/run.log"; exit 1; }
 	mkdir -p "$dest"
 	jq -c 'with_entries(select(.key != "time" and (.key | test("^(time|throughput|gpu)/|/peak") | not)))' \
 		"$w/run/metrics.jsonl" >"$dest/metrics.jsonl"
