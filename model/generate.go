@@ -75,6 +75,10 @@ func (m *Model) checkRequest(r GenRequest) error {
 	if err := validateSampling(r.Sampling); err != nil {
 		return err
 	}
+	if max := m.Config.MaxPositions; max > 0 && len(r.Prompt)+r.MaxNewTokens > max {
+		return fmt.Errorf("prompt %d + max_new_tokens %d = %d tokens exceeds the model's max_position_embeddings %d; shorten the prompt or lower max_new_tokens",
+			len(r.Prompt), r.MaxNewTokens, len(r.Prompt)+r.MaxNewTokens, max)
+	}
 	for _, ids := range [][]int{r.Prompt, r.Stop} {
 		for _, id := range ids {
 			if id < 0 || id >= m.Config.VocabSize {

@@ -229,6 +229,7 @@ func TestGenerateRefusesBadRequests(t *testing.T) {
 		"bad token":    {GenRequest{Prompt: []int{1, 999}, MaxNewTokens: 2}, "token id 999"},
 		"temperature":  {GenRequest{Prompt: []int{1}, MaxNewTokens: 2, Sampling: Sampling{Temperature: -1}}, "temperature"},
 		"top_p":        {GenRequest{Prompt: []int{1}, MaxNewTokens: 2, Sampling: Sampling{Temperature: 1, TopP: 1.5}}, "top_p"},
+		"positions":    {GenRequest{Prompt: []int{1, 2, 3}, MaxNewTokens: 126}, "prompt 3 + max_new_tokens 126 = 129 tokens exceeds the model's max_position_embeddings 128"},
 	} {
 		if _, err := m.Generate([]GenRequest{c.req}, nil, nil); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Fatalf("%s: want error mentioning %q, got %v", name, c.want, err)

@@ -27,3 +27,17 @@ type JointCredit struct {
 	Joint  int
 	Reward float64
 }
+
+// TermPrefix names a reward term as a metric: reward/<term>.
+const TermPrefix = "reward/"
+
+// TermMetrics returns a reward's terms named as metrics (reward/<term>), so
+// that an environment's terms read the same under the joint workflow and as
+// a single agent's Score.
+func TermMetrics(terms map[string]float64) map[string]float64 {
+	out := make(map[string]float64, len(terms))
+	for k, v := range terms {
+		out[TermPrefix+k] = v
+	}
+	return out
+}

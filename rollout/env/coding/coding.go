@@ -387,7 +387,7 @@ func tail(s string) string {
 func (e *Env) Score(task rollout.Task, response string) rollout.Score {
 	helper, main := SplitProgram(Code(response))
 	r := total(e.score(task, helper, main))
-	return rollout.Score{Reward: r.Reward, Success: r.Success, Metrics: r.Terms}
+	return rollout.Score{Reward: r.Reward, Success: r.Success, Metrics: rollout.TermMetrics(r.Terms)}
 }
 
 // SplitProgram cuts one program into aux's definition and the rest.

@@ -112,7 +112,7 @@ func Split(response string) (summary, expansion string) {
 func (e *Env) Score(_ rollout.Task, response string) rollout.Score {
 	s, x := Split(response)
 	r := Reward(s, x, e.guards)
-	return rollout.Score{Reward: r.Reward, Success: r.Success, Metrics: r.Terms}
+	return rollout.Score{Reward: r.Reward, Success: r.Success, Metrics: rollout.TermMetrics(r.Terms)}
 }
 
 var topics = []string{

@@ -127,6 +127,15 @@ func TestSingleAgentSplit(t *testing.T) {
 	if sc.Reward != js.Reward || sc.Reward < 2.5 {
 		t.Errorf("single %v, joint %v: the same texts score the same", sc.Reward, js.Reward)
 	}
+	// the terms are named as the joint workflow logs them: reward/<term>
+	for k, v := range js.Terms {
+		if got, ok := sc.Metrics["reward/"+k]; !ok || got != v {
+			t.Errorf("single agent's metric reward/%s = %v (present %v), joint term %v", k, got, ok, v)
+		}
+	}
+	if len(sc.Metrics) != len(js.Terms) {
+		t.Errorf("single agent's metrics %v, joint terms %v", sc.Metrics, js.Terms)
+	}
 }
 
 func TestProceduralSplitsAndDemonstrations(t *testing.T) {

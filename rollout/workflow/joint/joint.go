@@ -292,8 +292,8 @@ func (w *Workflow) node(ep *rollout.Episode, st *jointState, done []*rollout.Cal
 		st.reward += res.Reward
 		st.actions++
 		for k, v := range res.Terms {
-			t := st.terms["reward/"+k]
-			st.terms["reward/"+k] = [2]float64{t[0] + v, t[1] + 1}
+			t := st.terms[rollout.TermPrefix+k]
+			st.terms[rollout.TermPrefix+k] = [2]float64{t[0] + v, t[1] + 1}
 		}
 		for k, v := range res.Stats {
 			t := st.terms[k]
