@@ -181,6 +181,15 @@ func TestMemoryPlanArenasAndPeaks(t *testing.T) {
 	if out := printed(); !strings.Contains(out, "at least 64 micro-batches") || !strings.Contains(out, "does NOT fit") {
 		t.Fatalf("float32 sums of a 4B model:\n%s", out)
 	}
+	// mini-batches of 16 rows (mini_batch_rows) hold 4 micro-batches of 4:
+	// no float32 sums under auto
+	s.MiniBatchRows = 16
+	cfg.Optim = s
+	if out := printed(); strings.Contains(out, "at least") || !strings.Contains(out, "if a mini-batch has more than 16 micro-batches") {
+		t.Fatalf("mini_batch_rows 16 with micro-batches of 4:\n%s", out)
+	}
+	s.MiniBatchRows = 0
+	cfg.Optim = s
 	// two separate copies do not
 	cfg.Assignment = "separate"
 	if out := printed(); !strings.Contains(out, "does NOT fit") || !strings.Contains(out, "cannot start") {

@@ -139,7 +139,8 @@ func memoryPlan(cfg *config.Config, capacity int64, promptTokens int) (plan, err
 			why := "always"
 			if s.GradAccumDType == optim.AccumAuto {
 				// every trajectory gives each of its agents at least one row
-				rows := cfg.Batch.PromptsPerStep * cfg.Batch.N / s.UpdatesPerStep
+				all := cfg.Batch.PromptsPerStep * cfg.Batch.N
+				rows := all / s.MiniBatches(all)
 				if s.MicroBatchTokens == 0 && rows/s.MicroBatchSize > optim.AutoFloat32MicroBatches {
 					why = fmt.Sprintf("auto: at least %d micro-batches per mini-batch", rows/s.MicroBatchSize)
 				} else {
