@@ -93,6 +93,18 @@ func (c *Config) agentLoRA(a Agent) *LoRA {
 	return &l
 }
 
+// EffectiveLoRA is agent a's lora block with every field it inherits from
+// the lora section filled in (what train check prints); a's own block when
+// it trains full weights.
+func (c *Config) EffectiveLoRA(a Agent) AgentLoRA {
+	l := c.agentLoRA(a)
+	if l == nil {
+		return a.LoRA
+	}
+	rs := l.RSLoRA
+	return AgentLoRA{Rank: l.Rank, Alpha: l.Alpha, Targets: slices.Clone(l.Targets), RSLoRA: &rs}
+}
+
 func (c *Config) validateLoRA() error {
 	if c.Assignment != "lora" {
 		for i, a := range c.Agents {

@@ -87,6 +87,7 @@ func effectiveConfig(cfg *config.Config) *config.Config {
 		if a.RewardScale == 0 {
 			a.RewardScale = 1
 		}
+		a.LoRA = cfg.EffectiveLoRA(*a)
 	}
 	return &c
 }
