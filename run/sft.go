@@ -61,12 +61,16 @@ func (c *SFT) Run(out io.Writer, _ []string) (err error) {
 	if err := c.check(cfg); err != nil {
 		return err
 	}
+	beat := startHeartbeat(out, "sft: loading the models")
 	t, err := buildTeam(cfg, false, "", nil)
+	beat()
 	if err != nil {
 		return err
 	}
 	defer t.free()
+	beat = startHeartbeat(out, "sft: writing the demonstrations")
 	demos, err := c.demonstrations(t)
+	beat()
 	if err != nil {
 		return err
 	}
