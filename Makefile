@@ -13,7 +13,7 @@ LDFLAGS  := -X main.version=$(VERSION)
 SHIM_STAMP = $(shell sha256sum build/libtshim.so 2>/dev/null | cut -c1-12)
 export CGO_CFLAGS = -O2 -g -Wno-deprecated-declarations -DTSHIM_STAMP=$(SHIM_STAMP)
 
-.PHONY: all setup shim build test check-gpu-build vet bench demo lora-demo search-demo math-demo planpath-demo sokoban-demo coding-demo stability experiment-magrpo-cooperation experiment-drmas-stability experiment-atgrpo-roles clean
+.PHONY: all setup shim build test check-gpu-build vet bench demo lora-demo search-demo math-demo planpath-demo sokoban-demo coding-demo stability experiment-magrpo-cooperation experiment-drmas-stability experiment-atgrpo-roles experiment-math-learns clean
 
 all: setup build
 
@@ -147,10 +147,18 @@ experiment-drmas-stability: all
 # The AT-GRPO role-split experiment on CPU: Plan-Path from one warm start,
 # the plan agent alone vs tool + plan sharing a model vs each its own, then
 # the trained roles swapped (scripts/experiments/atgrpo-roles.sh; SEEDS,
-# STEPS, SFT_STEPS override; ~30 min); report in docs/atgrpo-roles/.
+# STEPS, SFT_STEPS override; ~25 min); report in docs/atgrpo-roles/.
 experiment-atgrpo-roles: all
 	rm -rf runs/exp-atgrpo
 	nice -n 5 bash scripts/experiments/atgrpo-roles.sh
+
+# A math demo that learns on CPU: Dr. MAS on place-value questions from a
+# warm start that answers about a quarter of them, over seeds
+# (scripts/experiments/math-learns.sh; SEEDS, STEPS, SFT_STEPS override);
+# report in docs/math-learns/.
+experiment-math-learns: all
+	rm -rf runs/exp-math
+	nice -n 5 bash scripts/experiments/math-learns.sh
 
 clean:
 	rm -rf bin build

@@ -29,8 +29,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-runs/exp-atgrpo}
 doc=${DOC:-docs/atgrpo-roles}
-seeds=${SEEDS:-1 2 3}
-steps=${STEPS:-40}
+seeds=${SEEDS:-1 2 3 4 5}
+steps=${STEPS:-60}
 sft_steps=${SFT_STEPS:-1500}
 eval_tasks=${EVAL_TASKS:-100}
 cfg=configs/atgrpo-planpath-tiny.yaml

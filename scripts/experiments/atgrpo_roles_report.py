@@ -100,7 +100,7 @@ for s, cells, un, sw in rows:
 L.append("| **mean ± sd** | " + " | ".join(f"{fmt(before[a])} → {fmt(after[a])}" for a in arms)
          + f" | {fmt(unswapped)} | {fmt(swapped)} |")
 L.append("")
-L.append(f"Mean ± sample standard deviation over {len(seeds)} seeds. One grid is {1/tasks:.2f} of success. Training reward "
+L.append(f"Mean ± sample standard deviation over {len(seeds)} seed" + ("s" if len(seeds) > 1 else "") + ". One grid is {1/tasks:.2f} of success. Training reward "
          "(`reward/mean`, first 5 → last 5 steps): "
          + "; ".join(f"{a} {ms([x[1] for x in rw[a]])[0]:.2f} → {ms([x[0] for x in rw[a]])[0]:.2f}" for a in arms) + ".\n")
 
@@ -128,15 +128,22 @@ elif apart(after["shared"], after["separate"]):
 else:
     sent.append("separate and shared policies are within each other's spread: the paper's advantage of role-specialised "
                 "policies is not reproduced at this scale")
-if apart(unswapped, swapped):
-    sent.append(f"swapping the trained roles drops success from {fmt(unswapped)} to {fmt(swapped)}: the policies are specialised")
+# swapped and unswapped evaluate the same trained models: compare them per seed
+drop = [u - w for u, w in zip(unswapped, swapped)]
+dm, dsd = ms(drop)
+lower = sum(d > 0 for d in drop)
+paired = f"paired drop {dm:+.3f} ± {dsd:.3f}, lower in {lower} of {len(drop)} seeds"
+if len(drop) > 1 and dm - dsd > 0:
+    sent.append(f"swapping the trained roles drops success from {fmt(unswapped)} to {fmt(swapped)} ({paired}): "
+                "the two policies have specialised")
 else:
-    sent.append(f"swapping the trained roles changes success from {fmt(unswapped)} to {fmt(swapped)}, within the spread: "
-                "no sign of specialisation after this little training from a shared warm start")
+    sent.append(f"swapping the trained roles changes success from {fmt(unswapped)} to {fmt(swapped)} ({paired}), "
+                "within the spread: no clear sign of specialisation")
 L.append("## Result\n")
 L.append("**" + "; ".join(sent) + ".**\n")
-L.append("The criterion: an arm beats another when the mean ± sample sd ranges over seeds do not overlap; with 3 seeds a loose bar, "
-         "not a significance test. The model is a toy and the run short, so this says what troupe's AT-GRPO does at this scale, "
+L.append(f"The criterion: an arm beats another when the mean ± sample sd ranges over seeds do not overlap (swapped against "
+         "unswapped, which evaluate the same trained models, by the paired drop: its mean minus its sd above 0); with "
+         f"{len(seeds)} seeds a loose bar, not a significance test. The model is a toy and the run short, so this says what troupe's AT-GRPO does at this scale, "
          "not what the paper's result is at the paper's.\n")
 L.append("## Commands\n")
 L.append("```")
