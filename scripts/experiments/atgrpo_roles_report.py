@@ -100,7 +100,7 @@ for s, cells, un, sw in rows:
 L.append("| **mean ± sd** | " + " | ".join(f"{fmt(before[a])} → {fmt(after[a])}" for a in arms)
          + f" | {fmt(unswapped)} | {fmt(swapped)} |")
 L.append("")
-L.append(f"Mean ± sample standard deviation over {len(seeds)} seed" + ("s" if len(seeds) > 1 else "") + ". One grid is {1/tasks:.2f} of success. Training reward "
+L.append(f"Mean ± sample standard deviation over {len(seeds)} seed" + ("s" if len(seeds) > 1 else "") + f". One grid is {1/tasks:.2f} of success. Training reward "
          "(`reward/mean`, first 5 → last 5 steps): "
          + "; ".join(f"{a} {ms([x[1] for x in rw[a]])[0]:.2f} → {ms([x[0] for x in rw[a]])[0]:.2f}" for a in arms) + ".\n")
 
