@@ -13,7 +13,7 @@ LDFLAGS  := -X main.version=$(VERSION)
 SHIM_STAMP = $(shell sha256sum build/libtshim.so 2>/dev/null | cut -c1-12)
 export CGO_CFLAGS = -O2 -g -Wno-deprecated-declarations -DTSHIM_STAMP=$(SHIM_STAMP)
 
-.PHONY: all setup shim build test check-gpu-build vet bench demo lora-demo search-demo math-demo planpath-demo sokoban-demo coding-demo stability experiment-magrpo-cooperation experiment-drmas-stability experiment-atgrpo-roles experiment-math-learns clean
+.PHONY: all setup shim build test check-gpu-build vet bench demo lora-demo search-demo math-demo planpath-demo sokoban-demo coding-demo stability experiment-magrpo-cooperation experiment-drmas-stability experiment-atgrpo-roles experiment-math-placevalue clean
 
 all: setup build
 
@@ -152,13 +152,13 @@ experiment-atgrpo-roles: all
 	rm -rf runs/exp-atgrpo
 	nice -n 5 bash scripts/experiments/atgrpo-roles.sh
 
-# A math demo that learns on CPU: Dr. MAS on place-value questions from a
-# warm start that answers about a quarter of them, over seeds
-# (scripts/experiments/math-learns.sh; SEEDS, STEPS, SFT_STEPS override);
-# report in docs/math-learns/.
-experiment-math-learns: all
+# A math demo on CPU: Dr. MAS on place-value questions from a warm start
+# that answers about two fifths of them, over seeds
+# (scripts/experiments/math-placevalue.sh; SEEDS, STEPS, SFT_STEPS override);
+# report in docs/math-placevalue/.
+experiment-math-placevalue: all
 	rm -rf runs/exp-math
-	nice -n 5 bash scripts/experiments/math-learns.sh
+	nice -n 5 bash scripts/experiments/math-placevalue.sh
 
 clean:
 	rm -rf bin build

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# A math demo that learns, on CPU: Dr. MAS (Solver + Verifier, each its own
-# model, per-agent normalisation) on place-value questions, from a warm
-# start that answers between a fifth and a half of the held-out questions,
-# over seeds. Does RL raise held-out accuracy, by how much, and how much
-# do the seeds spread?
+# A math demo on CPU: Dr. MAS (Solver + Verifier, each its own model,
+# per-agent normalisation) on place-value questions, from a warm start that
+# answers between a fifth and a half of the held-out questions, over seeds.
+# Does RL raise held-out accuracy, by how much, and how much do the seeds
+# spread?
 #
-#   scripts/experiments/math-learns.sh             # make experiment-math-learns
-#   SEEDS="1 2" STEPS=20 scripts/experiments/math-learns.sh
-#   REPORT_ONLY=1 scripts/experiments/math-learns.sh   # rewrite the report from runs/exp-math
+#   scripts/experiments/math-placevalue.sh             # make experiment-math-placevalue
+#   SEEDS="1 2" STEPS=20 scripts/experiments/math-placevalue.sh
+#   REPORT_ONLY=1 scripts/experiments/math-placevalue.sh   # rewrite the report from runs/exp-math
 #   MODEL=/models/Qwen2.5-0.5B-Instruct SETS="run.device=cuda run.dtype=bfloat16 optim.lr=1e-6 \
-#     env.math.procedural.difficulty=3" scripts/experiments/math-learns.sh   # a pretrained model: no init, no warm-up
+#     env.math.procedural.difficulty=3" scripts/experiments/math-placevalue.sh   # a pretrained model: no init, no warm-up
 #
 # One 0.56M-parameter model (train init --hidden 128 --layers 3 --head-dim 32
 # --intermediate 256 --text math) gets SFT_STEPS of `train sft` on the
@@ -17,15 +17,15 @@
 # names another place's digit), once; every seed starts from it and runs
 # configs/drmas-math-placevalue-tiny.yaml for STEPS steps, evaluated greedily
 # on the 200 held-out questions before RL and every 20 steps. Runs under
-# runs/exp-math/; the report and charts under docs/math-learns/.
+# runs/exp-math/; the report and charts under docs/math-placevalue/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-runs/exp-math}
-doc=${DOC:-docs/math-learns}
+doc=${DOC:-docs/math-placevalue}
 seeds=${SEEDS:-1 2 3}
 steps=${STEPS:-40}
-sft_steps=${SFT_STEPS:-800}
-p_correct=${P_CORRECT:-0.6}
+sft_steps=${SFT_STEPS:-2000}
+p_correct=${P_CORRECT:-0.35}
 cfg=configs/drmas-math-placevalue-tiny.yaml
 train=${TRAIN:-bin/train}
 model=${MODEL:-}
@@ -37,7 +37,7 @@ stamp() { printf '%s\t%s\n' "$1" "$(date +%s)" >>"$out/timings.tsv"; }
 
 if [ -z "${REPORT_ONLY:-}" ]; then
 	if [ -e "$out" ]; then
-		echo "math-learns: $out exists; remove it first (rm -rf $out)" >&2
+		echo "math-placevalue: $out exists; remove it first (rm -rf $out)" >&2
 		exit 1
 	fi
 	mkdir -p "$out/logs"
@@ -54,7 +54,7 @@ if [ -z "${REPORT_ONLY:-}" ]; then
 	start_model=$model
 	if [ -z "$model" ]; then
 		"$train" init "$out/base" --hidden 128 --layers 3 --head-dim 32 --intermediate 256 --text math | tee "$out/logs/init.log"
-		echo "math-learns: SFT warm-up ($sft_steps steps, demonstrations right with p $p_correct)"
+		echo "math-placevalue: SFT warm-up ($sft_steps steps, demonstrations right with p $p_correct)"
 		"$train" sft -c "$cfg" --set models.tiny.path="$out/base" --out "$out/sft" --steps "$sft_steps" \
 			--p-correct "$p_correct" --log-every 100 >"$out/logs/sft.log" 2>&1
 		start_model=$out/sft/tiny
@@ -62,10 +62,10 @@ if [ -z "${REPORT_ONLY:-}" ]; then
 	stamp sft-done
 	for seed in $seeds; do
 		dir="$out/drmas-s$seed"
-		echo "math-learns: seed $seed, $steps RL steps → $dir"
+		echo "math-placevalue: seed $seed, $steps RL steps → $dir"
 		"$train" -c "$cfg" -q --seed "$seed" --set models.tiny.path="$start_model" --set run.steps="$steps" \
 			--set run.output_dir="$dir" ${extra[@]+"${extra[@]}"} >"$out/logs/drmas-s$seed.log" 2>&1 ||
-			{ echo "math-learns: seed $seed failed; see $out/logs/drmas-s$seed.log" >&2; tail -20 "$out/logs/drmas-s$seed.log" >&2; exit 1; }
+			{ echo "math-placevalue: seed $seed failed; see $out/logs/drmas-s$seed.log" >&2; tail -20 "$out/logs/drmas-s$seed.log" >&2; exit 1; }
 		grep -E '^eval' "$out/logs/drmas-s$seed.log" || true
 		stamp "drmas-s$seed"
 	done
@@ -83,7 +83,7 @@ for seed in $seeds; do
 	fi
 done
 if [ ${#done_seeds[@]} -eq 0 ]; then
-	echo "math-learns: no finished seed under $out" >&2
+	echo "math-placevalue: no finished seed under $out" >&2
 	exit 1
 fi
 rm -rf "$out/compare"
@@ -126,7 +126,7 @@ for line in open(f"{out}/timings.tsv"):
     timings[k] = int(v)
 wall = timings.get("end", max(timings.values())) - timings["start"]
 
-L = ["# A math demo that learns — " + (os.path.basename(model.rstrip("/")) if model else "Dr. MAS on place value, tiny, on CPU") + "\n"]
+L = ["# Dr. MAS on place value — " + (os.path.basename(model.rstrip("/")) if model else "tiny, on CPU") + "\n"]
 L.append("Does Dr. MAS RL make a weak math team better on questions it has not seen? Place-value questions "
          "(\"What is the tens digit of $472$?\", procedural difficulty 0: the answer is copied from the question, which a "
          "tiny model can learn), a Solver answering in `\\boxed{}` and a Verifier approving or rejecting it "
@@ -148,7 +148,7 @@ L.append("Step 0 is the warm start, shared by every seed (greedy decoding makes 
          "verdicts) is right; one question is 0.005.\n")
 L.append("## Setup and commands\n")
 L.append("```")
-L.append(f"make build && make experiment-math-learns   # = SEEDS=\"{' '.join(seeds)}\" STEPS={steps} SFT_STEPS={sft} P_CORRECT={pc} scripts/experiments/math-learns.sh")
+L.append(f"make build && make experiment-math-placevalue   # = SEEDS=\"{' '.join(seeds)}\" STEPS={steps} SFT_STEPS={sft} P_CORRECT={pc} scripts/experiments/math-placevalue.sh")
 if not model:
     L.append(f"bin/train init {out}/base --hidden 128 --layers 3 --head-dim 32 --intermediate 256 --text math")
     L.append(f"bin/train sft -c configs/drmas-math-placevalue-tiny.yaml --set models.tiny.path={out}/base --out {out}/sft --steps {sft} --p-correct {pc}")
@@ -168,6 +168,6 @@ L.append("")
 L.append("The model is a toy and the task is copying a digit: this shows that troupe's Dr. MAS pipeline turns reward into "
          "held-out accuracy on a task the model can represent, not what Dr. MAS does on competition math.\n")
 open(f"{doc}/report.md", "w").write("\n".join(L))
-print(f"math-learns: wrote {doc}/report.md")
+print(f"math-placevalue: wrote {doc}/report.md")
 PY
-echo "math-learns: done; report: $doc/report.md"
+echo "math-placevalue: done; report: $doc/report.md"
