@@ -100,6 +100,30 @@ func CompareRuns(w io.Writer, out string, dirs []string) error {
 	if err := plot("accuracy.png", "held-out accuracy", "eval/accuracy", 0, 1); err != nil {
 		return err
 	}
+	// runs that differ only in their seed (name-sN): each group's mean over
+	// its seeds as a line, shaded from the lowest to the highest seed
+	if seeded(runs) {
+		byGroup := func(file, title, key string, ymin, ymax float64, sparse bool) error {
+			recs, groups := groupOverlay(runs, key)
+			bands := map[string][2]string{}
+			for _, g := range groups {
+				bands[g] = [2]string{g + lowSuffix, g + highSuffix}
+			}
+			chart := metrics.Chart{Title: title, Keys: groups, YMin: ymin, YMax: ymax, Bands: bands, Sparse: sparse}
+			img, err := metrics.Render(recs, []metrics.Chart{chart}, metrics.PlotOptions{})
+			if err != nil {
+				return fmt.Errorf("compare: %s: %w", file, err)
+			}
+			charts = append(charts, file)
+			return atomicfile.Write(filepath.Join(out, file), func(w io.Writer) error { return png.Encode(w, img) })
+		}
+		if err := byGroup("reward-by-group.png", "reward (mean over rows): mean over seeds, shaded from the lowest to the highest", "reward/mean", 0, 0, false); err != nil {
+			return err
+		}
+		if err := byGroup("accuracy-by-group.png", "held-out accuracy: mean over seeds, shaded from the lowest to the highest", "eval/accuracy", 0, 1, true); err != nil {
+			return err
+		}
+	}
 	report := compareReport(runs, names, charts)
 	if err := atomicfile.Write(filepath.Join(out, "report.md"), func(w io.Writer) error { _, err := io.WriteString(w, report); return err }); err != nil {
 		return fmt.Errorf("compare: %w", err)
@@ -132,6 +156,62 @@ func overlay(runs []runSeries, key string) []metrics.Record {
 		out[i] = metrics.Record{Step: s, Values: byStep[s]}
 	}
 	return out
+}
+
+// The keys of a group's lowest and highest seed in groupOverlay's records.
+const lowSuffix, highSuffix = " (lowest)", " (highest)"
+
+// seeded reports whether some group holds more than one run.
+func seeded(runs []runSeries) bool {
+	n := map[string]int{}
+	for _, r := range runs {
+		if n[r.group]++; n[r.group] > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// groupOverlay turns one metric into records keyed by group: at each step
+// the mean over the group's runs that log it there, and (lowSuffix,
+// highSuffix) their lowest and highest; the groups in sorted order.
+func groupOverlay(runs []runSeries, key string) ([]metrics.Record, []string) {
+	vals := map[int]map[string][]float64{}
+	set := map[string]bool{}
+	for _, r := range runs {
+		set[r.group] = true
+		for _, rec := range r.records {
+			if v, ok := rec.Values[key]; ok {
+				if vals[rec.Step] == nil {
+					vals[rec.Step] = map[string][]float64{}
+				}
+				vals[rec.Step][r.group] = append(vals[rec.Step][r.group], v)
+			}
+		}
+	}
+	steps := slices.Sorted(func(yield func(int) bool) {
+		for s := range vals {
+			if !yield(s) {
+				return
+			}
+		}
+	})
+	out := make([]metrics.Record, len(steps))
+	for i, s := range steps {
+		values := map[string]float64{}
+		for g, xs := range vals[s] {
+			values[g], values[g+lowSuffix], values[g+highSuffix] = mean(xs), slices.Min(xs), slices.Max(xs)
+		}
+		out[i] = metrics.Record{Step: s, Values: values}
+	}
+	groups := slices.Sorted(func(yield func(string) bool) {
+		for g := range set {
+			if !yield(g) {
+				return
+			}
+		}
+	})
+	return out, groups
 }
 
 // steps counts the run's training steps (records of step ≥ 1; step 0 is

@@ -178,8 +178,10 @@ func newCompare() *cobra.Command {
 row per run and one per group of runs (runs named NAME-sN are seeds of
 group NAME), and PNG charts of each agent's pre-clip gradient norm and
 amplification factor, the mean reward and the held-out accuracy, one line
-per run. A spike is a step whose gradient norm exceeds 3× the median of that
-agent's earlier norms in the run.`,
+per run; when a group has several seeds, also the reward and accuracy per
+group (reward-by-group.png, accuracy-by-group.png): the mean over its seeds,
+shaded from the lowest seed to the highest. A spike is a step whose gradient
+norm exceeds 3× the median of that agent's earlier norms in the run.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {

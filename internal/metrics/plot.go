@@ -45,6 +45,11 @@ type Chart struct {
 	// steps): their points are joined across the steps without them,
 	// where other series break their line at a missing value.
 	Sparse bool
+	// Bands shades, around the series of a key, the range between two other
+	// keys (its spread: the min and max over seeds), in a light tint of the
+	// series' colour: key → [low key, high key]. The low and high keys are
+	// not drawn as lines of their own.
+	Bands map[string][2]string
 }
 
 // PlotOptions sizes the image.
@@ -94,10 +99,11 @@ func PlotJSONL(jsonlPath, pngPath string, charts []Chart, opts PlotOptions) erro
 
 // series is one line of a chart: a key's values by step.
 type series struct {
-	key   string
-	color color.RGBA
-	steps []float64
-	ys    []float64 // NaN where the record lacks the key
+	key    string
+	color  color.RGBA
+	steps  []float64
+	ys     []float64 // NaN where the record lacks the key
+	lo, hi []float64 // the band around it (Chart.Bands), nil without one
 }
 
 // Render draws the charts, one below the other, from records.
@@ -125,6 +131,11 @@ func Render(records []Record, charts []Chart, opts PlotOptions) (*image.RGBA, er
 	var panels []panel
 	for _, c := range charts {
 		lines := collectSeries(sorted, c.Keys)
+		for i := range lines {
+			if b, ok := c.Bands[lines[i].key]; ok {
+				lines[i].lo, lines[i].hi = column(sorted, b[0]), column(sorted, b[1])
+			}
+		}
 		if _, ys := dataBounds(lines); c.Optional && math.IsInf(ys[0], 0) {
 			continue
 		}
@@ -187,6 +198,69 @@ func collectSeries(records []Record, keys []string) []series {
 		}
 	}
 	return out
+}
+
+// column is one key's value in every record (NaN where it is missing).
+func column(records []Record, key string) []float64 {
+	out := make([]float64, len(records))
+	for i, r := range records {
+		v, ok := r.Values[key]
+		if !ok {
+			v = math.NaN()
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// over is c laid over what is there, one part to three: a band's tint, in
+// which the grid and other bands still show.
+func over(c, under color.RGBA) color.RGBA {
+	mix := func(a, b uint8) uint8 { return uint8((uint16(a) + 3*uint16(b)) / 4) }
+	return color.RGBA{mix(c.R, under.R), mix(c.G, under.G), mix(c.B, under.B), 255}
+}
+
+// tint is the colour of c's band over the background.
+func tint(c color.RGBA) color.RGBA { return over(c, backgroundColor) }
+
+// drawBand tints, column by column, the range between s.lo and s.hi,
+// linearly between consecutive steps where both are finite (across
+// missing steps too when sparse).
+func drawBand(img *image.RGBA, area image.Rectangle, s series, xAxis, yAxis axisRange, sparse bool) {
+	vline := func(img *image.RGBA, x, y0, y1 int, c color.RGBA) {
+		for y := y0; y <= y1; y++ {
+			img.SetRGBA(x, y, over(c, img.RGBAAt(x, y)))
+		}
+	}
+	col := s.color
+	prev := -1
+	for j := range s.steps {
+		if !finite(s.lo[j]) || !finite(s.hi[j]) {
+			if !sparse {
+				prev = -1
+			}
+			continue
+		}
+		if prev < 0 {
+			prev = j
+			x := xAxis.pixel(s.steps[j])
+			vline(img, x, max(yAxis.pixel(s.hi[j]), area.Min.Y), min(yAxis.pixel(s.lo[j]), area.Max.Y-1), col)
+			continue
+		}
+		x0, x1 := xAxis.pixel(s.steps[prev]), xAxis.pixel(s.steps[j])
+		for x := x0 + 1; x <= x1; x++ { // column x0 is the previous point's
+			t := 0.0
+			if x1 > x0 {
+				t = float64(x-x0) / float64(x1-x0)
+			}
+			lo := s.lo[prev] + t*(s.lo[j]-s.lo[prev])
+			hi := s.hi[prev] + t*(s.hi[j]-s.hi[prev])
+			if x >= area.Min.X && x < area.Max.X {
+				vline(img, x, max(yAxis.pixel(hi), area.Min.Y), min(yAxis.pixel(lo), area.Max.Y-1), col)
+			}
+		}
+		prev = j
+	}
 }
 
 // axisRange is a data interval mapped onto a pixel interval.
@@ -257,6 +331,11 @@ func drawChart(img *image.RGBA, panel image.Rectangle, c Chart, lines []series) 
 	}
 	drawText(img, area.Max.X-textWidth("step"), panel.Max.Y-4, "step", textColor)
 
+	for _, s := range lines { // the bands first, under every line
+		if s.lo != nil {
+			drawBand(img, area, s, xAxis, yAxis, c.Sparse)
+		}
+	}
 	for _, s := range lines {
 		col := s.color
 		prevOK := false
@@ -313,6 +392,9 @@ func dataBounds(lines []series) (xs, ys [2]float64) {
 			}
 			xs[0], xs[1] = math.Min(xs[0], s.steps[j]), math.Max(xs[1], s.steps[j])
 			ys[0], ys[1] = math.Min(ys[0], y), math.Max(ys[1], y)
+			if s.lo != nil && finite(s.lo[j]) && finite(s.hi[j]) {
+				ys[0], ys[1] = math.Min(ys[0], s.lo[j]), math.Max(ys[1], s.hi[j])
+			}
 		}
 	}
 	return xs, ys

@@ -326,3 +326,39 @@ func TestRenderJoinsSparseSeries(t *testing.T) {
 		}
 	}
 }
+
+// A band shades its series' range in a tint of the series' colour, under
+// the line, between the low and high keys, which get no line of their own.
+func TestRenderShadesBands(t *testing.T) {
+	var records []Record
+	for step := 0; step <= 10; step++ {
+		records = append(records, Record{Step: step, Values: map[string]float64{"mean": 0.5, "lo": 0.3, "hi": 0.7}})
+	}
+	chart := Chart{Title: "band", Keys: []string{"mean"}, YMin: 0, YMax: 1, Bands: map[string][2]string{"mean": {"lo", "hi"}}}
+	img, err := Render(records, []Chart{chart}, PlotOptions{Width: 400, ChartHeight: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, right, top, bottom := frame(t, img, image.Rect(0, 0, 400, 300))
+	px := func(step float64) int { return left + int(math.Round(step/10*float64(right-left))) }
+	py := func(v float64) int { return bottom - int(math.Round(v*float64(bottom-top))) }
+	shade := tint(seriesColors[0])
+	for _, step := range []float64{1, 4.5, 7} { // off the grid lines
+		for _, v := range []float64{0.33, 0.55, 0.67} {
+			if got := img.RGBAAt(px(step), py(v)); got != shade {
+				t.Errorf("step %g, value %g: pixel %v, want the band's tint %v", step, v, got, shade)
+			}
+		}
+		for _, v := range []float64{0.2, 0.8} {
+			if got := img.RGBAAt(px(step), py(v)); got == shade {
+				t.Errorf("step %g, value %g: the band reaches outside [0.3, 0.7]", step, v)
+			}
+		}
+		if !colourNear(img, px(step), py(0.5), 2, seriesColors[0]) {
+			t.Errorf("step %g: the mean's line is not drawn over its band", step)
+		}
+	}
+	if regionHas(img, image.Rect(left, top, right, bottom), seriesColors[1]) {
+		t.Error("the band's low or high key got a line of its own")
+	}
+}

@@ -126,7 +126,7 @@ fi
 rm -rf "$out/compare"
 "$train" compare --out "$out/compare" "${runs[@]}" >/dev/null
 rm -f "$doc"/*.png
-cp "$out"/compare/accuracy.png "$out"/compare/reward.png "$doc"/ 2>/dev/null || true
+cp "$out"/compare/accuracy-by-group.png "$out"/compare/reward-by-group.png "$out"/compare/accuracy.png "$out"/compare/reward.png "$doc"/ 2>/dev/null || true
 
 OUT_DIR="$out" DOC_DIR="$doc" STEPS="$steps" SFT_STEPS="$sft_steps" EVAL_TASKS="$eval_tasks" SEEDS_DONE="${done_seeds[*]}" \
 	MODEL="$model" python3 scripts/experiments/atgrpo_roles_report.py

@@ -164,7 +164,8 @@ L.append(machine)
 L.append("```")
 L.append(f"Wall time, init to the last evaluation: **{wall} s ({wall/60:.1f} min)**.\n")
 L.append("## Charts (`train compare`)\n")
-for b in ("accuracy.png", "reward.png"):
+L.append("Per arm, the mean over seeds with the range from the lowest to the highest seed shaded; then every run.\n")
+for b in ("accuracy-by-group.png", "reward-by-group.png", "accuracy.png", "reward.png"):
     if os.path.exists(f"{doc}/{b}"):
         L.append(f"![{b}]({b})")
 L.append("")

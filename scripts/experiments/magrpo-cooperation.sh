@@ -98,7 +98,7 @@ rm -rf "$out/compare"
 "$train" compare --out "$out/compare" "${runs[@]}" >/dev/null
 rm -f "$doc"/*.png
 # amplification is 1 by construction here (every agent gets the joint reward): left out
-cp "$out"/compare/accuracy.png "$out"/compare/reward.png "$out"/compare/grad_norm-*.png "$doc"/
+cp "$out"/compare/accuracy-by-group.png "$out"/compare/reward-by-group.png "$out"/compare/accuracy.png "$out"/compare/reward.png "$out"/compare/grad_norm-*.png "$doc"/
 
 MODEL="$model" OUT_DIR="$out" DOC_DIR="$doc" STEPS="$steps" SFT_STEPS="$sft_steps" SEEDS_DONE="${done_seeds[*]}" \
 	python3 - <<'PY'
@@ -271,7 +271,7 @@ L.append("The criterion: the team beats an arm when the mean ± sample sd ranges
 L.append(f"With 24 held-out tasks, one task is 0.042 of accuracy; {len(seeds)} seeds and {steps} steps are a small experiment, "
          "and the model is a toy, so this says what troupe's MAGRPO does at this scale, not what the paper's result is at the paper's.\n")
 L.append("## Charts (`train compare`)\n")
-pngs = sorted(glob.glob(f"{doc}/*.png"), key=lambda p: (not p.endswith(("accuracy.png", "reward.png")), p))
+pngs = sorted(glob.glob(f"{doc}/*.png"), key=lambda p: (not p.endswith("-by-group.png"), not p.endswith(("accuracy.png", "reward.png")), p))
 for p in pngs:
     b = os.path.basename(p)
     L.append(f"![{b}]({b})")

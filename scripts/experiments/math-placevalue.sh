@@ -89,7 +89,7 @@ fi
 rm -rf "$out/compare"
 "$train" compare --out "$out/compare" "${runs[@]}" >/dev/null
 rm -f "$doc"/*.png
-cp "$out"/compare/accuracy.png "$out"/compare/reward.png "$out"/compare/grad_norm-*.png "$doc"/ 2>/dev/null || true
+cp "$out"/compare/accuracy-by-group.png "$out"/compare/reward-by-group.png "$out"/compare/accuracy.png "$out"/compare/grad_norm-*.png "$doc"/ 2>/dev/null || true
 
 OUT_DIR="$out" DOC_DIR="$doc" STEPS="$steps" SFT_STEPS="$sft_steps" P_CORRECT="$p_correct" SEEDS_DONE="${done_seeds[*]}" \
 	MODEL="$model" SETS="${SETS:-}" python3 - <<'PY'
