@@ -16,12 +16,16 @@ import (
 	"troupe/torch"
 )
 
+// exportOptions are the config's export settings, with the evaluation's
+// sampling as the exported generation defaults: greedy evaluation
+// (temperature 0) writes do_sample false and no sampling parameters, which
+// greedy decoding ignores (top_p and top_k may still hold their defaults).
 func exportOptions(cfg *config.Config) ckpt.ExportOptions {
-	return ckpt.ExportOptions{
-		DType: cfg.Export.DType, MaxShardBytes: cfg.Export.MaxShardBytes,
-		Generation: ckpt.GenerationDefaults{DoSample: cfg.Eval.Sampling.Temperature > 0,
-			Temperature: cfg.Eval.Sampling.Temperature, TopP: nonOne(cfg.Eval.Sampling.TopP), TopK: cfg.Eval.Sampling.TopK},
+	var g ckpt.GenerationDefaults
+	if s := cfg.Eval.Sampling; s.Temperature > 0 {
+		g = ckpt.GenerationDefaults{DoSample: true, Temperature: s.Temperature, TopP: nonOne(s.TopP), TopK: s.TopK}
 	}
+	return ckpt.ExportOptions{DType: cfg.Export.DType, MaxShardBytes: cfg.Export.MaxShardBytes, Generation: g}
 }
 
 func nonOne(p float64) float64 {
