@@ -134,7 +134,7 @@ L.append("Does Dr. MAS RL make a weak math team better on questions it has not s
          "the drmas estimator), 8 questions × 4 trajectories per step.\n")
 L.append("## Result\n")
 ok = g0 >= 0.15
-L.append(f"**Over {len(seeds)} seeds, {steps} Dr. MAS steps raised held-out accuracy from {b0:.3f} to {a0:.3f} ± {asd:.3f} "
+L.append(f"**Over {len(seeds)} seeds, {steps} Dr. MAS steps moved held-out accuracy from {b0:.3f} to {a0:.3f} ± {asd:.3f} "
          f"(gain {g0:+.3f} ± {gsd:.3f}, 200 questions, greedy)" + (": the +15-point bar is met" if ok else ": short of the +15-point bar") + ".**\n")
 L.append("| seed | " + " | ".join(f"step {m}" for m in marks) + " | gain |")
 L.append("| --- | " + " | ".join("---" for _ in marks) + " | --- |")
@@ -146,6 +146,20 @@ L.append("")
 L.append("Step 0 is the warm start, shared by every seed (greedy decoding makes its evaluation identical). "
          "Accuracy is the share of the 200 held-out questions whose final answer (the Solver's last, after the Verifier's "
          "verdicts) is right; one question is 0.005.\n")
+def diag(d):
+    """mean share of zero-variance advantage groups and mean solver entropy over a run."""
+    z, e = [], []
+    for line in open(os.path.join(d, "metrics.jsonl")):
+        r = json.loads(line)
+        if r.get("adv/groups"):
+            z.append(r["adv/zero_variance_groups"] / r["adv/groups"])
+        if "policy/solver/entropy" in r:
+            e.append(r["policy/solver/entropy"])
+    return statistics.mean(z) if z else float("nan"), statistics.mean(e) if e else float("nan")
+zs, es = zip(*(diag(f"{out}/drmas-s{s}") for s in seeds))
+L.append(f"Why so little moves: on average {statistics.mean(zs):.0%} of the advantage groups (a question's 4 trajectories, per agent) "
+         f"had no reward variance — every trajectory right or every one wrong — and so no gradient; the Solver's mean "
+         f"token entropy was {statistics.mean(es):.3f} nats. After its warm-up the model answers a question the same way at T = 1.\n")
 L.append("## Setup and commands\n")
 L.append("```")
 L.append(f"make build && make experiment-math-placevalue   # = SEEDS=\"{' '.join(seeds)}\" STEPS={steps} SFT_STEPS={sft} P_CORRECT={pc} scripts/experiments/math-placevalue.sh")
