@@ -41,7 +41,8 @@ for kv in ${SETS:-}; do extra+=(--set "$kv"); done
 single=(--set 'workflow.tree.agents=[plan]' --set 'workflow.tree.simulate=[]')
 mkdir -p "$doc"
 
-stamp() { printf '%s\t%s\n' "$1" "$(date +%s)" >>"$out/timings.tsv"; }
+name=atgrpo-roles
+. scripts/experiments/lib.sh
 
 # arm_sets ARM: the overrides that make the arm
 arm_sets() {
@@ -52,22 +53,20 @@ arm_sets() {
 	esac
 }
 
+# team_eval LABEL TOOL PLAN: the separate arm's exports of seed $seed
+# evaluated with the tool agent on model TOOL and the plan agent on PLAN
+# (from_tool, from_plan), into $out/LABEL-s$seed.json
+team_eval() {
+	# (models.tiny, which no agent uses here, still has to name a model)
+	"$train" eval -c "$cfg" --json --set assignment=separate --set eval.tasks="$eval_tasks" \
+		--set models.tiny.path="$start_model" --set models.from_plan.path="$ex/plan" --set models.from_tool.path="$ex/tool" \
+		--set "agents[0].model=$2" --set "agents[1].model=$3" \
+		${extra[@]+"${extra[@]}"} >"$out/$1-s$seed.json" 2>"$out/logs/$1-s$seed.log" ||
+		{ echo "$name: $1 evaluation, seed $seed, failed; see $out/logs/$1-s$seed.log" >&2; tail -20 "$out/logs/$1-s$seed.log" >&2; exit 1; }
+}
+
 if [ -z "${REPORT_ONLY:-}" ]; then
-	if [ -e "$out" ]; then
-		echo "atgrpo-roles: $out exists; remove it first (rm -rf $out)" >&2
-		exit 1
-	fi
-	mkdir -p "$out/logs"
-	{
-		echo "nproc: $(nproc)"
-		echo "start: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
-		echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-		echo "seeds: $seeds; RL steps: $steps; SFT steps: $sft_steps; held-out grids: $eval_tasks"
-		echo "TROUPE_THREADS: ${TROUPE_THREADS:-unset (half the CPUs)}"
-		[ -z "$model" ] || echo "model: $model (no init, no warm-up)"
-		[ -z "${SETS:-}" ] || echo "extra overrides: $SETS"
-	} >"$out/machine.txt"
-	stamp start
+	begin "seeds: $seeds; RL steps: $steps; SFT steps: $sft_steps; held-out grids: $eval_tasks"
 	start_model=$model
 	if [ -z "$model" ]; then
 		"$train" init "$out/base" --text plan-path | tee "$out/logs/init.log"
@@ -82,33 +81,20 @@ if [ -z "${REPORT_ONLY:-}" ]; then
 			dir="$out/$arm-s$seed"
 			echo "atgrpo-roles: $arm, seed $seed, $steps RL steps → $dir"
 			mapfile -t sets < <(arm_sets "$arm")
-			"$train" -c "$cfg" -q --seed "$seed" --set models.tiny.path="$start_model" "${sets[@]}" \
+			rl "$arm-s$seed" -c "$cfg" -q --seed "$seed" --set models.tiny.path="$start_model" "${sets[@]}" \
 				--set run.steps="$steps" --set run.output_dir="$dir" --set eval.tasks="$eval_tasks" \
-				--set eval.every="$steps" --set eval.at_start=true --set checkpoint.every="$steps" \
-				${extra[@]+"${extra[@]}"} >"$out/logs/$arm-s$seed.log" 2>&1 ||
-				{ echo "atgrpo-roles: $arm seed $seed failed; see $out/logs/$arm-s$seed.log" >&2; tail -20 "$out/logs/$arm-s$seed.log" >&2; exit 1; }
-			grep -E '^eval' "$out/logs/$arm-s$seed.log" || true
+				--set eval.every="$steps" --set eval.at_start=true --set checkpoint.every="$steps"
 			stamp "$arm-s$seed"
 		done
-		# the separate arm's trained policies with their roles swapped
+		# the separate arm's trained policies with their roles swapped, and
+		# in place through the same command, as its control
 		ex="$out/separate-s$seed/export"
 		echo "atgrpo-roles: separate, seed $seed, roles swapped at evaluation"
-		"$train" eval -c "$cfg" --json --set assignment=separate --set eval.tasks="$eval_tasks" \
-			--set models.from_plan.path="$ex/plan" --set models.from_tool.path="$ex/tool" \
-			--set 'agents[0].model=from_plan' --set 'agents[1].model=from_tool' \
-			${extra[@]+"${extra[@]}"} >"$out/swapped-s$seed.json" 2>"$out/logs/swapped-s$seed.log" ||
-			{ echo "atgrpo-roles: swapped evaluation, seed $seed, failed; see $out/logs/swapped-s$seed.log" >&2; tail -20 "$out/logs/swapped-s$seed.log" >&2; exit 1; }
-		# and unswapped, through the same command, as its control
-		"$train" eval -c "$cfg" --json --set assignment=separate --set eval.tasks="$eval_tasks" \
-			--set models.from_plan.path="$ex/plan" --set models.from_tool.path="$ex/tool" \
-			--set 'agents[0].model=from_tool' --set 'agents[1].model=from_plan' \
-			${extra[@]+"${extra[@]}"} >"$out/unswapped-s$seed.json" 2>"$out/logs/unswapped-s$seed.log" ||
-			{ echo "atgrpo-roles: unswapped evaluation, seed $seed, failed; see $out/logs/unswapped-s$seed.log" >&2; exit 1; }
+		team_eval swapped from_plan from_tool
+		team_eval unswapped from_tool from_plan
 		stamp "swap-s$seed"
 	done
-	stamp end
-	echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
-	echo "end: $(date -u '+%Y-%m-%d %H:%M:%S UTC')" >>"$out/machine.txt"
+	finish
 fi
 
 done_seeds=()
@@ -123,10 +109,7 @@ if [ ${#done_seeds[@]} -eq 0 ]; then
 	echo "atgrpo-roles: no finished seed under $out" >&2
 	exit 1
 fi
-rm -rf "$out/compare"
-"$train" compare --out "$out/compare" "${runs[@]}" >/dev/null
-rm -f "$doc"/*.png
-cp "$out"/compare/accuracy-by-group.png "$out"/compare/reward-by-group.png "$out"/compare/accuracy.png "$out"/compare/reward.png "$doc"/ 2>/dev/null || true
+charts "$doc" "${runs[@]}"
 
 OUT_DIR="$out" DOC_DIR="$doc" STEPS="$steps" SFT_STEPS="$sft_steps" EVAL_TASKS="$eval_tasks" SEEDS_DONE="${done_seeds[*]}" \
 	MODEL="$model" python3 scripts/experiments/atgrpo_roles_report.py

@@ -7,6 +7,10 @@ environment variables are set by the script.
 import json
 import os
 import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_lib import evals, machine, ms, records, timings  # noqa: E402
 
 out, doc = os.environ["OUT_DIR"], os.environ["DOC_DIR"]
 steps, sft = int(os.environ["STEPS"]), os.environ["SFT_STEPS"]
@@ -16,29 +20,10 @@ model = os.environ.get("MODEL", "")
 arms = ("single", "shared", "separate")
 
 
-def evals(d):
-    """step -> eval/accuracy from a run's metrics.jsonl."""
-    got = {}
-    with open(os.path.join(d, "metrics.jsonl")) as f:
-        for line in f:
-            r = json.loads(line)
-            if "eval/accuracy" in r:
-                got[int(r["step"])] = r["eval/accuracy"]
-    return got
-
-
 def train_reward(d, last=5):
-    xs = []
-    with open(os.path.join(d, "metrics.jsonl")) as f:
-        for line in f:
-            r = json.loads(line)
-            if "reward/mean" in r:
-                xs.append(r["reward/mean"])
+    """reward/mean over a run's last and first steps."""
+    xs = [r["reward/mean"] for r in records(d) if "reward/mean" in r]
     return statistics.mean(xs[-last:]), statistics.mean(xs[:last])
-
-
-def ms(xs):
-    return statistics.mean(xs), (statistics.stdev(xs) if len(xs) > 1 else float("nan"))
 
 
 def fmt(xs):
@@ -65,13 +50,7 @@ for s in seeds:
     unswapped.append(un)
     rows.append((s, cells, un, sw))
 
-timings = {}
-with open(f"{out}/timings.tsv") as f:
-    for line in f:
-        k, v = line.split("\t")
-        timings[k] = int(v)
-wall = timings.get("end", max(timings.values())) - timings["start"]
-machine = open(f"{out}/machine.txt").read().strip()
+_, wall = timings(out)
 
 L = []
 L.append("# AT-GRPO role split — " + (os.path.basename(model.rstrip("/")) if model else "Plan-Path, tiny, on CPU") + "\n")
@@ -154,18 +133,19 @@ L.append("```")
 start = model or f"{out}/sft/tiny"
 L.append(f"bin/train -c configs/atgrpo-planpath-tiny.yaml -q --seed N --set models.tiny.path={start} --set assignment=separate \\")
 L.append(f"  --set run.steps={steps} --set run.output_dir={out}/separate-sN --set eval.tasks={tasks} --set eval.every={steps} --set eval.at_start=true --set checkpoint.every={steps}")
-L.append(f"bin/train eval -c configs/atgrpo-planpath-tiny.yaml --json --set assignment=separate --set eval.tasks={tasks} \\")
+L.append(f"bin/train eval -c configs/atgrpo-planpath-tiny.yaml --json --set assignment=separate --set eval.tasks={tasks} --set models.tiny.path={start} \\")
 L.append(f"  --set models.from_plan.path={out}/separate-sN/export/plan --set models.from_tool.path={out}/separate-sN/export/tool \\")
 L.append("  --set 'agents[0].model=from_plan' --set 'agents[1].model=from_tool'   # swapped")
 L.append("```\n")
 L.append("## Machine and time\n")
 L.append("```")
-L.append(machine)
+L.append(machine(out))
 L.append("```")
 L.append(f"Wall time, init to the last evaluation: **{wall} s ({wall/60:.1f} min)**.\n")
 L.append("## Charts (`train compare`)\n")
 L.append("Per arm, the mean over seeds with the range from the lowest to the highest seed shaded; then every run.\n")
-for b in ("accuracy-by-group.png", "reward-by-group.png", "accuracy.png", "reward.png"):
+grads = sorted(b for b in os.listdir(doc) if b.startswith("grad_norm-") and b.endswith(".png"))
+for b in ["accuracy-by-group.png", "reward-by-group.png", "accuracy.png", "reward.png"] + grads:
     if os.path.exists(f"{doc}/{b}"):
         L.append(f"![{b}]({b})")
 L.append("")

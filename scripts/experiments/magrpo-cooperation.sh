@@ -34,26 +34,11 @@ extra=()          # SETS: space-separated key=value overrides for both arms' RL 
 for kv in ${SETS:-}; do extra+=(--set "$kv"); done
 mkdir -p "$doc"
 
-# stamp NAME: seconds since the epoch, appended to $out/timings.tsv
-stamp() { printf '%s\t%s\n' "$1" "$(date +%s)" >>"$out/timings.tsv"; }
+name=magrpo-cooperation
+. scripts/experiments/lib.sh
 
 if [ -z "${REPORT_ONLY:-}" ]; then
-	if [ -e "$out" ]; then
-		echo "magrpo-cooperation: $out exists; remove it first (rm -rf $out)" >&2
-		exit 1
-	fi
-	mkdir -p "$out/logs"
-	{
-		echo "nproc: $(nproc)"
-		echo "uname -r: $(uname -r)"
-		echo "start: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
-		echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-		echo "seeds: $seeds; RL steps: $steps; SFT steps: $sft_steps (each arm)"
-		echo "TROUPE_THREADS: ${TROUPE_THREADS:-unset (half the CPUs)}"
-		[ -z "$model" ] || echo "model: $model (no init, no warm-up)"
-		[ -z "${SETS:-}" ] || echo "extra overrides: $SETS"
-	} >"$out/machine.txt"
-	stamp start
+	begin "seeds: $seeds; RL steps: $steps; SFT steps: $sft_steps (each arm)"
 	if [ -z "$model" ]; then
 		"$train" init "$out/base" --text writing | tee "$out/logs/init.log"
 		echo "magrpo-cooperation: SFT warm-up, team ($sft_steps steps)"
@@ -69,16 +54,12 @@ if [ -z "${REPORT_ONLY:-}" ]; then
 			if [ "$arm" = team ]; then cfg=$team_cfg; else cfg=$single_cfg; fi
 			dir="$out/$arm-s$seed"
 			echo "magrpo-cooperation: $arm, seed $seed, $steps RL steps → $dir"
-			"$train" -c "$cfg" -q --seed "$seed" --set models.tiny.path="${model:-$out/sft-$arm/tiny}" \
-				--set run.steps="$steps" --set run.output_dir="$dir" ${extra[@]+"${extra[@]}"} >"$out/logs/$arm-s$seed.log" 2>&1 ||
-				{ echo "magrpo-cooperation: $arm seed $seed failed; see $out/logs/$arm-s$seed.log" >&2; tail -20 "$out/logs/$arm-s$seed.log" >&2; exit 1; }
-			grep -E '^eval' "$out/logs/$arm-s$seed.log" || true
+			rl "$arm-s$seed" -c "$cfg" -q --seed "$seed" --set models.tiny.path="${model:-$out/sft-$arm/tiny}" \
+				--set run.steps="$steps" --set run.output_dir="$dir"
 			stamp "$arm-s$seed"
 		done
 	done
-	stamp end
-	echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
-	echo "end: $(date -u '+%Y-%m-%d %H:%M:%S UTC')" >>"$out/machine.txt"
+	finish
 fi
 
 # The runs that finished (both arms of a seed), and the charts.
@@ -94,15 +75,15 @@ if [ ${#done_seeds[@]} -eq 0 ]; then
 	echo "magrpo-cooperation: no finished seed under $out" >&2
 	exit 1
 fi
-rm -rf "$out/compare"
-"$train" compare --out "$out/compare" "${runs[@]}" >/dev/null
-rm -f "$doc"/*.png
-# amplification is 1 by construction here (every agent gets the joint reward): left out
-cp "$out"/compare/accuracy-by-group.png "$out"/compare/reward-by-group.png "$out"/compare/accuracy.png "$out"/compare/reward.png "$out"/compare/grad_norm-*.png "$doc"/
+# amplification is 1 by construction here (every agent gets the joint reward): not charted
+charts "$doc" "${runs[@]}"
 
 MODEL="$model" OUT_DIR="$out" DOC_DIR="$doc" STEPS="$steps" SFT_STEPS="$sft_steps" SEEDS_DONE="${done_seeds[*]}" \
 	python3 - <<'PY'
-import glob, json, os, statistics
+import glob, json, os, statistics, sys
+
+sys.path.insert(0, "scripts/experiments")
+from report_lib import machine as machine_of, ms, records, timings as timings_of, train_reward
 
 out, doc = os.environ["OUT_DIR"], os.environ["DOC_DIR"]
 steps, sft = int(os.environ["STEPS"]), os.environ["SFT_STEPS"]
@@ -113,31 +94,14 @@ setargs = "".join(f" --set {kv}" for kv in sets)
 def evals(d):
     """step -> (eval/accuracy, eval/mean_reward) from a run's metrics.jsonl."""
     got = {}
-    with open(os.path.join(d, "metrics.jsonl")) as f:
-        for line in f:
-            r = json.loads(line)
-            if "eval/accuracy" in r:
-                # eval/mean_reward is the joint reward in both arms; the team's
-                # joint workflow also logs it as eval/joint_reward
-                if "eval/joint_reward" in r and abs(r["eval/joint_reward"] - r["eval/mean_reward"]) > 1e-9:
-                    raise SystemExit(f"{d}: eval/joint_reward != eval/mean_reward at step {r['step']}")
-                got[int(r["step"])] = (r["eval/accuracy"], r["eval/mean_reward"])
+    for r in records(d):
+        if "eval/accuracy" in r:
+            # eval/mean_reward is the joint reward in both arms; the team's
+            # joint workflow also logs it as eval/joint_reward
+            if "eval/joint_reward" in r and abs(r["eval/joint_reward"] - r["eval/mean_reward"]) > 1e-9:
+                raise SystemExit(f"{d}: eval/joint_reward != eval/mean_reward at step {r['step']}")
+            got[int(r["step"])] = (r["eval/accuracy"], r["eval/mean_reward"])
     return got
-
-def train_reward(d, last=5):
-    """mean of reward/mean over a run's last steps."""
-    xs = []
-    with open(os.path.join(d, "metrics.jsonl")) as f:
-        for line in f:
-            r = json.loads(line)
-            if "reward/mean" in r:
-                xs.append(r["reward/mean"])
-    return statistics.mean(xs[-last:])
-
-def ms(xs):
-    m = statistics.mean(xs)
-    s = statistics.stdev(xs) if len(xs) > 1 else float("nan")
-    return m, s
 
 rows, acc, rew = [], {}, {}
 for s in seeds:
@@ -156,13 +120,8 @@ for s in seeds:
         rew.setdefault(k, []).append(r)
     rows.append((s, cells))
 
-timings = {}
-with open(f"{out}/timings.tsv") as f:
-    for line in f:
-        k, v = line.split("\t")
-        timings[k] = int(v)
-wall = timings.get("end", max(timings.values())) - timings["start"]
-machine = open(f"{out}/machine.txt").read().strip()
+timings, wall = timings_of(out)
+machine = machine_of(out)
 params = "?"
 if os.path.exists(f"{out}/logs/init.log"):
     for line in open(f"{out}/logs/init.log"):

@@ -33,24 +33,11 @@ extra=()
 for kv in ${SETS:-}; do extra+=(--set "$kv"); done
 mkdir -p "$doc"
 
-stamp() { printf '%s\t%s\n' "$1" "$(date +%s)" >>"$out/timings.tsv"; }
+name=math-placevalue
+. scripts/experiments/lib.sh
 
 if [ -z "${REPORT_ONLY:-}" ]; then
-	if [ -e "$out" ]; then
-		echo "math-placevalue: $out exists; remove it first (rm -rf $out)" >&2
-		exit 1
-	fi
-	mkdir -p "$out/logs"
-	{
-		echo "nproc: $(nproc)"
-		echo "start: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
-		echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-		echo "seeds: $seeds; RL steps: $steps; SFT steps: $sft_steps (p-correct $p_correct)"
-		echo "TROUPE_THREADS: ${TROUPE_THREADS:-unset (half the CPUs)}"
-		[ -z "$model" ] || echo "model: $model (no init, no warm-up)"
-		[ -z "${SETS:-}" ] || echo "extra overrides: $SETS"
-	} >"$out/machine.txt"
-	stamp start
+	begin "seeds: $seeds; RL steps: $steps; SFT steps: $sft_steps (p-correct $p_correct)"
 	start_model=$model
 	if [ -z "$model" ]; then
 		"$train" init "$out/base" --hidden 128 --layers 3 --head-dim 32 --intermediate 256 --text math | tee "$out/logs/init.log"
@@ -63,15 +50,11 @@ if [ -z "${REPORT_ONLY:-}" ]; then
 	for seed in $seeds; do
 		dir="$out/drmas-s$seed"
 		echo "math-placevalue: seed $seed, $steps RL steps → $dir"
-		"$train" -c "$cfg" -q --seed "$seed" --set models.tiny.path="$start_model" --set run.steps="$steps" \
-			--set run.output_dir="$dir" ${extra[@]+"${extra[@]}"} >"$out/logs/drmas-s$seed.log" 2>&1 ||
-			{ echo "math-placevalue: seed $seed failed; see $out/logs/drmas-s$seed.log" >&2; tail -20 "$out/logs/drmas-s$seed.log" >&2; exit 1; }
-		grep -E '^eval' "$out/logs/drmas-s$seed.log" || true
+		rl "drmas-s$seed" -c "$cfg" -q --seed "$seed" --set models.tiny.path="$start_model" --set run.steps="$steps" \
+			--set run.output_dir="$dir"
 		stamp "drmas-s$seed"
 	done
-	stamp end
-	echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
-	echo "end: $(date -u '+%Y-%m-%d %H:%M:%S UTC')" >>"$out/machine.txt"
+	finish
 fi
 
 done_seeds=()
@@ -86,30 +69,19 @@ if [ ${#done_seeds[@]} -eq 0 ]; then
 	echo "math-placevalue: no finished seed under $out" >&2
 	exit 1
 fi
-rm -rf "$out/compare"
-"$train" compare --out "$out/compare" "${runs[@]}" >/dev/null
-rm -f "$doc"/*.png
-cp "$out"/compare/accuracy-by-group.png "$out"/compare/reward-by-group.png "$out"/compare/accuracy.png "$out"/compare/grad_norm-*.png "$doc"/ 2>/dev/null || true
+charts "$doc" "${runs[@]}"
 
 OUT_DIR="$out" DOC_DIR="$doc" STEPS="$steps" SFT_STEPS="$sft_steps" P_CORRECT="$p_correct" SEEDS_DONE="${done_seeds[*]}" \
 	MODEL="$model" SETS="${SETS:-}" python3 - <<'PY'
-import json, os, statistics
+import json, os, statistics, sys
+
+sys.path.insert(0, "scripts/experiments")
+from report_lib import evals, machine, ms, records, timings
 
 out, doc = os.environ["OUT_DIR"], os.environ["DOC_DIR"]
 steps, sft, pc = int(os.environ["STEPS"]), os.environ["SFT_STEPS"], os.environ["P_CORRECT"]
 seeds = os.environ["SEEDS_DONE"].split()
 model, sets = os.environ.get("MODEL", ""), os.environ.get("SETS", "")
-
-def evals(d):
-    got = {}
-    for line in open(os.path.join(d, "metrics.jsonl")):
-        r = json.loads(line)
-        if "eval/accuracy" in r:
-            got[int(r["step"])] = r["eval/accuracy"]
-    return got
-
-def ms(xs):
-    return statistics.mean(xs), (statistics.stdev(xs) if len(xs) > 1 else float("nan"))
 
 per = {s: evals(f"{out}/drmas-s{s}") for s in seeds}
 for s, e in per.items():
@@ -120,11 +92,7 @@ before = [per[s][0] for s in seeds]
 after = [per[s][steps] for s in seeds]
 gain = [a - b for a, b in zip(after, before)]
 (b0, _), (a0, asd), (g0, gsd) = ms(before), ms(after), ms(gain)
-timings = {}
-for line in open(f"{out}/timings.tsv"):
-    k, v = line.split("\t")
-    timings[k] = int(v)
-wall = timings.get("end", max(timings.values())) - timings["start"]
+_, wall = timings(out)
 
 L = ["# Dr. MAS on place value — " + (os.path.basename(model.rstrip("/")) if model else "tiny, on CPU") + "\n"]
 L.append("Does Dr. MAS RL make a weak math team better on questions it has not seen? Place-value questions "
@@ -149,8 +117,7 @@ L.append("Step 0 is the warm start, shared by every seed (greedy decoding makes 
 def diag(d):
     """mean share of zero-variance advantage groups and mean solver entropy over a run."""
     z, e = [], []
-    for line in open(os.path.join(d, "metrics.jsonl")):
-        r = json.loads(line)
+    for r in records(d):
         if r.get("adv/groups"):
             z.append(r["adv/zero_variance_groups"] / r["adv/groups"])
         if "policy/solver/entropy" in r:
@@ -171,7 +138,7 @@ L.append(f"bin/train -c configs/drmas-math-placevalue-tiny.yaml -q --seed N --se
 L.append("```\n")
 L.append("## Machine and time\n")
 L.append("```")
-L.append(open(f"{out}/machine.txt").read().strip())
+L.append(machine(out))
 L.append("```")
 L.append(f"Wall time, init to the last run: **{wall} s ({wall/60:.1f} min)**.\n")
 L.append("## Charts (`train compare`)\n")
