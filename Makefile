@@ -103,12 +103,13 @@ search-demo: all
 	@echo "search-demo: metrics runs/search-demo/drmas/metrics.jsonl, samples runs/search-demo/drmas/samples.jsonl"
 
 # AT-GRPO on a grid game on CPU, from nothing: a tiny model whose tokenizer
-# learned the game's prompts, a warm-up on solver demonstrations, then RL with
-# tree sampling (configs/atgrpo-planpath-tiny.yaml, atgrpo-sokoban-tiny.yaml).
+# learned the game's prompts, a warm-up on solver demonstrations (1500 steps
+# for plan-path: 150 leave its actions unparseable), then RL with tree
+# sampling (configs/atgrpo-planpath-tiny.yaml, atgrpo-sokoban-tiny.yaml).
 planpath-demo sokoban-demo: all
 	rm -rf runs/$(@:-demo=)-demo
 	bin/train init runs/$(@:-demo=)-demo/base --text $(subst planpath,plan-path,$(@:-demo=))
-	bin/train sft -c configs/atgrpo-$(@:-demo=)-tiny.yaml --set models.tiny.path=runs/$(@:-demo=)-demo/base --out runs/$(@:-demo=)-demo/sft --steps 150 --log-every 50
+	bin/train sft -c configs/atgrpo-$(@:-demo=)-tiny.yaml --set models.tiny.path=runs/$(@:-demo=)-demo/base --out runs/$(@:-demo=)-demo/sft --steps $(if $(filter planpath-demo,$@),1500,150) --log-every 250
 	bin/train -c configs/atgrpo-$(@:-demo=)-tiny.yaml -q
 
 # MAGRPO on cooperative coding on CPU, from nothing
