@@ -78,13 +78,18 @@ func CompareRuns(w io.Writer, out string, dirs []string) error {
 		return fmt.Errorf("compare: %w", err)
 	}
 	var charts []string
-	plot := func(file, title, key string, ymin, ymax float64) error {
-		img, err := metrics.Render(overlay(runs, key), []metrics.Chart{{Title: title, Keys: []string{"*"}, YMin: ymin, YMax: ymax}}, metrics.PlotOptions{})
+	// draw renders one chart of recs to out/file
+	draw := func(file string, recs []metrics.Record, chart metrics.Chart) error {
+		img, err := metrics.Render(recs, []metrics.Chart{chart}, metrics.PlotOptions{})
 		if err != nil {
 			return fmt.Errorf("compare: %s: %w", file, err)
 		}
 		charts = append(charts, file)
 		return atomicfile.Write(filepath.Join(out, file), func(w io.Writer) error { return png.Encode(w, img) })
+	}
+	// plot: one line per run
+	plot := func(file, title, key string, ymin, ymax float64) error {
+		return draw(file, overlay(runs, key), metrics.Chart{Title: title, Keys: []string{"*"}, YMin: ymin, YMax: ymax})
 	}
 	for _, a := range names {
 		if err := plot("grad_norm-"+a+".png", "pre-clip gradient norm: "+a, "grad_norm/"+a, 0, 0); err != nil {
@@ -109,13 +114,7 @@ func CompareRuns(w io.Writer, out string, dirs []string) error {
 			for _, g := range groups {
 				bands[g] = [2]string{g + lowSuffix, g + highSuffix}
 			}
-			chart := metrics.Chart{Title: title, Keys: groups, YMin: ymin, YMax: ymax, Bands: bands, Sparse: sparse}
-			img, err := metrics.Render(recs, []metrics.Chart{chart}, metrics.PlotOptions{})
-			if err != nil {
-				return fmt.Errorf("compare: %s: %w", file, err)
-			}
-			charts = append(charts, file)
-			return atomicfile.Write(filepath.Join(out, file), func(w io.Writer) error { return png.Encode(w, img) })
+			return draw(file, recs, metrics.Chart{Title: title, Keys: groups, YMin: ymin, YMax: ymax, Bands: bands, Sparse: sparse})
 		}
 		if err := byGroup("reward-by-group.png", "reward (mean over rows): mean over seeds, shaded from the lowest to the highest", "reward/mean", 0, 0, false); err != nil {
 			return err

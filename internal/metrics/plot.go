@@ -227,12 +227,12 @@ func tint(c color.RGBA) color.RGBA { return over(c, backgroundColor) }
 // linearly between consecutive steps where both are finite (across
 // missing steps too when sparse).
 func drawBand(img *image.RGBA, area image.Rectangle, s series, xAxis, yAxis axisRange, sparse bool) {
-	vline := func(img *image.RGBA, x, y0, y1 int, c color.RGBA) {
+	// tintColumn lays the band's colour over rows y0…y1 of column x
+	tintColumn := func(x, y0, y1 int) {
 		for y := y0; y <= y1; y++ {
-			img.SetRGBA(x, y, over(c, img.RGBAAt(x, y)))
+			img.SetRGBA(x, y, over(s.color, img.RGBAAt(x, y)))
 		}
 	}
-	col := s.color
 	prev := -1
 	for j := range s.steps {
 		if !finite(s.lo[j]) || !finite(s.hi[j]) {
@@ -244,7 +244,7 @@ func drawBand(img *image.RGBA, area image.Rectangle, s series, xAxis, yAxis axis
 		if prev < 0 {
 			prev = j
 			x := xAxis.pixel(s.steps[j])
-			vline(img, x, max(yAxis.pixel(s.hi[j]), area.Min.Y), min(yAxis.pixel(s.lo[j]), area.Max.Y-1), col)
+			tintColumn(x, max(yAxis.pixel(s.hi[j]), area.Min.Y), min(yAxis.pixel(s.lo[j]), area.Max.Y-1))
 			continue
 		}
 		x0, x1 := xAxis.pixel(s.steps[prev]), xAxis.pixel(s.steps[j])
@@ -256,7 +256,7 @@ func drawBand(img *image.RGBA, area image.Rectangle, s series, xAxis, yAxis axis
 			lo := s.lo[prev] + t*(s.lo[j]-s.lo[prev])
 			hi := s.hi[prev] + t*(s.hi[j]-s.hi[prev])
 			if x >= area.Min.X && x < area.Max.X {
-				vline(img, x, max(yAxis.pixel(hi), area.Min.Y), min(yAxis.pixel(lo), area.Max.Y-1), col)
+				tintColumn(x, max(yAxis.pixel(hi), area.Min.Y), min(yAxis.pixel(lo), area.Max.Y-1))
 			}
 		}
 		prev = j
