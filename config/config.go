@@ -153,7 +153,7 @@ type Engine struct {
 	Release       bool    `yaml:"release"`        // free the arena after each rollout, so the update has the memory
 	PrefixCache   bool    `yaml:"prefix_cache"`   // reuse keys and values already in the arena for shared prompt prefixes
 	CUDAGraphs    bool    `yaml:"cuda_graphs"`    // on CUDA: decode in fixed-size batches captured as CUDA graphs
-	CPUKernels    bool    `yaml:"cpu_kernels"`    // on CPU: single-pass generation kernels (faster; samples then depend on which rows share a step)
+	CPUKernels    bool    `yaml:"cpu_kernels"`    // on CPU: single-pass generation kernels (faster; each row computed the same whatever shares its step)
 }
 
 // Default returns the defaults every file starts from: a Dr. MAS math run
@@ -176,7 +176,7 @@ func Default() Config {
 		Workflow:     defaultWorkflow(),
 		Env:          defaultEnv(),
 		Batch:        Batch{PromptsPerStep: 8, N: 4, MaxBatchRows: 256, Shuffle: true},
-		Engine:       Engine{Enabled: true, KVFraction: 0.3, MaxSlots: 256, SyncEvery: 16, PrefillTokens: 16384, Release: true, PrefixCache: true},
+		Engine:       Engine{Enabled: true, KVFraction: 0.3, MaxSlots: 256, SyncEvery: 16, PrefillTokens: 16384, Release: true, PrefixCache: true, CPUKernels: true},
 		Sampling:     rollout.DefaultSampling,
 		MaxNewTokens: 512,
 		Advantage:    Advantage{Estimator: "drmas", Options: advantage.DefaultOptions()},

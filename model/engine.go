@@ -71,11 +71,13 @@ type EngineConfig struct {
 	// implies StaticBatches.
 	CUDAGraphs bool
 	// CPUKernels runs the CPU's single-pass generation kernels
-	// (torch.GenerationKernels: attention read in place, one-row linear,
-	// RoPE, RMSNorm). They are faster on a CPU but round differently from
-	// the ATen math in ways that depend on which rows share a step, so a
-	// request's samples then depend on its neighbours (data parallel ranks
-	// no longer reproduce one process); off by default.
+	// (torch.GenerationKernels and DecodeKernels: attention read in place,
+	// the decode step's linear layers, RoPE, RMSNorm). They round
+	// differently from the ATen math, but a row the same way whatever rows
+	// share its step, so a request's samples do not depend on its
+	// neighbours (data-parallel ranks reproduce one process). The run's
+	// default (engine.cpu_kernels); off here, for callers that build an
+	// EngineConfig themselves.
 	CPUKernels bool
 }
 
@@ -266,7 +268,11 @@ func (e *Engine) Step() (out []Completion, err error) {
 	step := func() {
 		e.acquire()
 		e.admit()
-		e.decode()
+		if e.cfg.CPUKernels {
+			torch.DecodeKernels(e.decode) // and the decode step's linear layers
+		} else {
+			e.decode()
+		}
 		out = append(out, e.retire()...)
 	}
 	torch.NoGrad(func() {

@@ -128,7 +128,10 @@ func TestBFloat16GradAccumulationError(t *testing.T) {
 		sums.free()
 		f32 := relDiff(grads(m16), sum32)
 		t.Logf("%2d micro-batches: float32 sums rounded once vs the exact sum %.2e relative", k, f32)
-		if f32 > 3e-3 || (k >= 8 && f32 >= acc) { // one bf16 rounding: ≤ 2⁻⁹ relative per element
+		// one bf16 rounding is ≤ 2⁻⁹ relative per element; the exact sum is
+		// made of further backward passes, which on the CPU are not bit-
+		// deterministic (1.6–3.3e-3 apart measured), so allow two roundings
+		if f32 > 2*0x1p-9 || (k >= 8 && f32 >= acc) {
 			t.Errorf("%d micro-batches: the float32 path is %.2e from the exact sum (bf16 accumulation: %.2e)", k, f32, acc)
 		}
 	}

@@ -58,8 +58,15 @@ func (c *Bench) Run(out io.Writer) (err error) {
 		name = cudaName(int(opt.Device))
 		peak = bench.PeakFLOPS(name)
 	}
-	fmt.Fprintf(out, "%s, %.1fM parameters, %s on %s, libtorch %s, %d intra-op threads\n",
-		m.Config.Describe(), float64(m.Config.NumParams())/1e6, c.DType, name, torch.VersionString(), torch.NumThreads())
+	kernels := ""
+	if !opt.Device.IsCUDA() {
+		kernels = ", CPU generation kernels off"
+		if c.Options.CPUKernels {
+			kernels = ", CPU generation kernels " + torch.CPUKernelsVariant()
+		}
+	}
+	fmt.Fprintf(out, "%s, %.1fM parameters, %s on %s, libtorch %s, %d intra-op threads%s\n",
+		m.Config.Describe(), float64(m.Config.NumParams())/1e6, c.DType, name, torch.VersionString(), torch.NumThreads(), kernels)
 	bench.Write(out, rows, peak)
 	return nil
 }

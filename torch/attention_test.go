@@ -246,6 +246,8 @@ func TestVarlenAttentionInPlaceMatchesLoop(t *testing.T) {
 			{"decode", []int64{1, 1, 1}, []int64{9, 1, 5}, true},
 			{"prefill after a past", []int64{3, 1, 4}, []int64{5, 1, 9}, true},
 			{"no mask", []int64{2, 2, 1}, []int64{3, 4, 2}, false},
+			{"prompts (keys transposed)", []int64{9, 8, 1}, []int64{9, 9, 5}, true},
+			{"prompts, no mask", []int64{8, 2, 9}, []int64{8, 9, 9}, false},
 		} {
 			scoped(func() {
 				cuQ := []int64{0}
@@ -258,7 +260,7 @@ func TestVarlenAttentionInPlaceMatchesLoop(t *testing.T) {
 				k := FromFloat64(randData(91, 3*slotLen*KVH*int(D)), 3*slotLen, KVH, D).ToDType(Float32)
 				v := FromFloat64(randData(92, 3*slotLen*KVH*int(D)), 3*slotLen, KVH, D).ToDType(Float32)
 				a := Varlen{CuQ: FromInt32([]int32{int32(cuQ[0]), int32(cuQ[1]), int32(cuQ[2]), int32(cuQ[3])}),
-					CuK: FromInt32([]int32{0, slotLen, 2 * slotLen, 3 * slotLen}), MaxQ: 4, MaxK: slotLen,
+					CuK: FromInt32([]int32{0, slotLen, 2 * slotLen, 3 * slotLen}), MaxQ: slices.Max(c.tq), MaxK: slotLen,
 					SeqUsedK: FromInt32([]int32{int32(c.used[0]), int32(c.used[1]), int32(c.used[2])}), Causal: c.causal}
 				var got []float64
 				GenerationKernels(func() { NoGrad(func() { got = VarlenAttention(q, k, v, a).Float64s() }) })
@@ -267,4 +269,77 @@ func TestVarlenAttentionInPlaceMatchesLoop(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestVarlenAttentionSequenceInvariant checks what lets the generation
+// kernels run by default: under GenerationKernels a sequence's attention
+// does not depend on what shares the call — bit-identical for a prompt the
+// in-place kernel takes with its keys transposed and for a decoding row; a
+// prompt too long for the in-place kernel (300 × 300 queries × keys) is
+// computed alone by ATen's matmul path, the same calls either way, but
+// those are not bit-reproducible from one call to the next on this
+// machine's libtorch (1–2 in 300 identical calls differ in the last bit),
+// so it is held to 1e-6. The prompt's last 5 queries computed on their own
+// (as after a prefix-cache hit, where 5 queries take the path for few
+// queries) equal the same rows of the whole prompt. All of it matches the
+// loop.
+func TestVarlenAttentionSequenceInvariant(t *testing.T) {
+	noLeaks(t)
+	const H, KVH, D = 4, 2, 16
+	seqs := []struct{ tq, tk int64 }{{300, 300}, {20, 20}, {1, 50}}
+	scoped(func() {
+		var cuQ, cuK []int32
+		var nq, nk int64
+		for _, s := range seqs {
+			cuQ, cuK = append(cuQ, int32(nq)), append(cuK, int32(nk))
+			nq, nk = nq+s.tq, nk+s.tk
+		}
+		cuQ, cuK = append(cuQ, int32(nq)), append(cuK, int32(nk))
+		q := FromFloat64(randData(93, int(nq*H*D)), nq, H, D).ToDType(Float32)
+		k := FromFloat64(randData(94, int(nk*KVH*D)), nk, KVH, D).ToDType(Float32)
+		v := FromFloat64(randData(95, int(nk*KVH*D)), nk, KVH, D).ToDType(Float32)
+		all := Varlen{CuQ: FromInt32(cuQ), CuK: FromInt32(cuK), MaxQ: 300, MaxK: 300, Causal: true}
+		var together []float64
+		GenerationKernels(func() { NoGrad(func() { together = VarlenAttention(q, k, v, all).Float64s() }) })
+		loop := all
+		loop.Loop = true
+		closeTo(t, "together vs the loop", together, VarlenAttention(q, k, v, loop).Float64s(), 2e-6)
+		for i, s := range seqs {
+			one := Varlen{CuQ: FromInt32([]int32{0, int32(s.tq)}), CuK: FromInt32([]int32{0, int32(s.tk)}),
+				MaxQ: s.tq, MaxK: s.tk, Causal: true}
+			var alone []float64
+			GenerationKernels(func() {
+				NoGrad(func() {
+					alone = VarlenAttention(q.Narrow(0, int64(cuQ[i]), s.tq), k.Narrow(0, int64(cuK[i]), s.tk),
+						v.Narrow(0, int64(cuK[i]), s.tk), one).Float64s()
+				})
+			})
+			off := int(cuQ[i]) * H * D
+			if s.tq == 20 { // the last 5 queries alone, over all 20 keys
+				tail := Varlen{CuQ: FromInt32([]int32{0, 5}), CuK: FromInt32([]int32{0, 20}), MaxQ: 5, MaxK: 20, Causal: true}
+				var last []float64
+				GenerationKernels(func() {
+					NoGrad(func() {
+						last = VarlenAttention(q.Narrow(0, int64(cuQ[i])+15, 5), k.Narrow(0, int64(cuK[i]), 20),
+							v.Narrow(0, int64(cuK[i]), 20), tail).Float64s()
+					})
+				})
+				for j, x := range last {
+					if y := together[off+15*H*D+j]; x != y {
+						t.Fatalf("the prompt's last 5 queries alone: element %d is %v, in the whole prompt %v", j, x, y)
+					}
+				}
+			}
+			if s.tq*s.tk > 1<<16 {
+				closeTo(t, fmt.Sprintf("sequence %d alone vs beside the others", i), alone, together[off:off+len(alone)], 1e-6)
+				continue
+			}
+			for j, x := range alone {
+				if x != together[off+j] {
+					t.Fatalf("sequence %d (%d queries × %d keys): element %d is %v alone, %v beside the others",
+						i, s.tq, s.tk, j, x, together[off+j])
+				}
+			}
+		}
+	})
 }

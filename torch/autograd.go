@@ -64,16 +64,34 @@ func NoGrad(fn func()) {
 }
 
 // GenerationKernels runs fn with the shim's CPU generation kernels on for
-// the calling thread: no-grad float32/float64 CPU calls of VarlenAttention,
-// a one-row Linear, RoPE and RMSNorm take single passes (csrc/cpu_fast.cc,
-// csrc/attention_cpu.cc) that equal the ATen math up to float rounding.
+// the calling thread (a prefill): no-grad float32/float64 CPU calls of
+// VarlenAttention, RoPE and RMSNorm take single passes (csrc/cpu_fast.cc,
+// csrc/attention_cpu.cc), and Linear too on AVX-512 (csrc/linear_cpu.cc).
+// They equal the ATen math up to float rounding and compute each sequence
+// (each row) the same way whatever shares the call.
 // For generation only: the update's log-prob passes stay on the ATen math so
 // that their no-grad and grad forwards agree bit for bit.
-func GenerationKernels(fn func()) {
+func GenerationKernels(fn func()) { generationKernels(1, fn) }
+
+// DecodeKernels is GenerationKernels for a decode step: Linear takes the
+// CPU kernel from AVX2 up (csrc/linear_cpu.cc), which reads each weight once
+// per call and gives a row the same bits whatever rows share the call.
+func DecodeKernels(fn func()) { generationKernels(2, fn) }
+
+// CPUKernelsVariant names the vector code the CPU generation kernels run:
+// "avx512", "avx2" or "baseline" (TROUPE_CPU_SIMD=avx2 or baseline picks a
+// lesser one, to measure or test it).
+func CPUKernelsVariant() string {
+	var p *C.char
+	check("cpu_kernels_variant", C.ts_cpu_kernels_variant(&p))
+	return C.GoString(p)
+}
+
+func generationKernels(mode C.int, fn func()) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var prev C.int
-	check("set_generation_kernels", C.ts_set_generation_kernels(1, &prev))
+	check("set_generation_kernels", C.ts_set_generation_kernels(mode, &prev))
 	defer func() { check("set_generation_kernels", C.ts_set_generation_kernels(prev, nil)) }()
 	fn()
 }

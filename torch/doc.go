@@ -55,10 +55,12 @@
 // larger than the idle cores collapse on a shared machine;
 // docs/performance.md has the measurements).
 //
-// On the CPU, calls that need no gradient (generation) take single-pass
-// kernels where their inputs allow (csrc/attention_cpu.cc, csrc/cpu_fast.cc):
-// varlen attention reads the key/value arena in place, a one-row linear is a
-// matrix-vector product, RoPE and RMSNorm are one loop each.
+// On the CPU, generation (GenerationKernels, DecodeKernels) takes
+// single-pass kernels where the inputs allow (csrc/attention_cpu.cc,
+// csrc/cpu_fast.cc, csrc/linear_cpu.cc): varlen attention reads the
+// key/value arena in place, a decode step's linear layers read each weight
+// once, RoPE and RMSNorm are one loop each; every one computes a row the
+// same way whatever rows share the call.
 //
 // # Files
 //

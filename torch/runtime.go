@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 )
 
 func init() {
@@ -19,6 +20,26 @@ func init() {
 		}
 	}
 	SetNumThreads(n)
+	if !strings.Contains(os.Getenv("GLIBC_TUNABLES"), "glibc.malloc.") {
+		keepFreedMemory()
+	}
+}
+
+// keepFreedMemory stops glibc from handing a forward pass's freed tensors
+// back to the system only to take them again, page fault by page fault, in
+// the next one. glibc's default returns the top of the heap once 128 KiB
+// or more of it is free, and maps each block above a threshold (that grows
+// to at most 32 MiB) separately, unmapping it when freed. A prefill of the
+// tiny model at batch 32 spent a third of its time in the kernel's page-
+// fault handler that way: 150k prompt tokens/s, 210–230k with freed memory
+// kept (docs/performance.md). Now blocks up to 32 MiB come from the heap
+// and up to 256 MiB of freed memory stays with the process, to be reused;
+// the process's resident memory then shrinks only past that. Larger
+// tensors (weights, the key/value arena) are mapped and unmapped as before.
+// A GLIBC_TUNABLES that sets any glibc.malloc tunable is left to rule.
+func keepFreedMemory() {
+	var ok C.int
+	check("keep_freed_memory", C.ts_keep_freed_memory(256<<20, 32<<20, &ok))
 }
 
 // DefaultThreads is the intra-op thread count used on cpus CPUs without

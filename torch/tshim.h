@@ -230,9 +230,14 @@ ts_err ts_op_count_start(void);
 ts_err ts_op_count_stop(int64_t* ops, int64_t* leaves);
 
 /* ---- cpu_fast.cc ---- */
-/* thread-local: no-grad CPU float32/64 calls of varlen attention, a one-row linear, RoPE and
- * RMSNorm take single-pass kernels (equal to the ATen math up to float rounding) */
+/* thread-local, on: 0 off; 1 (a prefill) no-grad CPU float32/64 calls of varlen attention, RoPE
+ * and RMSNorm take single-pass kernels (equal to the ATen math up to float rounding), and linear
+ * too on AVX-512; 2 (a decode step) as 1, and linear from AVX2 up (linear_cpu.cc); each computes a
+ * row the same way whatever shares the call */
 ts_err ts_set_generation_kernels(int on, int* previous);
+/* the vector code the CPU kernels run on this machine: "avx512", "avx2" or "baseline" (a static
+ * string); TROUPE_CPU_SIMD=avx2|baseline picks a lesser one */
+ts_err ts_cpu_kernels_variant(const char** out);
 
 /* ---- opprofile.cc ---- */
 /* per ATen operator: calls, self and total host time, between start and stop, on every thread;
@@ -244,6 +249,9 @@ ts_err ts_op_profile_stop(char** table);
 ts_err ts_version(int* major, int* minor, int* patch);
 ts_err ts_shim_path(const char** out); /* file the shim was loaded from; static storage, do not free */
 ts_err ts_set_num_threads(int n);
+/* glibc's allocator: keep up to trim_bytes of freed memory instead of returning it to the system,
+ * and serve blocks below mmap_bytes from the heap; *ok = 0 where the C library is not glibc */
+ts_err ts_keep_freed_memory(int64_t trim_bytes, int64_t mmap_bytes, int* ok);
 ts_err ts_get_num_threads(int* out);
 ts_err ts_manual_seed(uint64_t seed);
 ts_err ts_cuda_available(int* out);

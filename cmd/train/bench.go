@@ -42,7 +42,7 @@ func newBench() *cobra.Command {
 	f.IntVar(&c.Options.UpdateLen, "update-len", 256, "tokens per update row")
 	f.IntVar(&c.Options.Reps, "reps", 3, "timed repetitions after a warm-up; the best is printed")
 	f.BoolVar(&c.Options.SkipGen, "update-only", false, "time the update only")
-	f.BoolVar(&c.Options.CPUKernels, "cpu-kernels", false, "generate with the CPU's single-pass kernels (engine.cpu_kernels)")
+	f.BoolVar(&c.Options.CPUKernels, "cpu-kernels", true, "generate with the CPU's single-pass kernels (engine.cpu_kernels; --cpu-kernels=false: ATen's operators)")
 	f.BoolVar(&c.JSON, "json", false, "one JSON object per row instead of a table")
 	return cmd
 }

@@ -124,11 +124,23 @@ at::Tensor varlen_batch(const at::Tensor& q, const at::Tensor& k, const at::Tens
   return rows.index_select(0, dev(out.data(), {static_cast<int64_t>(out.size())}, at::kLong));  // (Nq,H,D)
 }
 
+// One sequence's attention (tq queries from row q0, tk ≥ 1 keys from row
+// k0), (tq, H, D). (tq,H,D) → (KVH,rep,tq,D); keys (tk,KVH,D) →
+// (KVH,1,tk,D): heads broadcast, K/V never repeated.
+at::Tensor sequence_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t q0, int64_t tq,
+                              int64_t k0, int64_t tk, bool causal, double scale) {
+  const int64_t H = q.size(1), D = q.size(2), KVH = k.size(1), rep = H / KVH;
+  auto qb = q.narrow(0, q0, tq).view({tq, KVH, rep, D}).permute({1, 2, 0, 3});
+  auto kb = k.narrow(0, k0, tk).permute({1, 0, 2}).unsqueeze(1);
+  auto vb = v.narrow(0, k0, tk).permute({1, 0, 2}).unsqueeze(1);
+  auto ob = attention_math(qb, kb, vb, at::Tensor(), causal, scale);  // (KVH,rep,tq,D)
+  return ob.permute({2, 0, 1, 3}).reshape({tq, H, D});
+}
+
 // The per-sequence loop: differentiable, any device and dtype.
 at::Tensor varlen_loop(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& cu_q,
                        const at::Tensor& cu_k, const at::Tensor& seqused_k, bool causal, double scale) {
   const int64_t Nq = q.size(0), H = q.size(1), D = q.size(2), KVH = k.size(1);
-  const int64_t rep = H / KVH;
   auto oq = host_ints(cu_q, "cu_q");
   auto ok = host_ints(cu_k, "cu_k");
   if (oq.size() != ok.size() || oq.size() < 1)
@@ -179,12 +191,7 @@ at::Tensor varlen_loop(const at::Tensor& q, const at::Tensor& k, const at::Tenso
       parts.push_back(at::zeros({tq, H, D}, q.options()));
       continue;
     }
-    // (tq,H,D) → (KVH,rep,tq,D); keys (tk,KVH,D) → (KVH,1,tk,D): heads broadcast, K/V never repeated
-    auto qb = q.narrow(0, q0, tq).view({tq, KVH, rep, D}).permute({1, 2, 0, 3});
-    auto kb = k.narrow(0, k0, tk).permute({1, 0, 2}).unsqueeze(1);
-    auto vb = v.narrow(0, k0, tk).permute({1, 0, 2}).unsqueeze(1);
-    auto ob = attention_math(qb, kb, vb, at::Tensor(), causal, scale);  // (KVH,rep,tq,D)
-    parts.push_back(ob.permute({2, 0, 1, 3}).reshape({tq, H, D}));
+    parts.push_back(sequence_attention(q, k, v, q0, tq, k0, tk, causal, scale));
   }
   if (covered < Nq) parts.push_back(at::zeros({Nq - covered, H, D}, q.options()));  // rows past the last sequence
   if (parts.empty()) return at::zeros({0, H, D}, q.options());
@@ -258,7 +265,10 @@ ts_err ts_varlen_attention(ts_tensor q, ts_tensor k, ts_tensor v, ts_tensor cu_q
   tshim::OneKernel one("varlen_attention");  // one flash kernel on a GPU
   if (!(flags & TS_VARLEN_LOOP)) {
     at::Tensor o;
-    if (tshim::varlen_attention_cpu(Q, K, V, T(cu_q), T(cu_k), used, causal != 0, s, kDirectWork, &o)) {
+    std::vector<std::array<int64_t, 4>> rest;
+    if (tshim::varlen_attention_cpu(Q, K, V, T(cu_q), T(cu_k), used, causal != 0, s, kDirectWork, &o, &rest)) {
+      for (const auto& [q0, tq, k0, tk] : rest)  // each long sequence alone: its result is its own
+        o.narrow(0, q0, tq).copy_(sequence_attention(Q, K, V, q0, tq, k0, tk, causal != 0, s));
       *out = wrap(o);
       return nullptr;
     }

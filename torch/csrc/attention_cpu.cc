@@ -27,7 +27,9 @@
 #include <ATen/ops/empty.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace {
@@ -53,8 +55,25 @@ Ints ints(const at::Tensor& t, const char* what) {
   return r;
 }
 
+// One register's worth of lanes per variant: AVX-512, AVX2, SSE2.
+typedef float vf16 __attribute__((vector_size(64)));
+typedef double vd8 __attribute__((vector_size(64)));
+typedef float vf8 __attribute__((vector_size(32)));
+typedef double vd4 __attribute__((vector_size(32)));
+typedef float vf4 __attribute__((vector_size(16)));
+typedef double vd2 __attribute__((vector_size(16)));
+
+template <typename S, typename V>
+__attribute__((always_inline)) inline V load(const S* p) {
+  V v;
+  std::memcpy(&v, p, sizeof(V));  // unaligned
+  return v;
+}
+
+// dot sums in 8 partial sums over d mod 8, combined in a fixed tree, then
+// the remainder in order; the transposed path below reproduces it.
 template <typename S>
-inline S dot(const S* a, const S* b, int64_t D) {
+__attribute__((always_inline)) inline S dot(const S* a, const S* b, int64_t D) {
   S acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // independent lanes: the compiler vectorises them
   int64_t d = 0;
   for (; d + 8 <= D; d += 8)
@@ -65,7 +84,7 @@ inline S dot(const S* a, const S* b, int64_t D) {
 }
 
 template <typename S>
-inline void axpy(S* y, S a, const S* x, int64_t D) {
+__attribute__((always_inline)) inline void axpy(S* y, S a, const S* x, int64_t D) {
   for (int64_t d = 0; d < D; d++) y[d] += a * x[d];
 }
 
@@ -73,51 +92,127 @@ struct Seq {
   int64_t q0, tq, k0, tk;
 };
 
+// A sequence with at least this many queries (a prompt) takes the
+// transposed-keys path: its keys are copied once per key/value head into a
+// (head_dim, keys) block, so that each query's scores come out a vector of
+// keys at a time. Fewer queries (decoding) read the keys where they lie.
+constexpr int64_t kTransposeQueries = 8;
+
+template <typename S>
+struct Job {
+  const S *Q, *K, *V;
+  S* O;  // (Nq, H, D) contiguous
+  int64_t qs0, qs1, ks0, ks1, vs0, vs1, H, D, KVH, rep, maxk;
+  S sc;
+  bool causal;
+  const Seq* seqs;
+};
+
+// weigh turns the n scores in p into weights and adds them times the
+// values' rows into o (zeroed), for one query head.
+template <typename S>
+__attribute__((always_inline)) inline void weigh(const Job<S>& j, S* p, int64_t n, const S* vb, S* o) {
+  S m = -std::numeric_limits<S>::infinity();
+  for (int64_t t = 0; t < n; t++) m = std::max(m, p[t]);
+  S z = 0;
+  for (int64_t t = 0; t < n; t++) z += (p[t] = std::exp(p[t] - m));
+  const S inv = S(1) / z;
+  for (int64_t t = 0; t < n; t++) axpy(o, p[t] * inv, vb + t * j.vs0, j.D);
+}
+
+// units runs units [lo, hi): unit u is sequence u / KVH, key/value head u % KVH.
+template <typename S, typename V>
+__attribute__((always_inline)) inline void units(const Job<S>& j, int64_t lo, int64_t hi) {
+  constexpr int L = sizeof(V) / sizeof(S);
+  const int64_t D = j.D, rep = j.rep;
+  const int64_t kp = (j.maxk + L - 1) / L * L;  // keys padded to whole vectors
+  std::vector<S> p(rep * kp + L);               // scores, then weights, per query head of the group
+  std::vector<S> kt;                            // a prompt's keys, transposed: (D, kp)
+  for (int64_t u = lo; u < hi; u++) {
+    const Seq& s = j.seqs[u / j.KVH];
+    const int64_t g = u % j.KVH;
+    const S* kb = j.K + s.k0 * j.ks0 + g * j.ks1;
+    const S* vb = j.V + s.k0 * j.vs0 + g * j.vs1;
+    const bool transposed = s.tq >= kTransposeQueries;
+    if (transposed) {
+      kt.assign(D * kp, S(0));
+      for (int64_t t = 0; t < s.tk; t++)
+        for (int64_t d = 0; d < D; d++) kt[d * kp + t] = kb[t * j.ks0 + d];
+    }
+    for (int64_t i = 0; i < s.tq; i++) {
+      const int64_t n = j.causal ? std::min(s.tk, i + s.tk - s.tq + 1) : s.tk;  // keys this query sees
+      const S* qi = j.Q + (s.q0 + i) * j.qs0 + g * rep * j.qs1;
+      S* oi = j.O + ((s.q0 + i) * j.H + g * rep) * D;
+      std::fill(oi, oi + rep * D, S(0));
+      if (n <= 0) continue;  // no key: zeros, as the flash kernel writes
+      for (int64_t r = 0; r < rep; r++) {
+        S* pr = p.data() + r * kp;
+        const S* qr = qi + r * j.qs1;
+        if (transposed) {
+          // L keys' scores at once, each summed exactly as dot() sums it (8
+          // partial sums over d mod 8, the same tree, then the remainder),
+          // so a query's scores do not depend on the path its call took
+          const S* kd = kt.data();
+          for (int64_t t = 0; t < n; t += L) {
+            V acc[8] = {};
+            int64_t d = 0;
+            for (; d + 8 <= D; d += 8)
+              for (int u = 0; u < 8; u++) acc[u] += qr[d + u] * load<S, V>(kd + (d + u) * kp + t);
+            V sum = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+            for (; d < D; d++) sum += qr[d] * load<S, V>(kd + d * kp + t);
+            sum *= j.sc;
+            std::memcpy(pr + t, &sum, sizeof(V));
+          }
+        } else {
+          for (int64_t t = 0; t < n; t++) pr[t] = dot(qr, kb + t * j.ks0, D) * j.sc;
+        }
+        weigh(j, pr, n, vb, oi + r * D);
+      }
+    }
+  }
+}
+
+#define TS_ATTN_VARIANT(name, attr, VF, VD)                                                      \
+  attr void name##_f32(const Job<float>& j, int64_t lo, int64_t hi) { units<float, VF>(j, lo, hi); } \
+  attr void name##_f64(const Job<double>& j, int64_t lo, int64_t hi) { units<double, VD>(j, lo, hi); }
+
+#ifdef TS_SIMD_VARIANTS
+TS_ATTN_VARIANT(attn_avx512, TS_TARGET_AVX512, vf16, vd8)
+TS_ATTN_VARIANT(attn_avx2, TS_TARGET_AVX2, vf8, vd4)
+#endif
+TS_ATTN_VARIANT(attn_base, , vf4, vd2)
+
+void units_for(const Job<float>& j, int64_t lo, int64_t hi) {
+#ifdef TS_SIMD_VARIANTS
+  if (tshim::simd_level() == 2) return attn_avx512_f32(j, lo, hi);
+  if (tshim::simd_level() == 1) return attn_avx2_f32(j, lo, hi);
+#endif
+  attn_base_f32(j, lo, hi);
+}
+
+void units_for(const Job<double>& j, int64_t lo, int64_t hi) {
+#ifdef TS_SIMD_VARIANTS
+  if (tshim::simd_level() == 2) return attn_avx512_f64(j, lo, hi);
+  if (tshim::simd_level() == 1) return attn_avx2_f64(j, lo, hi);
+#endif
+  attn_base_f64(j, lo, hi);
+}
+
 template <typename S>
 void run(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, at::Tensor& out, const std::vector<Seq>& seqs,
          bool causal, double scale) {
-  const int64_t H = q.size(1), D = q.size(2), KVH = k.size(1), rep = H / KVH;
-  const int64_t qs0 = q.stride(0), qs1 = q.stride(1), ks0 = k.stride(0), ks1 = k.stride(1), vs0 = v.stride(0),
-                vs1 = v.stride(1);
-  const S* Q = q.data_ptr<S>();
-  const S* K = k.data_ptr<S>();
-  const S* V = v.data_ptr<S>();
-  S* O = out.data_ptr<S>();  // (Nq, H, D) contiguous
-  const S sc = static_cast<S>(scale);
-  const int64_t units = static_cast<int64_t>(seqs.size()) * KVH;
+  Job<S> j;
+  j.Q = q.data_ptr<S>(), j.K = k.data_ptr<S>(), j.V = v.data_ptr<S>(), j.O = out.data_ptr<S>();
+  j.qs0 = q.stride(0), j.qs1 = q.stride(1), j.ks0 = k.stride(0), j.ks1 = k.stride(1), j.vs0 = v.stride(0),
+  j.vs1 = v.stride(1);
+  j.H = q.size(1), j.D = q.size(2), j.KVH = k.size(1), j.rep = j.H / j.KVH;
+  j.sc = static_cast<S>(scale), j.causal = causal, j.seqs = seqs.data();
+  const int64_t n = static_cast<int64_t>(seqs.size()) * j.KVH;
   int64_t maxk = 0, work = 0;
   for (const auto& s : seqs) maxk = std::max(maxk, s.tk), work += s.tq * s.tk;
-  const int64_t grain = std::max<int64_t>(1, units * 16384 / std::max<int64_t>(1, work * H * D));
-  at::parallel_for(0, units, grain, [&](int64_t lo, int64_t hi) {
-    std::vector<S> p(rep * std::max<int64_t>(maxk, 1));  // scores, then weights, per query head of the group
-    for (int64_t u = lo; u < hi; u++) {
-      const Seq& s = seqs[u / KVH];
-      const int64_t g = u % KVH;
-      const S* kb = K + s.k0 * ks0 + g * ks1;
-      const S* vb = V + s.k0 * vs0 + g * vs1;
-      for (int64_t i = 0; i < s.tq; i++) {
-        const int64_t n = causal ? std::min(s.tk, i + s.tk - s.tq + 1) : s.tk;  // keys this query sees
-        const S* qi = Q + (s.q0 + i) * qs0 + g * rep * qs1;
-        S* oi = O + ((s.q0 + i) * H + g * rep) * D;
-        std::fill(oi, oi + rep * D, S(0));
-        if (n <= 0) continue;  // no key: zeros, as the flash kernel writes
-        for (int64_t r = 0; r < rep; r++) {
-          S* pr = p.data() + r * maxk;
-          const S* qr = qi + r * qs1;
-          S m = -std::numeric_limits<S>::infinity();
-          for (int64_t j = 0; j < n; j++) {
-            pr[j] = dot(qr, kb + j * ks0, D) * sc;
-            m = std::max(m, pr[j]);
-          }
-          S z = 0;
-          for (int64_t j = 0; j < n; j++) z += (pr[j] = std::exp(pr[j] - m));
-          const S inv = S(1) / z;
-          S* orow = oi + r * D;
-          for (int64_t j = 0; j < n; j++) axpy(orow, pr[j] * inv, vb + j * vs0, D);
-        }
-      }
-    }
-  });
+  j.maxk = std::max<int64_t>(maxk, 1);
+  const int64_t grain = std::max<int64_t>(1, n * 16384 / std::max<int64_t>(1, work * j.H * j.D));
+  at::parallel_for(0, n, grain, [&](int64_t lo, int64_t hi) { units_for(j, lo, hi); });
 }
 
 }  // namespace
@@ -125,14 +220,15 @@ void run(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, at::Tens
 namespace tshim {
 
 // Runs the in-place kernel and returns true when it applies: generation
-// kernels on (cpu_fast.cc), CPU tensors of
-// float32 or float64, no gradient wanted, unit stride along the head
-// dimension, and every sequence's queries × keys at most max_work. Else
-// returns false having done nothing. The offsets are checked as in
-// attention.cc's loop.
+// kernels on (cpu_fast.cc), CPU tensors of float32 or float64, no gradient
+// wanted, unit stride along the head dimension. Else returns false having
+// done nothing. Sequences of more than max_work queries × keys are left to
+// the caller, listed in *rest as {q0, tq, k0, tk} (their rows of *out
+// unwritten): each sequence's path depends on its own size alone, never on
+// what shares the call. The offsets are checked as in attention.cc's loop.
 bool varlen_attention_cpu(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& cu_q,
                           const at::Tensor& cu_k, const at::Tensor& seqused_k, bool causal, double scale,
-                          int64_t max_work, at::Tensor* out) {
+                          int64_t max_work, at::Tensor* out, std::vector<std::array<int64_t, 4>>* rest) {
   if (!generation_kernels() || !q.device().is_cpu() || !k.device().is_cpu() || !v.device().is_cpu()) return false;
   const auto st = q.scalar_type();
   if ((st != at::kFloat && st != at::kDouble) || k.scalar_type() != st || v.scalar_type() != st) return false;
@@ -152,6 +248,7 @@ bool varlen_attention_cpu(const at::Tensor& q, const at::Tensor& k, const at::Te
   }
   std::vector<Seq> seqs;
   seqs.reserve(B);
+  rest->clear();
   int64_t covered = 0;
   for (int64_t b = 0; b < B; b++) {
     const int64_t q0 = oq[b], tq = oq[b + 1] - oq[b], k0 = ok[b];
@@ -165,9 +262,11 @@ bool varlen_attention_cpu(const at::Tensor& q, const at::Tensor& k, const at::Te
                                     std::to_string(used[b]) + " outside [0, " + std::to_string(tk) + "]");
       tk = used[b];
     }
-    if (tq * tk > max_work) return false;
     covered += tq;
-    seqs.push_back({q0, tq, k0, tk});
+    if (tq * tk > max_work)
+      rest->push_back({q0, tq, k0, tk});
+    else
+      seqs.push_back({q0, tq, k0, tk});
   }
   *out = at::empty({Nq, q.size(1), q.size(2)}, q.options());
   if (covered < Nq) out->narrow(0, covered, Nq - covered).zero_();  // rows past the last sequence

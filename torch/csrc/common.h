@@ -10,6 +10,7 @@
 #include <c10/util/Exception.h>
 #include <torch/csrc/api/include/torch/version.h>
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -69,8 +70,19 @@ struct OneKernel {
 bool generation_kernels();
 bool varlen_attention_cpu(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& cu_q,
                           const at::Tensor& cu_k, const at::Tensor& seqused_k, bool causal, double scale,
-                          int64_t max_work, at::Tensor* out);
+                          int64_t max_work, at::Tensor* out, std::vector<std::array<int64_t, 4>>* rest);
 bool linear_cpu(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, at::Tensor* out);
+// x (M, in), unit stride along in; w (out, in); b (out) or undefined
+bool linear_rows_cpu(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, at::Tensor* out);
+// The vector code the CPU kernels run, chosen once per process so that it
+// rounds one way throughout: 2 AVX-512, 1 AVX2 with FMA, 0 the baseline.
+int simd_level();
+const char* simd_name();  // "avx512", "avx2", "baseline"
+#if defined(__x86_64__) && defined(__GNUC__)
+#define TS_SIMD_VARIANTS 1
+#define TS_TARGET_AVX512 __attribute__((target("avx512f,avx512dq,avx2,fma")))
+#define TS_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#endif
 bool rope_cpu(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin_signed, at::Tensor* out);
 bool rms_norm_cpu(const at::Tensor& x, const at::Tensor& w, double eps, at::Tensor* out);
 

@@ -1,11 +1,11 @@
-// cpu_fast.cc — generation's small ops on the CPU without autograd: a
-// one-row linear through BLAS's matrix-vector product, the rotary
-// embedding and RMSNorm as single passes over the data.
+// cpu_fast.cc — generation's small ops on the CPU without autograd: the
+// decode step's linear layers (linear_cpu.cc), the rotary embedding and
+// RMSNorm as single passes over the data, and the thread's switch.
 //
-// Why: a decode step of a small model is many small ops. A one-row GEMM
-// (decoding one sequence) makes OpenBLAS (Debian's 0.3.21) pack the whole
-// weight matrix before multiplying — the weights cross memory three times
-// where a matrix-vector product reads them once — and the explicit math of
+// Why: a decode step of a small model is many small ops. A GEMM of a few
+// rows makes OpenBLAS (Debian's 0.3.21) pack the whole weight matrix before
+// multiplying — the weights cross memory three times where a kernel built
+// for few rows reads them once — and the explicit math of
 // RoPE and RMSNorm is 4–8 ATen ops each with their temporaries. These paths
 // take over only for CPU tensors of float32 or float64 that need no gradient
 // (generation); training and every other device keep nn.cc's and norm.cc's
@@ -17,18 +17,19 @@
 #include "common.h"
 
 #include <ATen/core/grad_mode.h>
-#include <ATen/ops/addmv.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/mv.h>
 
 #include <cmath>
 
 namespace {
 
-thread_local bool generation = false;  // ts_set_generation_kernels
+// ts_set_generation_kernels: 0 off, 1 generation (a prefill), 2 a decode
+// step. linear_cpu runs its kernel in a decode step from AVX2 up, in a
+// prefill on AVX-512.
+thread_local int mode = 0;
 
 bool plain(const at::Tensor& t) {
-  return generation && t.device().is_cpu() && (t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble) &&
+  return mode > 0 && t.device().is_cpu() && (t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble) &&
          !(at::GradMode::is_enabled() && t.requires_grad());
 }
 
@@ -68,14 +69,25 @@ void rms_rows(const S* x, const S* w, S* y, int64_t rows, int64_t D, int64_t xs0
 
 namespace tshim {
 
-bool generation_kernels() { return generation; }
+bool generation_kernels() { return mode > 0; }
 
-// x (1, in) or (in) times w (out, in)ᵀ plus b: BLAS gemv.
+// x (…, in) times w (out, in)ᵀ plus b through linear_cpu.cc's kernel, which
+// gives a row the same bits whatever rows share the call: in a decode step
+// where the CPU has AVX2 or AVX-512 (BLAS's GEMM packs the weights for a
+// handful of rows, the kernel reads them once: 1.2–2.7× faster), and in a
+// prefill too where it has AVX-512 (OpenBLAS 0.3.21 runs its AVX2 kernels
+// there: 1.2×). Elsewhere ATen's GEMM is faster and is kept
+// (docs/performance.md has the measurements).
 bool linear_cpu(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, at::Tensor* out) {
-  if (!plain(x) || !plain(w) || (b.defined() && !plain(b)) || w.scalar_type() != x.scalar_type()) return false;
-  if (x.dim() != 2 || x.size(0) != 1 || w.dim() != 2) return false;
-  auto row = x.select(0, 0);
-  *out = (b.defined() ? at::addmv(b, w, row) : at::mv(w, row)).unsqueeze(0);
+  if (mode == 0 || simd_level() < (mode == 2 ? 1 : 2) || !plain(x) || !plain(w) || (b.defined() && !plain(b)) ||
+      w.scalar_type() != x.scalar_type())
+    return false;
+  if (x.dim() < 1 || w.dim() != 2 || x.size(-1) != w.size(1) || x.stride(-1) != 1) return false;
+  if (x.dim() == 2) return linear_rows_cpu(x, w, b, out);
+  auto sizes = x.sizes().vec();
+  if (!linear_rows_cpu(x.reshape({-1, x.size(-1)}), w, b, out)) return false;
+  sizes.back() = w.size(0);
+  *out = out->view(sizes);
   return true;
 }
 
@@ -121,8 +133,9 @@ extern "C" {
 
 ts_err ts_set_generation_kernels(int on, int* previous) {
   TS_TRY
-  if (previous) *previous = generation ? 1 : 0;
-  generation = on != 0;
+  if (on < 0 || on > 2) throw std::invalid_argument("generation kernels: mode " + std::to_string(on) + " is not 0, 1 or 2");
+  if (previous) *previous = mode;
+  mode = on;
   TS_CATCH
 }
 

@@ -10,6 +10,7 @@
 #include <ATen/Parallel.h>
 
 #include <dlfcn.h>
+#include <malloc.h>
 
 #include <mutex>
 
@@ -42,6 +43,17 @@ ts_err ts_set_num_threads(int n) {
   TS_TRY
   if (n < 1) throw std::invalid_argument("thread count must be >= 1, got " + std::to_string(n));
   at::set_num_threads(n);
+  TS_CATCH
+}
+
+ts_err ts_keep_freed_memory(int64_t trim_bytes, int64_t mmap_bytes, int* ok) {
+  TS_TRY
+#if defined(__GLIBC__)
+  *ok = mallopt(M_TRIM_THRESHOLD, static_cast<int>(std::min<int64_t>(trim_bytes, INT32_MAX))) == 1 &&
+        mallopt(M_MMAP_THRESHOLD, static_cast<int>(std::min<int64_t>(mmap_bytes, INT32_MAX))) == 1;
+#else
+  *ok = 0;
+#endif
   TS_CATCH
 }
 
