@@ -135,14 +135,16 @@ experiment-magrpo-cooperation: all
 	bash scripts/experiments/magrpo-cooperation.sh
 
 # Dr. MAS vs GRPO: gradient norms against the amplification factor, sweeping
-# the Verifier's reward_scale (scripts/experiments/drmas-stability.sh; SEEDS,
-# SCALES, STEPS, JOBS override the design). Runs in runs/exp-stability/,
-# summary in docs/drmas-stability/report.md. The target runs the design the
-# report was measured with (~20 min on 2 busy cores); the script's own
-# defaults are the full sweep (3 estimators, 3 scales, 5 seeds, 100 steps).
+# the Verifier's reward_scale and reward_offset (scripts/experiments/
+# drmas-stability.sh; ESTIMATORS, SEEDS, SCALES, OFFSETS, STEPS, JOBS override
+# the design). Runs in runs/exp-stability/, summary in
+# docs/drmas-stability/report.md. The target runs the design the report was
+# measured with: drmas, grpo and grpo-step × scale 1, scale 16, offset 2 × 5
+# seeds × 100 steps, 45 runs, about an hour on 2 cores (SEEDS="1 2 3": about
+# 35 min); the script's own defaults add scale 4.
 experiment-drmas-stability: all
 	rm -rf runs/exp-stability
-	ESTIMATORS="$${ESTIMATORS:-drmas grpo}" SCALES="$${SCALES:-1 16}" SEEDS="$${SEEDS:-1 2 3}" STEPS="$${STEPS:-60}" \
+	SCALES="$${SCALES:-1 16}" OFFSETS="$${OFFSETS-2}" SEEDS="$${SEEDS:-1 2 3 4 5}" STEPS="$${STEPS:-100}" \
 		scripts/experiments/drmas-stability.sh
 
 # The AT-GRPO role-split experiment on CPU: Plan-Path from one warm start,

@@ -3,28 +3,28 @@
 # under GRPO's global normalisation the agent whose reward statistics differ
 # has gradient norms that grow with its amplification factor
 # (σ_k² + (μ_k − μ)²)/σ², and that under Dr. MAS (per-agent normalisation)
-# they do not. This script varies the Verifier's reward_scale on
-# configs/stability-math-tiny.yaml (a Solver and a Verifier on separate
-# copies of one warmed-up tiny model, math-refine) and runs every
-# (estimator, scale, seed) with two optimizer steps per train step
-# (optim.epochs: 2, so the importance ratios leave 1).
+# they do not. This script varies the Verifier's reward_scale, and its
+# reward_offset (added after the scale: it moves the Verifier's reward mean,
+# the (μ_k − μ)² term), on configs/stability-math-tiny.yaml (a Solver and a
+# Verifier on separate copies of one warmed-up tiny model, math-refine) and
+# runs every (estimator, condition, seed) with two optimizer steps per train
+# step (optim.epochs: 2, so the importance ratios leave 1).
 #
 #   scripts/experiments/drmas-stability.sh        # full design, runs/exp-stability/
-#   SEEDS="1 2 3" SCALES="1 16" STEPS=100 JOBS=2 scripts/experiments/drmas-stability.sh
+#   SEEDS="1 2 3" SCALES="1 16" OFFSETS="" STEPS=100 JOBS=2 scripts/experiments/drmas-stability.sh
 #   REPORT_ONLY=1 scripts/experiments/drmas-stability.sh   # re-report finished runs
 #
 # Everything goes under runs/exp-stability/: the warm model (made once, shared
-# by every run), one directory per run (<estimator>-x<scale>-s<seed>), the
-# train compare report and the summary; the summary is also written to
+# by every run), one directory per run (<estimator>-x<scale>-s<seed>, and
+# <estimator>-x1-o<offset>-s<seed> for the offsets, at scale 1), the train
+# compare report and the summary; the summary is also written to
 # docs/drmas-stability/report.md.
-#
-# It is not a reward-offset sweep: agents.1.reward_offset stays 0 (a
-# --set of it would shift the Verifier's reward mean, the (μ_k − μ)² term).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=runs/exp-stability
 seeds=${SEEDS:-1 2 3 4 5}
 scales=${SCALES:-1 4 16}
+offsets=${OFFSETS-2}
 steps=${STEPS:-100}
 estimators=${ESTIMATORS:-drmas grpo grpo-step}
 jobs=${JOBS:-2}
@@ -46,7 +46,7 @@ if [ -z "${REPORT_ONLY:-}" ]; then
 		echo "commit: $(git rev-parse --short HEAD)"
 		echo "nproc: $(nproc)"
 		echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-		echo "design: estimators [$estimators] scales [$scales] seeds [$seeds] steps $steps jobs $jobs max_new_tokens $tokens prompts_per_step $prompts"
+		echo "design: estimators [$estimators] scales [$scales] offsets at scale 1 [$offsets] seeds [$seeds] steps $steps jobs $jobs max_new_tokens $tokens prompts_per_step $prompts"
 	} >"$log"
 	if [ ! -d "$out/warm/sft/tiny" ]; then
 		init=(bin/train init "$out/warm/base" --hidden 128 --layers 3 --heads 4 --kv-heads 2 --head-dim 32 --intermediate 256)
@@ -60,12 +60,13 @@ if [ -z "${REPORT_ONLY:-}" ]; then
 		echo "warm model: reused $out/warm/sft/tiny (made earlier by the same init and sft commands as in this script)" >>"$log"
 	fi
 	echo "warm model ready: $(( $(date +%s) - start )) s" >>"$log"
-	one() { # estimator scale seed
-		local dir="$out/$1-x$2-s$3" t0
+	one() { # estimator scale offset seed
+		local dir="$out/$1-x$2-s$4" t0
+		if [ "$3" != 0 ]; then dir="$out/$1-x$2-o$3-s$4"; fi
 		t0=$(date +%s)
 		local cmd=(bin/train -c "$cfg" -q --set models.tiny.path="$out/warm/sft/tiny"
-			--set advantage.estimator="$1" --set agents.1.reward_scale="$2" --set run.seed="$3"
-			--set run.steps="$steps" --set run.output_dir="$dir" --set optim.epochs=2
+			--set advantage.estimator="$1" --set agents.1.reward_scale="$2" --set agents.1.reward_offset="$3"
+			--set run.seed="$4" --set run.steps="$steps" --set run.output_dir="$dir" --set optim.epochs=2
 			--set batch.prompts_per_step="$prompts" --set max_new_tokens="$tokens"
 			--set eval.every=0 --set eval.at_start=false)
 		if ! nice -n 5 "${cmd[@]}" >"$dir.log" 2>&1; then
@@ -74,16 +75,15 @@ if [ -z "${REPORT_ONLY:-}" ]; then
 		fi
 		echo "drmas-stability: $dir done in $(( $(date +%s) - t0 )) s"
 	}
-	first=1
+	conditions=()
+	for scale in $scales; do conditions+=("$scale:0"); done
+	for offset in $offsets; do conditions+=("1:$offset"); done
+	echo "\$ bin/train -c $cfg -q --set models.tiny.path=$out/warm/sft/tiny --set advantage.estimator=EST --set agents.1.reward_scale=SCALE --set agents.1.reward_offset=OFFSET --set run.seed=SEED --set run.steps=$steps --set run.output_dir=$out/EST-xSCALE[-oOFFSET]-sSEED --set optim.epochs=2 --set batch.prompts_per_step=$prompts --set max_new_tokens=$tokens --set eval.every=0 --set eval.at_start=false   # TROUPE_THREADS=1, nice -n 5, $jobs at a time" >>"$log"
 	for seed in $seeds; do # seeds outermost: a cut-short sweep still has every cell
-		for scale in $scales; do
+		for cond in "${conditions[@]}"; do
 			for est in $estimators; do
-				if [ -n "$first" ]; then
-					first=
-					echo "\$ bin/train -c $cfg -q --set models.tiny.path=$out/warm/sft/tiny --set advantage.estimator=EST --set agents.1.reward_scale=SCALE --set run.seed=SEED --set run.steps=$steps --set run.output_dir=$out/EST-xSCALE-sSEED --set optim.epochs=2 --set batch.prompts_per_step=$prompts --set max_new_tokens=$tokens --set eval.every=0 --set eval.at_start=false   # TROUPE_THREADS=1, nice -n 5, $jobs at a time" >>"$log"
-				fi
 				while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
-				one "$est" "$scale" "$seed" &
+				one "$est" "${cond%%:*}" "${cond##*:}" "$seed" &
 			done
 		done
 	done

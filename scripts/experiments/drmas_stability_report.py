@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """drmas_stability_report.py — the summary of scripts/experiments/drmas-stability.sh.
 
-Reads OUT/<estimator>-x<scale>-s<seed>/metrics.jsonl, OUT/commands.txt and
+Reads OUT/<estimator>-x<scale>[-o<offset>]-s<seed>/metrics.jsonl, OUT/commands.txt and
 the charts of OUT/compare/, and writes DOCS/report.md (plus the charts it
 shows). Per run and agent: the peak and the 95th percentile of the pre-clip
 gradient norm `grad_norm/<agent>` over all steps, the peak of the largest
 pre-clip norm within a step (`policy/<agent>/grad_norm_max`, two optimizer
 steps per train step), the mean amplification factor `amplification/<agent>`
 over steps with nonzero reward variance, and the mean reward over the last 10
-steps. Cells are (estimator, scale, agent), mean ± sd over seeds.
+steps. Cells are (estimator, Verifier reward scale and offset, agent), mean ±
+sd over seeds.
 
 It is not a statistical test: the verdict compares cell means with their
 spread, as stated in the report. Standard library only.
@@ -70,18 +71,19 @@ def run_stats(path):
 
 def main():
     out, docs = sys.argv[1], sys.argv[2]
-    pat = re.compile(r"^(.+)-x([0-9.]+)-s(\d+)$")
+    pat = re.compile(r"^(.+)-x([0-9.]+)(?:-o(-?[0-9.]+))?-s(\d+)$")
     runs = {}
     for name in sorted(os.listdir(out)):
         m = pat.match(name)
         mp = os.path.join(out, name, "metrics.jsonl")
         if m and os.path.isfile(mp):
-            runs[(m.group(1), float(m.group(2)), int(m.group(3)))] = run_stats(mp)
+            cond = (float(m.group(2)), float(m.group(3) or 0))  # (scale, offset)
+            runs[(m.group(1), cond, int(m.group(4)))] = run_stats(mp)
     if not runs:
         sys.exit(f"drmas_stability_report: no runs under {out} (want <estimator>-x<scale>-s<seed>/metrics.jsonl)")
     ests = [e for e in ("drmas", "grpo", "grpo-step") if any(k[0] == e for k in runs)]
     ests += sorted({k[0] for k in runs} - set(ests))
-    scales = sorted({k[1] for k in runs})
+    conds = sorted({k[1] for k in runs}, key=lambda c: (c[1] != 0, c))  # the scales, then the offsets
     cell = {}
     for (e, s, seed), st in runs.items():
         for a in AGENTS:
@@ -98,7 +100,7 @@ def main():
     L.append("")
     L.append("**Prediction (Dr. MAS, Lemma 4.2).** Under GRPO's global normalisation, an agent's expected squared gradient norm scales with its amplification factor (σ_k² + (μ_k − μ)²)/σ²; Dr. MAS normalises each agent with its own mean and deviation, so its norms should not follow the factor.")
     L.append("")
-    L.append("**Setup.** `configs/stability-math-tiny.yaml`: a Solver and a Verifier on separate copies of one warmed-up 0.56M-parameter model (math-refine, two loops). The Verifier's team reward is multiplied by `reward_scale` (agents.1.reward_scale), swept below; the Solver's is not. Two optimizer steps per train step (`optim.epochs: 2`), so the second sees ratios ≠ 1. The Verifier's reward offset (`agents.1.reward_offset`) stays 0: only the scale is swept. Held-out evaluation is off (speed).")
+    L.append("**Setup.** `configs/stability-math-tiny.yaml`: a Solver and a Verifier on separate copies of one warmed-up 0.56M-parameter model (math-refine, two loops). The Verifier's team reward is multiplied by `reward_scale` (agents.1.reward_scale), and in further runs shifted by `reward_offset` (agents.1.reward_offset, added after the scale, at scale 1); the Solver's is not. The scale moves the Verifier's reward spread and mean, the offset its mean alone. Two optimizer steps per train step (`optim.epochs: 2`), so the second sees ratios ≠ 1. Held-out evaluation is off (speed).")
     L.append("")
     L.append("## Commands, machine, wall time")
     L.append("")
@@ -106,21 +108,21 @@ def main():
     L.append(cmds)
     L.append("```")
     L.append("")
-    L.append("The script's default design is estimators drmas, grpo and grpo-step × scales 1, 4 and 16 × seeds 1–5 × 100 steps; the `design:` line above is what this run actually did, and anything missing from it was cut to fit the time.")
+    L.append("The script's default design is estimators drmas, grpo and grpo-step × scales 1, 4 and 16 and offset 2 × seeds 1–5 × 100 steps; the `design:` line above is what this run actually did, and anything missing from it was cut to fit the time.")
     L.append("")
-    L.append("## Per (estimator, scale, agent), mean ± sd over seeds")
+    L.append("## Per (estimator, Verifier reward scale and offset, agent), mean ± sd over seeds")
     L.append("")
     L.append("Grad norms are pre-clip: `peak` and `p95` of `grad_norm/<agent>` over all steps of a run (steps whose groups all had zero variance count as 0); `peak in step` is the peak of `policy/<agent>/grad_norm_max`, the largest norm among the step's two optimizer steps. `amplification` is the run mean of `amplification/<agent>` over steps with nonzero reward variance; it depends only on the rewards, so it is the same in expectation under every estimator. `reward` is the agent's mean reward over the last 10 steps (the Verifier's includes its scale).")
     L.append("")
-    L.append("| estimator | scale | agent | seeds | steps | amplification | peak grad norm | p95 grad norm | peak in step | reward (last 10) |")
-    L.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    L.append("| estimator | scale | offset | agent | seeds | steps | amplification | peak grad norm | p95 grad norm | peak in step | reward (last 10) |")
+    L.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for e in ests:
-        for s in scales:
+        for s in conds:
             for a in AGENTS:
                 c = cell.get((e, s, a))
                 if not c:
                     continue
-                L.append(f"| {e} | {s:g} | {a} | {len(c['peak'])} | {min(c['steps'])} | {fmt(c['amp'])} | {fmt(c['peak'])} | {fmt(c['p95'])} | {fmt(c['peak_in_step'])} | {fmt(c['reward'], 3)} |")
+                L.append(f"| {e} | {s[0]:g} | {s[1]:g} | {a} | {len(c['peak'])} | {min(c['steps'])} | {fmt(c['amp'])} | {fmt(c['peak'])} | {fmt(c['p95'])} | {fmt(c['peak_in_step'])} | {fmt(c['reward'], 3)} |")
     L.append("")
 
     # correlation of the per-run peak norm with the per-run factor, both agents pooled
@@ -144,7 +146,8 @@ def main():
     L.append("")
 
     # the verdict: the Verifier's peak at the lowest against the highest scale
-    lo, hi = scales[0], scales[-1]
+    scaled = [c for c in conds if c[1] == 0]
+    lo, hi = scaled[0], scaled[-1]
     def vcell(e, s, k):
         return msd(cell[(e, s, "verifier")][k]) if (e, s, "verifier") in cell else (float("nan"), float("nan"))
     parts, grew = [], {}
@@ -168,10 +171,33 @@ def main():
         verdict = "not reproduced"
     nseeds = len({k[2] for k in runs})
     rtxt = "; ".join(f"{e} {rs[e][0]:.2f}" for e in ests)
-    sentence = (f"Raising the Verifier's reward_scale from {lo:g} to {hi:g} moved its amplification factor from {a_lo:.2f} ± {sa_lo:.2f} to {a_hi:.2f} ± {sa_hi:.2f} "
+    sentence = (f"Raising the Verifier's reward_scale from {lo[0]:g} to {hi[0]:g} moved its amplification factor from {a_lo:.2f} ± {sa_lo:.2f} to {a_hi:.2f} ± {sa_hi:.2f} "
                 f"and its peak pre-clip grad norm (mean ± sd over {nseeds} seeds) {'; '.join(parts)} "
                 f"(Pearson r of peak norm against factor over all runs and agents: {rtxt}); "
                 f"counting a rise as real only when it exceeds the sum of the two sds, the prediction that GRPO's norms grow with the factor while Dr. MAS's do not is **{verdict}** at this scale.")
+    for off in [c for c in conds if c[1] != 0]:
+        base = (off[0], 0.0)
+        if base not in {k[1] for k in runs}:
+            continue
+        parts, grew = [], {}
+        for e in ests:
+            (plo, slo), (phi, shi) = vcell(e, base, "peak"), vcell(e, off, "peak")
+            grew[e] = (phi - plo) > (slo + shi)
+            parts.append(f"{e} {plo:.2f} ± {slo:.2f} → {phi:.2f} ± {shi:.2f}")
+        (b_a, sb_a), (o_a, so_a) = amp_all(base), amp_all(off)
+        g, d = grew.get("grpo", False), grew.get("drmas", False)
+        v = ("not tested (the factor hardly moved)" if abs(o_a - b_a) < 0.1 else "reproduced" if g and not d
+             else "not reproduced (the norms grow under Dr. MAS too)" if g and d else "not reproduced")
+        solver = []
+        for e in ests:
+            c0, c1 = cell.get((e, base, "solver")), cell.get((e, off, "solver"))
+            if c0 and c1:
+                (r0, s0), (r1, s1) = msd(c0["reward"]), msd(c1["reward"])
+                solver.append(f"{e} {r0:.3f} ± {s0:.3f} → {r1:.3f} ± {s1:.3f}")
+        sentence += (f" Adding {off[1]:g} to the Verifier's reward (scale {off[0]:g}) moved its amplification factor from {b_a:.2f} ± {sb_a:.2f} to {o_a:.2f} ± {so_a:.2f} "
+                     f"and its peak pre-clip grad norm {'; '.join(parts)}: **{v}** by the same rule. "
+                     f"(With the two agents' rows in about equal numbers, an offset that dominates the reward spread leaves both factors near 1 — the gap between the agents is then most of σ² itself — "
+                     f"so the factor does not register it; what does is the sign of the advantages: the Solver's reward over the last 10 steps went {'; '.join(solver)}.)")
     L.insert(8, "**Result.** " + sentence)
     L.insert(9, "")
 

@@ -1,6 +1,7 @@
 // cpu_fast.cc — generation's small ops on the CPU without autograd: the
-// decode step's linear layers (linear_cpu.cc), the rotary embedding and
-// RMSNorm as single passes over the data, and the thread's switch.
+// choice of linear_cpu.cc's kernel for the linear layers, the rotary
+// embedding and RMSNorm as single passes over the data, and the thread's
+// switch.
 //
 // Why: a decode step of a small model is many small ops. A GEMM of a few
 // rows makes OpenBLAS (Debian's 0.3.21) pack the whole weight matrix before
@@ -74,10 +75,10 @@ bool generation_kernels() { return mode > 0; }
 // x (…, in) times w (out, in)ᵀ plus b through linear_cpu.cc's kernel, which
 // gives a row the same bits whatever rows share the call: in a decode step
 // where the CPU has AVX2 or AVX-512 (BLAS's GEMM packs the weights for a
-// handful of rows, the kernel reads them once: 1.2–2.7× faster), and in a
-// prefill too where it has AVX-512 (OpenBLAS 0.3.21 runs its AVX2 kernels
-// there: 1.2×). Elsewhere ATen's GEMM is faster and is kept
-// (docs/performance.md has the measurements).
+// handful of rows, the kernel reads them once), and in a prefill too where
+// it has AVX-512 (OpenBLAS 0.3.21 runs its AVX2 kernels there). Elsewhere
+// ATen's GEMM is faster and is kept (docs/performance.md has the
+// measurements).
 bool linear_cpu(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, at::Tensor* out) {
   if (mode == 0 || simd_level() < (mode == 2 ? 1 : 2) || !plain(x) || !plain(w) || (b.defined() && !plain(b)) ||
       w.scalar_type() != x.scalar_type())
