@@ -20,7 +20,7 @@
 // input's type (float32 is what attention.cc computes them in too), the
 // exp-normalised weights summed over values in that type. Results equal the
 // explicit math up to the order of float sums.
-#include "common.h"
+#include "simd.h"
 
 #include <ATen/Parallel.h>
 #include <ATen/core/grad_mode.h>
@@ -55,20 +55,7 @@ Ints ints(const at::Tensor& t, const char* what) {
   return r;
 }
 
-// One register's worth of lanes per variant: AVX-512, AVX2, SSE2.
-typedef float vf16 __attribute__((vector_size(64)));
-typedef double vd8 __attribute__((vector_size(64)));
-typedef float vf8 __attribute__((vector_size(32)));
-typedef double vd4 __attribute__((vector_size(32)));
-typedef float vf4 __attribute__((vector_size(16)));
-typedef double vd2 __attribute__((vector_size(16)));
-
-template <typename S, typename V>
-__attribute__((always_inline)) inline V load(const S* p) {
-  V v;
-  std::memcpy(&v, p, sizeof(V));  // unaligned
-  return v;
-}
+using namespace tshim::simd;
 
 // dot sums in 8 partial sums over d mod 8, combined in a fixed tree, then
 // the remainder in order; the transposed path below reproduces it.
@@ -182,21 +169,8 @@ TS_ATTN_VARIANT(attn_avx2, TS_TARGET_AVX2, vf8, vd4)
 #endif
 TS_ATTN_VARIANT(attn_base, , vf4, vd2)
 
-void units_for(const Job<float>& j, int64_t lo, int64_t hi) {
-#ifdef TS_SIMD_VARIANTS
-  if (tshim::simd_level() == 2) return attn_avx512_f32(j, lo, hi);
-  if (tshim::simd_level() == 1) return attn_avx2_f32(j, lo, hi);
-#endif
-  attn_base_f32(j, lo, hi);
-}
-
-void units_for(const Job<double>& j, int64_t lo, int64_t hi) {
-#ifdef TS_SIMD_VARIANTS
-  if (tshim::simd_level() == 2) return attn_avx512_f64(j, lo, hi);
-  if (tshim::simd_level() == 1) return attn_avx2_f64(j, lo, hi);
-#endif
-  attn_base_f64(j, lo, hi);
-}
+void units_for(const Job<float>& j, int64_t lo, int64_t hi) { TS_PICK(attn, _f32)(j, lo, hi); }
+void units_for(const Job<double>& j, int64_t lo, int64_t hi) { TS_PICK(attn, _f64)(j, lo, hi); }
 
 template <typename S>
 void run(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, at::Tensor& out, const std::vector<Seq>& seqs,

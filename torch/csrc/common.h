@@ -78,11 +78,6 @@ bool linear_rows_cpu(const at::Tensor& x, const at::Tensor& w, const at::Tensor&
 // rounds one way throughout: 2 AVX-512, 1 AVX2 with FMA, 0 the baseline.
 int simd_level();
 const char* simd_name();  // "avx512", "avx2", "baseline"
-#if defined(__x86_64__) && defined(__GNUC__)
-#define TS_SIMD_VARIANTS 1
-#define TS_TARGET_AVX512 __attribute__((target("avx512f,avx512dq,avx2,fma")))
-#define TS_TARGET_AVX2 __attribute__((target("avx2,fma")))
-#endif
 bool rope_cpu(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin_signed, at::Tensor* out);
 bool rms_norm_cpu(const at::Tensor& x, const at::Tensor& w, double eps, at::Tensor* out);
 

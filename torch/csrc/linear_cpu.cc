@@ -24,7 +24,7 @@
 // The vector code is compiled three times (AVX-512, AVX2 with FMA, SSE2),
 // each with its register's number of lanes, and the CPU's best is chosen
 // once per process (simd_level), so a process rounds one way throughout.
-#include "common.h"
+#include "simd.h"
 
 #include <ATen/Parallel.h>
 #include <ATen/ops/empty.h>
@@ -34,27 +34,9 @@
 #include <cstring>
 #include <type_traits>
 
-// The vector helpers below are always inlined into the per-ISA variants;
-// GCC's note about passing 64-byte vectors by value concerns calls that
-// never happen.
-#pragma GCC diagnostic ignored "-Wpsabi"
-
 namespace {
 
-// One register's worth of lanes per variant: AVX-512, AVX2, SSE2.
-typedef float vf16 __attribute__((vector_size(64)));
-typedef double vd8 __attribute__((vector_size(64)));
-typedef float vf8 __attribute__((vector_size(32)));
-typedef double vd4 __attribute__((vector_size(32)));
-typedef float vf4 __attribute__((vector_size(16)));
-typedef double vd2 __attribute__((vector_size(16)));
-
-template <typename S, typename V>
-__attribute__((always_inline)) inline V load(const S* p) {
-  V v;
-  std::memcpy(&v, p, sizeof(V));  // unaligned
-  return v;
-}
+using namespace tshim::simd;
 
 // The lanes of an accumulator are summed in a fixed tree: lane i + lane
 // i+L/2, then the same over the first half, and so on down to one lane.
@@ -208,17 +190,8 @@ using SpanF64 = void (*)(const double*, int64_t, const double*, int64_t, const d
 
 // The variant for this CPU (tshim::simd_level).
 struct Spans {
-  SpanF32 f32 = span_base_f32;
-  SpanF64 f64 = span_base_f64;
-  Spans() {
-#ifdef TS_SIMD_VARIANTS
-    if (tshim::simd_level() == 2) {
-      f32 = span_avx512_f32, f64 = span_avx512_f64;
-    } else if (tshim::simd_level() == 1) {
-      f32 = span_avx2_f32, f64 = span_avx2_f64;
-    }
-#endif
-  }
+  SpanF32 f32 = TS_PICK(span, _f32);
+  SpanF64 f64 = TS_PICK(span, _f64);
 };
 
 const Spans& spans() {
