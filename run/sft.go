@@ -12,7 +12,11 @@ package run
 // games, writing, coding, math); it answers from the task's gold answer,
 // right with probability --p-correct. Each source checkpoint is then
 // trained with cross-entropy on the response tokens of every agent that
-// uses it, and written as a Hugging Face directory under --out.
+// uses it, and written as a Hugging Face directory under --out. With
+// --redraw every pass over the tasks draws its demonstrations anew: below
+// --p-correct 1 the model then learns how often a demonstration is wrong,
+// where fixed demonstrations, seen many times, teach it which questions to
+// get wrong.
 //
 // What it is not: general instruction tuning. For that, train with your own
 // data elsewhere and point models.<name>.path at the result.
@@ -46,6 +50,7 @@ type SFT struct {
 	Batch    int
 	Lr       float64
 	PCorrect float64
+	Redraw   bool
 	Seed     uint64
 	LogEvery int
 	Force    bool
@@ -69,21 +74,20 @@ func (c *SFT) Run(out io.Writer, _ []string) (err error) {
 	}
 	defer t.free()
 	beat = startHeartbeat(out, "sft: writing the demonstrations")
-	demos, err := c.demonstrations(t)
+	p := &passes{c: c, t: t}
+	first, err := p.pass(0)
 	beat()
 	if err != nil {
 		return err
 	}
-	sources := map[string][]policy.Sequence{}
-	for _, s := range demos {
-		src := sourceOf(cfg, s.Agent)
-		sources[src] = append(sources[src], policy.Sequence{Agent: s.Agent, Prompt: s.PromptTokens, Response: s.ResponseTokens, Advantage: 1})
-	}
-	for _, src := range sortedSources(sources) {
-		seqs := sources[src]
+	for _, src := range slices.Sorted(maps.Keys(first)) {
 		m, tokDir := t.modelOfSource(src)
-		fmt.Fprintf(out, "sft: model %s: %d demonstrations\n", src, len(seqs))
-		if err := c.train(out, m, seqs); err != nil {
+		redrawn := ""
+		if c.Redraw {
+			redrawn = ", drawn anew for every pass"
+		}
+		fmt.Fprintf(out, "sft: model %s: %d demonstrations%s\n", src, len(first[src]), redrawn)
+		if err := c.train(out, m, func(k int) ([]policy.Sequence, error) { return p.of(src, k) }); err != nil {
 			return fmt.Errorf("sft: model %s: %w", src, err)
 		}
 		dst := filepath.Join(c.Out, src)
@@ -134,15 +138,6 @@ func sourceOf(cfg *config.Config, agent string) string {
 	return ""
 }
 
-func sortedSources(m map[string][]policy.Sequence) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // modelOfSource returns the loaded copy of a source checkpoint (the first
 // agent's) and its tokenizer directory.
 func (t *team) modelOfSource(src string) (*model.Model, string) {
@@ -154,8 +149,62 @@ func (t *team) modelOfSource(src string) (*model.Model, string) {
 	return nil, ""
 }
 
+// passes holds the demonstrations of each pass over the tasks, by source
+// model: one set, reused, or (--redraw) a new draw for every pass, so that
+// a wrong demonstration is a slip the model learns the rate of, not a fact
+// about one question it learns by heart. A pass's draw depends on its
+// number only: every source model trains on the same demonstrations.
+type passes struct {
+	c           *SFT
+	t           *team
+	first, last map[string][]policy.Sequence
+	lastK       int
+}
+
+// of returns the demonstrations source trains on in pass k (0-based).
+func (p *passes) of(src string, k int) ([]policy.Sequence, error) {
+	if !p.c.Redraw {
+		k = 0
+	}
+	set, err := p.pass(k)
+	if err != nil {
+		return nil, err
+	}
+	return set[src], nil
+}
+
+// pass returns the demonstrations of pass k, grouped by source model; it
+// keeps the first and the latest.
+func (p *passes) pass(k int) (map[string][]policy.Sequence, error) {
+	switch {
+	case k == 0 && p.first != nil:
+		return p.first, nil
+	case k > 0 && k == p.lastK:
+		return p.last, nil
+	}
+	seed := rollout.DeriveSeed(p.c.Seed, 7)
+	if k > 0 {
+		seed = rollout.DeriveSeed(p.c.Seed, 7, uint64(k))
+	}
+	demos, err := p.c.demonstrations(p.t, seed)
+	if err != nil {
+		return nil, err
+	}
+	set := map[string][]policy.Sequence{}
+	for _, s := range demos {
+		src := sourceOf(p.t.cfg, s.Agent)
+		set[src] = append(set[src], policy.Sequence{Agent: s.Agent, Prompt: s.PromptTokens, Response: s.ResponseTokens, Advantage: 1})
+	}
+	if k == 0 {
+		p.first = set
+	} else {
+		p.last, p.lastK = set, k
+	}
+	return set, nil
+}
+
 // demonstrations runs the workflow on train tasks with an oracle per agent.
-func (c *SFT) demonstrations(t *team) ([]rollout.Sample, error) {
+func (c *SFT) demonstrations(t *team, seed uint64) ([]rollout.Sample, error) {
 	tasks := make([]rollout.Task, c.Tasks)
 	for i := range tasks {
 		tasks[i] = t.train.Task(i % t.train.Len())
@@ -168,7 +217,7 @@ func (c *SFT) demonstrations(t *team) ([]rollout.Sample, error) {
 	for _, a := range t.agents {
 		s.Generators[a.Model] = oracle(o, a, tasks, t.tokenizers[a.Model], c.PCorrect)
 	}
-	ro, err := s.Run(t.workflow, tasks, 1, rollout.DeriveSeed(c.Seed, 7))
+	ro, err := s.Run(t.workflow, tasks, 1, seed)
 	if err != nil {
 		return nil, err
 	}
@@ -223,14 +272,18 @@ func findTask(prompt string, tasks []rollout.Task) (rollout.Task, bool) {
 
 // train fits m to the demonstrations: cross-entropy on the response tokens
 // (mean over tokens), AdamW, batches in a seeded order.
-func (c *SFT) train(out interface{ Write([]byte) (int, error) }, m *model.Model, seqs []policy.Sequence) (err error) {
+func (c *SFT) train(out interface{ Write([]byte) (int, error) }, m *model.Model, pass func(k int) ([]policy.Sequence, error)) (err error) {
 	defer torch.Recover(&err)
+	seqs, err := pass(0)
+	if err != nil {
+		return err
+	}
 	m.SetRequiresGrad(true)
 	opt := torch.NewAdamW([]torch.AdamWGroup{{Params: m.Parameters(), LR: c.Lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.01}}, m.DType() != torch.Float32)
 	defer opt.Free()
 	r := rollout.NewRand(rollout.DeriveSeed(c.Seed, 11))
 	order := r.Perm(len(seqs))
-	pos := 0
+	pos, k := 0, 0
 	began := time.Now()
 	lastLine := began // a line at least every heartbeatEvery, whatever --log-every
 	running := 0.0
@@ -238,6 +291,10 @@ func (c *SFT) train(out interface{ Write([]byte) (int, error) }, m *model.Model,
 		batch := make([]policy.Sequence, 0, c.Batch)
 		for len(batch) < c.Batch && len(batch) < len(seqs) {
 			if pos == len(order) {
+				k++
+				if seqs, err = pass(k); err != nil {
+					return err
+				}
 				order, pos = r.Perm(len(seqs)), 0
 			}
 			batch = append(batch, seqs[order[pos]])

@@ -32,6 +32,7 @@ func newSFT() *cobra.Command {
 	f.IntVar(&c.Batch, "batch", 16, "sequences per step")
 	f.Float64Var(&c.Lr, "lr", 2e-3, "AdamW learning rate (constant, after 10 warm-up steps)")
 	f.Float64Var(&c.PCorrect, "p-correct", 0.6, "probability that a demonstrated answer is right")
+	f.BoolVar(&c.Redraw, "redraw", false, "draw new demonstrations for every pass over the tasks (below --p-correct 1: the model learns how often to slip, not which questions to get wrong)")
 	f.Uint64Var(&c.Seed, "seed", 1, "seed of the demonstrations and of the batch order")
 	f.IntVar(&c.LogEvery, "log-every", 25, "print the loss every this many steps")
 	f.BoolVar(&c.Force, "force", false, "replace existing model directories under --out")

@@ -3,7 +3,8 @@
 //
 // A solving agent answers from the task's gold answer, right with
 // probability --p-correct and otherwise with the task's typical mistake
-// (Meta "mistake"; a nearby wrong number when it records none). A verifying
+// (a place-value question: the digit one place to the right; else Meta
+// "mistake"; else a nearby wrong number). A verifying
 // agent (its name contains "verif") approves exactly the right answers.
 //
 // What it deliberately is not: a reasoner. The working is one line; the
@@ -33,7 +34,10 @@ func Oracle(agent string, task rollout.Task, prompt string, draw *rollout.Draw) 
 	}
 	ans := GoldAnswer(task.Answer)
 	if !draw.Right() {
-		if ans = task.Meta["mistake"]; ans == "" {
+		if ans = slip(task, ans); ans == "" {
+			ans = task.Meta["mistake"]
+		}
+		if ans == "" {
 			ans = wrongAnswer(GoldAnswer(task.Answer), draw.Rand)
 		}
 	}
@@ -59,6 +63,26 @@ func solverDemo(task rollout.Task, ans string) string {
 		return "Working through the problem step by step: $" + m[1] + " = " + ans + "$.\nThe answer is \\boxed{" + ans + "}."
 	}
 	return "Working through the problem step by step gives the result.\nThe answer is \\boxed{" + ans + "}."
+}
+
+// slip is the wrong answer to a place-value question: the digit one place
+// to the right of the asked one (the units' slip wraps to the leftmost
+// digit), the reader's off-by-one. It depends on the question only through
+// the asked place, so a warm-up on such demonstrations learns two ways of
+// reading and how often it takes each, not which questions to get wrong.
+// "" for any other question.
+func slip(task rollout.Task, gold string) string {
+	m := placeNumber.FindStringSubmatch(task.Question)
+	if m == nil || task.Meta["kind"] != "place-value" {
+		return ""
+	}
+	digits := m[1]
+	for i, place := range []string{"hundreds", "tens", "units"}[3-len(digits):] {
+		if strings.Contains(task.Question, " "+place+" ") && digits[i:i+1] == gold {
+			return digits[(i+1)%len(digits) : (i+1)%len(digits)+1]
+		}
+	}
+	return ""
 }
 
 var (

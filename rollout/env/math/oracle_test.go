@@ -43,6 +43,23 @@ func TestOracle(t *testing.T) {
 			t.Errorf("wrong solver, seed %d: got %q, want a number within 5 of 7 but not 7", seed, got)
 		}
 	}
+	// a wrong place-value demonstration reads one place to the right (the
+	// units wrap to the leftmost digit), whatever mistake the task records
+	for q, want := range map[[2]string]string{
+		{"What is the hundreds digit of $472$?", "4"}:        "7",
+		{"What is the tens digit of $472$?", "7"}:            "2",
+		{"Which digit is in the units place of $472$?", "2"}: "4",
+		{"What is the tens digit of $47$?", "4"}:             "7",
+		{"What is the units digit of $47$?", "7"}:            "4",
+	} {
+		place := rollout.Task{Question: q[0], Answer: q[1], Meta: map[string]string{"kind": "place-value", "mistake": "9"}}
+		if got := Oracle("solver", place, "", draw(0)); !strings.HasSuffix(got, `\boxed{`+want+`}.`) {
+			t.Errorf("wrong solver on %q: got %q, want \\boxed{%s}", q[0], got, want)
+		}
+		if got := Oracle("solver", place, "", draw(1)); !strings.HasSuffix(got, `\boxed{`+q[1]+`}.`) {
+			t.Errorf("right solver on %q: got %q, want \\boxed{%s}", q[0], got, q[1])
+		}
+	}
 	o, err := rollout.OracleFor("math-refine", nil, "math", &Env{})
 	if err != nil {
 		t.Fatal(err)
