@@ -203,7 +203,7 @@ def main():
 
     L.append("## Charts (`train compare`, one line per run)")
     L.append("")
-    L.append("The full per-run and per-group table of `train compare` (spike counts included) is in `runs/exp-stability/compare/report.md`, not committed.")
+    L.append(f"The full per-run and per-group table of `train compare` (spike counts included) is in `{out}/compare/report.md`, not committed.")
     L.append("")
     for png in ("grad_norm-verifier.png", "grad_norm-solver.png", "amplification-verifier.png", "reward.png"):
         src = os.path.join(out, "compare", png)
@@ -211,6 +211,15 @@ def main():
             shutil.copy(src, os.path.join(docs, png))
             L.append(f"![{png[:-4]}]({png})")
             L.append("")
+    L.append("## On a GPU")
+    L.append("")
+    L.append("Not run here (this machine has no GPU). The same sweep on a pretrained model, no warm-up, the reference's learning rate, one run at a time:")
+    L.append("")
+    L.append("```")
+    L.append("MODEL=/models/Qwen2.5-0.5B-Instruct OUT=runs/exp-stability-qwen DOC=docs/drmas-stability-qwen JOBS=1 MAX_NEW_TOKENS=512 \\")
+    L.append("  SETS=\"run.device=cuda run.dtype=bfloat16 optim.lr=1e-6 env.math.procedural.difficulty=3\" scripts/experiments/drmas-stability.sh")
+    L.append("```")
+    L.append("")
     with open(os.path.join(docs, "report.md"), "w") as f:
         f.write("\n".join(L).rstrip() + "\n")
     print(sentence)
