@@ -156,9 +156,10 @@ experiment-atgrpo-roles: all
 	nice -n 5 bash scripts/experiments/atgrpo-roles.sh
 
 # A math demo on CPU: Dr. MAS on place-value questions from a warm start
-# that answers about two fifths of them, over seeds
-# (scripts/experiments/math-placevalue.sh; SEEDS, STEPS, SFT_STEPS override);
-# report in docs/math-placevalue/.
+# that reads the asked place but slips to the next one about two times in
+# three, over seeds (scripts/experiments/math-placevalue.sh; SEEDS, STEPS,
+# SFT_STEPS, SLIP_STEPS, P_CORRECT override; ~25 min); report in
+# docs/math-placevalue/.
 experiment-math-placevalue: all
 	rm -rf runs/exp-math
 	nice -n 5 bash scripts/experiments/math-placevalue.sh
