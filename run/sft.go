@@ -182,7 +182,7 @@ func (p *passes) pass(k int) (map[string][]policy.Sequence, error) {
 	case k > 0 && k == p.lastK:
 		return p.last, nil
 	}
-	seed := rollout.DeriveSeed(p.c.Seed, 7)
+	seed := rollout.DeriveSeed(p.c.Seed, 7) // pass 0: the draw without --redraw
 	if k > 0 {
 		seed = rollout.DeriveSeed(p.c.Seed, 7, uint64(k))
 	}
