@@ -2,7 +2,12 @@ package run
 
 import (
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	"troupe/config"
 )
 
 // tinyConfigYAML is a two-agent math-refine run over a tiny model (OUT and
@@ -34,4 +39,28 @@ func initTiny(t *testing.T, dir string, seed uint64) {
 	if err := c.Run(io.Discard, []string{dir}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// tinyTeam builds the team of tinyConfigYAML (with the given overrides) over
+// a tiny random model made with seed, in a temporary directory; the caller
+// frees it.
+func tinyTeam(t *testing.T, seed uint64, sets ...string) *team {
+	t.Helper()
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base")
+	initTiny(t, base, seed)
+	yaml := strings.ReplaceAll(strings.ReplaceAll(tinyConfigYAML, "OUT", filepath.Join(dir, "out")), "MODEL", base)
+	cfgPath := filepath.Join(dir, "run.yaml")
+	if err := os.WriteFile(cfgPath, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(cfgPath, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	team, err := buildTeam(cfg, false, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return team
 }

@@ -1,12 +1,9 @@
 package run
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"troupe/config"
 	"troupe/rollout"
 	"troupe/torch"
 )
@@ -17,22 +14,7 @@ import (
 // every row's token ids decode to its rendered prompt and its response.
 func TestRealModelRolloutRowsDecode(t *testing.T) {
 	before := torch.LiveTensors()
-	dir := t.TempDir()
-	base := filepath.Join(dir, "base")
-	initTiny(t, base, 9)
-	yaml := strings.ReplaceAll(strings.ReplaceAll(tinyConfigYAML, "OUT", filepath.Join(dir, "out")), "MODEL", base)
-	cfgPath := filepath.Join(dir, "run.yaml")
-	if err := os.WriteFile(cfgPath, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(cfgPath, []string{"max_new_tokens=12"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	team, err := buildTeam(cfg, false, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	team := tinyTeam(t, 9, "max_new_tokens=12")
 	defer func() { team.free() }()
 	tasks := []rollout.Task{team.train.Task(0), team.train.Task(1)}
 	ro, err := team.sampler.Run(team.workflow, tasks, 3, 42)

@@ -2,13 +2,9 @@ package run
 
 import (
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
-	"troupe/config"
 	"troupe/policy"
 )
 
@@ -18,22 +14,7 @@ import (
 // every pass reuses the first. train asks for pass k+1 when pass k is
 // used up.
 func TestSFTRedraw(t *testing.T) {
-	dir := t.TempDir()
-	base := filepath.Join(dir, "base")
-	initTiny(t, base, 4)
-	yaml := strings.ReplaceAll(strings.ReplaceAll(tinyConfigYAML, "OUT", filepath.Join(dir, "out")), "MODEL", base)
-	cfgPath := filepath.Join(dir, "run.yaml")
-	if err := os.WriteFile(cfgPath, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(cfgPath, []string{"assignment=separate"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	team, err := buildTeam(cfg, false, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	team := tinyTeam(t, 4, "assignment=separate")
 	defer team.free()
 	tok := team.tokenizers[team.agents[0].Model]
 	responses := func(seqs []policy.Sequence) []string {
@@ -70,7 +51,7 @@ func TestSFTRedraw(t *testing.T) {
 	p := &passes{c: c, t: team}
 	var asked []int
 	n := 0
-	err = c.train(io.Discard, team.models[team.trained[0].Name], func(k int) ([]policy.Sequence, error) {
+	err := c.train(io.Discard, team.models[team.trained[0].Name], func(k int) ([]policy.Sequence, error) {
 		asked = append(asked, k)
 		seqs, err := p.of("tiny", k)
 		n = len(seqs)
