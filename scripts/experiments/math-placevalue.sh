@@ -119,15 +119,17 @@ have_greedy = g_start is not None and all(v is not None for v in g_end.values())
 _, wall = timings(out)
 
 L = ["# Dr. MAS on place value — " + (os.path.basename(model.rstrip("/")) if model else "tiny, on CPU") + "\n"]
-L.append("Does Dr. MAS RL make a weak math team better on questions it has not seen? Place-value questions "
-         "(\"What is the tens digit of $472$?\", procedural difficulty 0: the answer is copied from the question, which a "
-         "tiny model can learn), a Solver answering in `\\boxed{}` and a Verifier approving or rejecting it "
+task = ("Place-value questions (\"What is the tens digit of $472$?\", procedural difficulty 0: the answer is copied from "
+        "the question, which a tiny model can learn)") if not model else ("Procedural math questions (overrides `" + sets + "`)" if sets else "Place-value questions")
+L.append("Does Dr. MAS RL make a weak math team better on questions it has not seen? " + task + ", a Solver answering in `\\boxed{}` and a Verifier approving or rejecting it "
          "(`configs/drmas-math-placevalue-tiny.yaml`: math-refine, up to 2 loops, each agent its own model, "
          "the drmas estimator, lr 5e-4), 8 questions × 4 trajectories per step.\n")
 L.append("## Result\n")
 ok = g0 >= 0.15
-line = (f"**Over {len(seeds)} seeds, {steps} Dr. MAS steps raised held-out accuracy from {b0:.3f} to {a0:.3f} ± {asd:.3f} "
-        f"(gain {g0:+.3f} ± {gsd:.3f}; 200 questions × 4 samples at T = 1)")
+ntasks = int(evals(f"{out}/drmas-s{seeds[0]}", "eval/tasks").get(0, 200))
+verb = "raised" if g0 > 0 else "moved"
+line = (f"**Over {len(seeds)} seed{'s' if len(seeds) > 1 else ''}, {steps} Dr. MAS steps {verb} held-out accuracy from {b0:.3f} to {a0:.3f} ± {asd:.3f} "
+        f"(gain {g0:+.3f} ± {gsd:.3f}; {ntasks} questions × 4 samples at T = 1)")
 if have_greedy:
     (ge, gesd), (gg, ggsd) = ms(list(g_end.values())), ms([v - g_start for v in g_end.values()])
     line += f", and answered greedily from {g_start:.3f} to {ge:.3f} ± {gesd:.3f} (gain {gg:+.3f} ± {ggsd:.3f})"
@@ -144,8 +146,8 @@ L.append("| **mean ± sd** | " + " | ".join("{:.3f} ± {:.3f}".format(*ms([per[s
          + f" | {g0:+.3f} ± {gsd:.3f} | | {gm} |")
 L.append("")
 L.append("Accuracy is the share of answers whose final value (the Solver's last, after the Verifier's verdicts) is right: "
-         "each of the 200 held-out questions is answered 4 times at the training temperature (avg@4; Dr. MAS reports avg@16), "
-         "so one answer is 0.00125. Step 0 is the warm start, shared by every seed, evaluated with each seed's sampling; "
+         f"each of the {ntasks} held-out questions is answered 4 times at the training temperature (avg@4; Dr. MAS reports avg@16), "
+         f"so one answer is {1 / (4 * ntasks):.5f}. Step 0 is the warm start, shared by every seed, evaluated with each seed's sampling; "
          "greedy is one answer per question at T = 0 (`train eval`), before RL and on each seed's last checkpoint.\n")
 def diag(d):
     """mean share of zero-variance advantage groups and mean solver entropy over a run."""
@@ -159,26 +161,30 @@ def diag(d):
 zs, es = zip(*(diag(f"{out}/drmas-s{s}") for s in seeds))
 t0, t1 = ms([turns[s].get(0, float("nan")) for s in seeds])[0], ms([turns[s].get(steps, float("nan")) for s in seeds])[0]
 p40, p41 = ms([pass4[s].get(0, float("nan")) for s in seeds])[0], ms([pass4[s].get(steps, float("nan")) for s in seeds])[0]
-g_read = greedy(f"{out}/greedy-read.json")
-read = f"the first SFT stage alone answers {g_read:.3f} of the held-out questions greedily; " if g_read is not None else ""
-L.append(f"What RL learned: to stop slipping. The warm start can read the asked place ({read}the second stage teaches it to read "
-         f"one place to the right about {1 - float(pc):.0%} of the time). RL took sampled accuracy from {b0:.3f} to {a0:.3f} and pass@4, "
-         f"whether any of 4 samples is right, from {p40:.3f} to {p41:.3f}: the gain is a slip unlearnt, not a new skill — "
-         "Dr. MAS turned reward into held-out accuracy where the policy's own samples contained the right answer. "
-         f"On average {statistics.mean(zs):.0%} of the advantage groups (a question's 4 trajectories, per agent) had no reward "
-         f"variance; the Solver's mean token entropy was {statistics.mean(es):.3f} nats. The Verifier learned to approve: "
-         f"turns per held-out episode went from {t0:.2f} to {t1:.2f} (2 = Solver, Verifier, done), so the gain is in the Solver's "
-         "first answer, not in second tries.\n")
-L.append("How this setting was found (seed 1 each unless said; docs/findings.md has the earlier tries). From a warm-up on "
-         "fixed demonstrations right 35 % of the time, 40 steps moved nothing (0.410 → 0.420 ± 0.030 greedy over 3 seeds): seen "
-         "about 80 times each, the wrong demonstrations were learnt by heart (Solver token entropy 0.03 nats). Drawing them anew "
-         "each pass (`train sft --redraw`) let a warm-up learn a slip rate, but one that had to learn to read and to slip at once "
-         "read hardly better than a random digit of the number (greedy 0.335, sampled 0.237 with the slip at another random "
-         "place); from it, 40 steps at lr 3e-4 moved sampled accuracy by −0.3 to +1.1 points, and at lr 1e-3 the output format "
-         "came apart (accuracy 0 at step 40; with a KL penalty of 0.05, 0.035 at step 20 and back to 0.236 at 40; with an Adam ε "
-         "of 1e-5 or 1e-4, 0.198 and 0.185 at 40). With a "
-         "reading stage of 1000 steps (greedy 0.76) and P_CORRECT 0.35, 100 steps at lr 5e-4 took sampled accuracy from 0.214 "
-         "to 0.436 (one update per step) and 0.422 (two): how far RL gets is bounded by how well the warm start reads.\n")
+if model:
+    L.append(f"From the pretrained model, pass@4 moved from {p40:.3f} to {p41:.3f}; on average {statistics.mean(zs):.0%} of the advantage "
+             f"groups had no reward variance; turns per held-out episode went from {t0:.2f} to {t1:.2f}.\n")
+else:
+    g_read = greedy(f"{out}/greedy-read.json")
+    read = f"the first SFT stage alone answers {g_read:.3f} of the held-out questions greedily; " if g_read is not None else ""
+    L.append(f"What RL learned: to stop slipping. The warm start can read the asked place ({read}the second stage teaches it to read "
+             f"one place to the right about {1 - float(pc):.0%} of the time). RL took sampled accuracy from {b0:.3f} to {a0:.3f} and pass@4, "
+             f"whether any of 4 samples is right, from {p40:.3f} to {p41:.3f}: the gain is a slip unlearnt, not a new skill — "
+             "Dr. MAS turned reward into held-out accuracy where the policy's own samples contained the right answer. "
+             f"On average {statistics.mean(zs):.0%} of the advantage groups (a question's 4 trajectories, per agent) had no reward "
+             f"variance; the Solver's mean token entropy was {statistics.mean(es):.3f} nats. The Verifier learned to approve: "
+             f"turns per held-out episode went from {t0:.2f} to {t1:.2f} (2 = Solver, Verifier, done), so the gain is in the Solver's "
+             "first answer, not in second tries.\n")
+    L.append("How this setting was found (seed 1 each unless said; docs/findings.md has the earlier tries). From a warm-up on "
+             "fixed demonstrations right 35 % of the time, 40 steps moved nothing (0.410 → 0.420 ± 0.030 greedy over 3 seeds): seen "
+             "about 80 times each, the wrong demonstrations were learnt by heart (Solver token entropy 0.03 nats). Drawing them anew "
+             "each pass (`train sft --redraw`) let a warm-up learn a slip rate, but one that had to learn to read and to slip at once "
+             "read hardly better than a random digit of the number (greedy 0.335, sampled 0.237 with the slip at another random "
+             "place); from it, 40 steps at lr 3e-4 moved sampled accuracy by −0.3 to +1.1 points, and at lr 1e-3 the output format "
+             "came apart (accuracy 0 at step 40; with a KL penalty of 0.05, 0.035 at step 20 and back to 0.236 at 40; with an Adam ε "
+             "of 1e-5 or 1e-4, 0.198 and 0.185 at 40). With a "
+             "reading stage of 1000 steps (greedy 0.76) and P_CORRECT 0.35, 100 steps at lr 5e-4 took sampled accuracy from 0.214 "
+             "to 0.436 (one update per step) and 0.422 (two): how far RL gets is bounded by how well the warm start reads.\n")
 L.append("## Setup and commands\n")
 L.append("```")
 L.append(f"make build && make experiment-math-placevalue   # = SEEDS=\"{' '.join(seeds)}\" STEPS={steps} SFT_STEPS={sft} SLIP_STEPS={slip} P_CORRECT={pc} scripts/experiments/math-placevalue.sh")
@@ -212,9 +218,10 @@ L.append("```")
 L.append("MODEL=/models/Qwen2.5-0.5B-Instruct OUT=runs/exp-math-qwen DOC=docs/math-placevalue-qwen \\")
 L.append("  SETS=\"run.device=cuda run.dtype=bfloat16 optim.lr=1e-6 env.math.procedural.difficulty=3 max_new_tokens=512\" scripts/experiments/math-placevalue.sh")
 L.append("```\n")
-L.append("The model is a toy and the task is copying a digit: this shows that troupe's Dr. MAS pipeline turns reward into "
-         "held-out accuracy on a task the model can represent, and what kind of gain that is (a slip unlearnt), not what "
-         "Dr. MAS does on competition math.\n")
+if not model:
+    L.append("The model is a toy and the task is copying a digit: this shows that troupe's Dr. MAS pipeline turns reward into "
+             "held-out accuracy on a task the model can represent, and what kind of gain that is (a slip unlearnt), not what "
+             "Dr. MAS does on competition math.\n")
 open(f"{doc}/report.md", "w").write("\n".join(L))
 print(f"math-placevalue: wrote {doc}/report.md")
 PY
