@@ -128,6 +128,10 @@ type Checkpoint struct {
 	Every    int  `yaml:"every"`     // train steps between checkpoints (0 = only at the end and on a signal)
 	Keep     int  `yaml:"keep"`      // newest checkpoints kept (0 = all)
 	OnSignal bool `yaml:"on_signal"` // save on SIGINT/SIGTERM before exiting
+	// AtEnd saves after the last step (default true). Off for benchmarks of
+	// large models, whose final save would take longer than their steps;
+	// an export at the end still happens when export.at_end says so.
+	AtEnd bool `yaml:"at_end"`
 }
 
 // Export configures the Hugging Face export written at the end of a run.
@@ -183,7 +187,7 @@ func Default() Config {
 		Optim:        optim.DefaultSettings(),
 		Eval: Eval{Every: 0, Tasks: 32, N: 4, Ks: []int{1},
 			Sampling: rollout.Sampling{Temperature: 0.6, TopP: 0.95}},
-		Checkpoint: Checkpoint{Every: 0, Keep: 2, OnSignal: true},
+		Checkpoint: Checkpoint{Every: 0, Keep: 2, OnSignal: true, AtEnd: true},
 		Export:     Export{AtEnd: true},
 	}
 }

@@ -86,12 +86,16 @@ func (e *Engine) arenaRows() int64 {
 // GraphError is why the engine stopped capturing CUDA graphs, or nil.
 func (e *Engine) GraphError() error { return e.graphErr }
 
-// dropGraphs frees every static batch and its graph.
+// dropGraphs frees every static batch and its graph, and retires their
+// memory pool: once its last graph is freed, libtorch marks a pool for
+// release and refuses to capture into it again (an internal assert in
+// create_or_incref_pool), so the next generation of graphs takes a new one.
 func (e *Engine) dropGraphs() {
 	for k, b := range e.static {
 		b.free()
 		delete(e.static, k)
 	}
+	e.poolMade = false
 }
 
 // staticFor returns (making it if needed) the static batch for the current

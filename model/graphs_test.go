@@ -124,3 +124,93 @@ func TestCUDAGraphsEqualEagerStaticBatches(t *testing.T) {
 		t.Logf("%s: %d graphs, %d of %d decode steps replayed", f, graphs.Stats().Graphs, graphs.Stats().GraphReplays, graphs.Stats().DecodeSteps)
 	}
 }
+
+// Dropping a generation of graphs (Release between rollout and update, or a
+// weight change) retires their memory pool: libtorch refuses to capture into
+// a pool whose graphs were all freed, so the next capture must take a new
+// one. The CPU half of TestCUDAGraphsCaptureAgain.
+func TestDroppedGraphsRetireTheirPool(t *testing.T) {
+	m := newTiny(t, families[0], 68, cpu32)
+	e := newEngine(t, m, EngineConfig{SlotLen: 32, MaxSlots: 2, SyncEvery: 2, StaticBatches: true})
+	if _, err := e.Generate(engineRequests()[:2]); err != nil {
+		t.Fatal(err)
+	}
+	e.poolMade = true // as a capture on CUDA leaves it
+	e.Release()
+	if e.poolMade {
+		t.Fatal("Release kept the graph pool of the graphs it freed")
+	}
+	if _, err := e.Generate(engineRequests()[:2]); err != nil {
+		t.Fatal(err)
+	}
+	e.poolMade = true
+	m.MarkUpdated()
+	e.syncWeights()
+	if e.poolMade {
+		t.Fatal("a weight change dropped the graphs but kept their pool")
+	}
+}
+
+// On a GPU (TROUPE_CUDA=1): graphs are captured again, not switched off,
+// after the engine's memory is released (as between every rollout and
+// update) and after the weights change (every optimizer step), and the
+// re-captured graphs give what the eager static batches give with the new
+// weights.
+func TestCUDAGraphsCaptureAgain(t *testing.T) {
+	if os.Getenv("TROUPE_CUDA") != "1" || !torch.CUDAAvailable() {
+		t.Skip("set TROUPE_CUDA=1 on a GPU machine")
+	}
+	if !torch.GraphsSupported() {
+		t.Fatal("this shim was built without CUDA graphs (see scripts/gpu/build-shim.sh's output)")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for _, f := range families {
+		m := newTiny(t, f, 69, Options{DType: torch.BFloat16, Device: torch.CUDA(0)})
+		reqs := engineRequests()
+		for i := range reqs {
+			if i%2 == 1 {
+				reqs[i].Sampling = Sampling{Temperature: 0.8, TopP: 0.9}
+			}
+		}
+		eager := newEngine(t, m, EngineConfig{SlotLen: 48, MaxSlots: 5, SyncEvery: 4, StaticBatches: true})
+		graphs := newEngine(t, m, EngineConfig{SlotLen: 48, MaxSlots: 5, SyncEvery: 4, CUDAGraphs: true})
+		round := func(what string) {
+			t.Helper()
+			before := graphs.Stats()
+			want, err := eager.Generate(reqs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := graphs.Generate(reqs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := graphs.GraphError(); err != nil {
+				t.Fatalf("%s %s: %v", f, what, err)
+			}
+			after := graphs.Stats()
+			if after.Graphs <= before.Graphs || after.GraphReplays <= before.GraphReplays {
+				t.Fatalf("%s %s: graphs %d → %d, replays %d → %d: want new graphs captured and replayed", f, what,
+					before.Graphs, after.Graphs, before.GraphReplays, after.GraphReplays)
+			}
+			for i := range reqs {
+				if !slices.Equal(got[i].Tokens, want[i].Tokens) || maxAbs(got[i].LogProbs, want[i].LogProbs) > 1e-3 || got[i].Finish != want[i].Finish {
+					t.Fatalf("%s %s request %d: graphs %v %v, eager %v %v", f, what, i, got[i].Tokens, got[i].LogProbs, want[i].Tokens, want[i].LogProbs)
+				}
+			}
+			t.Logf("%s %s: %d graphs, %d replays so far", f, what, after.Graphs, after.GraphReplays)
+		}
+		round("first rollout")
+		graphs.Release()
+		eager.Release()
+		round("after Release")
+		torch.NoGrad(func() { // an optimizer step: new values in the same tensors
+			for _, blk := range m.Layers {
+				scoped(func() { blk.Attn.K.W.CopyFrom(blk.Attn.K.W.MulScalar(1.5)) })
+			}
+		})
+		m.MarkUpdated()
+		round("after a weight update")
+	}
+}

@@ -126,6 +126,13 @@ func joinFromEnv(cuda bool) (*dataParallel, error) {
 			return nil, fmt.Errorf("data parallel: TROUPE_DIST_TIMEOUT=%q: %v", s, err)
 		}
 	}
+	if cuda {
+		// before any CUDA work (NCCL included): this rank's device becomes the
+		// thread's current one, so nothing creates a context on cuda:0
+		if err := torch.SetDevice(local); err != nil {
+			return nil, fmt.Errorf("data parallel: rank %d (LOCAL_RANK %d): %w", rank, local, err)
+		}
+	}
 	gloo, nccl := torch.DistBackends()
 	if !gloo {
 		return nil, fmt.Errorf("data parallel: this build of the shim has no Gloo backend; install libgloo-dev and rebuild it (make setup)")

@@ -128,7 +128,8 @@ func (r *trainRun) step(step int) error {
 	if interrupted, err = dp.anyTrue(interrupted); err != nil { // every rank stops after the same step
 		return fmt.Errorf("step %d: %w", done, err)
 	}
-	saveNow := (cfg.Checkpoint.Every > 0 && done%cfg.Checkpoint.Every == 0) || done == cfg.Run.Steps || (interrupted && cfg.Checkpoint.OnSignal)
+	saveNow := (cfg.Checkpoint.Every > 0 && done%cfg.Checkpoint.Every == 0) || (done == cfg.Run.Steps && cfg.Checkpoint.AtEnd) ||
+		(interrupted && cfg.Checkpoint.OnSignal)
 	if saveNow && dp.lead() {
 		dir, err := save(t, r.iter, done, dp)
 		if err != nil {

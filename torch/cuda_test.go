@@ -125,6 +125,50 @@ func TestCUDAAdamWClipAndGenerators(t *testing.T) {
 	}
 }
 
+// The bf16 step with float32 masters holds, above the weights, grads and
+// state it keeps (2 + 2 + 12 bytes per parameter), at most one chunk of
+// float32 grad copies (256 MiB) and a small constant, not a float32 copy of
+// every grad at once (4 more bytes per parameter: 1 GiB for the 256 M
+// parameters here).
+func TestCUDAAdamWStepPeak(t *testing.T) {
+	dev := cudaOrSkip(t)
+	if !FusedAdamW() {
+		t.Skip("this build steps without the fused kernel (one tensor's copy at a time)")
+	}
+	const tensors, each = 8, 32 << 20 // 256 M parameters: 4 GiB of bf16 weights, grads and state
+	var ps []*Tensor
+	for range tensors {
+		ps = append(ps, Full([]int64{each}, 0.5, BFloat16, dev).Untrack().SetRequiresGrad(true))
+	}
+	defer FreeAll(ps...)
+	opt := NewAdamW([]AdamWGroup{{Params: ps, LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.01}}, true)
+	defer opt.Free()
+	grads := func() {
+		scoped(func() {
+			for _, p := range ps {
+				p.Sum().Backward()
+			}
+		})
+	}
+	grads()
+	opt.Step() // makes the moments
+	grads()
+	Synchronize(dev)
+	held := Memory(dev).Allocated
+	ResetPeakMemory(dev)
+	opt.Step()
+	Synchronize(dev)
+	extra := Memory(dev).PeakAllocated - held
+	n := int64(tensors * each)
+	t.Logf("%d parameters: %.2f B/param held (weights, grads, master, moments); the step's peak %.1f MiB above it (%.3f B/param)",
+		n, float64(held)/float64(n), float64(extra)/(1<<20), float64(extra)/float64(n))
+	if limit := int64(256<<20) + 64<<20; extra > limit {
+		t.Fatalf("the step's peak is %d MiB above what it holds: want at most one 256 MiB chunk of float32 grads and 64 MiB more", extra>>20)
+	}
+	opt.ZeroGrad()
+	EmptyCache()
+}
+
 // A CUDA optimizer (the fused kernel where the build has it) resumed from
 // another's state — step counts, moments and bf16 master copies — continues
 // exactly as the original.

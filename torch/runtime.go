@@ -116,6 +116,15 @@ func Synchronize(dev Device) {
 	}
 }
 
+// SetDevice makes cuda:index the current CUDA device of the calling OS
+// thread. A data-parallel rank calls it once, before any CUDA work, so that
+// nothing it does creates a context on another GPU (cuda:0 by default).
+func SetDevice(index int) (err error) {
+	defer Recover(&err)
+	check("cuda_set_device", C.ts_cuda_set_device(C.int(index)))
+	return nil
+}
+
 // MemoryStats are a CUDA device's caching-allocator figures in bytes; all
 // zero for the CPU and on CPU-only builds.
 type MemoryStats struct {

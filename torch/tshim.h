@@ -258,6 +258,8 @@ ts_err ts_cuda_available(int* out);
 ts_err ts_cuda_device_count(int* out);
 ts_err ts_fused_sdpa_available(int* out);
 ts_err ts_cuda_synchronize(int device);
+/* makes cuda:device this thread's current device (before any CUDA work) */
+ts_err ts_cuda_set_device(int device);
 /* bytes; zeros on CPU-only builds */
 ts_err ts_cuda_memory(int device, int64_t* allocated, int64_t* reserved, int64_t* peak);
 ts_err ts_cuda_reset_peak(int device);

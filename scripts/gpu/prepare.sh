@@ -69,6 +69,15 @@ for line in "${listed[@]}"; do
   fi
 done
 
+# Gloo's headers (Debian's libgloo-dev, which setup.sh installs): the GPU
+# machines' torch wheel has Gloo inside libtorch_cpu but ships no gloo/
+# headers, and data parallel needs Gloo (window-tests.sh sets GLOO_INCLUDE).
+if [ -d /usr/include/gloo ]; then
+  rm -rf "$dest/gloo-include"
+  mkdir -p "$dest/gloo-include"
+  cp -r /usr/include/gloo "$dest/gloo-include/"
+fi
+
 version=$(git describe --always --dirty 2>/dev/null || echo dev)
 if [ -d cmd/train ]; then
   if "$go" build -ldflags "-s -w -X main.version=$version" -o "$dest/bin/train" ./cmd/train; then

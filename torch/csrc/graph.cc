@@ -13,7 +13,13 @@
 //                    the side stream's work;
 //   ts_graph_replay  launches the captured work on the current stream;
 //   ts_graph_free    ends a capture left unfinished (an op that cannot be
-//                    captured threw), leaves the side stream, frees the graph.
+//                    captured threw), leaves the side stream (ordered after
+//                    it, as ts_graph_exit), frees the graph.
+//
+// Every call acts on the graph's device whatever device is current (a
+// capture records on the current device's stream, so without a guard a
+// graph on cuda:1 fails to capture from a thread whose device is cuda:0).
+// A device's graphs share one side stream.
 //
 // Between begin and end nothing runs: kernels are recorded with the
 // addresses of their inputs and outputs, so a replay reads and writes the
@@ -28,16 +34,34 @@
 #if defined(TSHIM_CUDA) && defined(TSHIM_CUDA_GRAPHS)
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #define TS_HAVE_GRAPHS 1
 #endif
 
+#include <map>
 #include <memory>
+#include <mutex>
 
 #ifdef TS_HAVE_GRAPHS
+namespace {
+// side_stream is the one stream a device's graphs are warmed up and captured
+// on. One per device, not one per graph: memory the caching allocator keeps
+// for a stream serves only that stream, so a warm-up's freed intermediates
+// on a stream of its own would stay stranded there.
+c10::cuda::CUDAStream side_stream(c10::DeviceIndex d) {
+  static std::mutex mu;
+  static std::map<c10::DeviceIndex, c10::cuda::CUDAStream> streams;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = streams.find(d);
+  if (it == streams.end()) it = streams.emplace(d, c10::cuda::getStreamFromPool(false, d)).first;
+  return it->second;
+}
+}  // namespace
+
 struct ts_graph_s {
   explicit ts_graph_s(c10::DeviceIndex d)
-      : device(d), previous(c10::cuda::getCurrentCUDAStream(d)), side(c10::cuda::getStreamFromPool(false, d)) {}
+      : device(d), previous(c10::cuda::getCurrentCUDAStream(d)), side(side_stream(d)) {}
   c10::DeviceIndex device;
   c10::cuda::CUDAStream previous;  // current before enter
   c10::cuda::CUDAStream side;      // warmed up and captured on
@@ -96,6 +120,7 @@ ts_err ts_graph_pool(uint64_t* a, uint64_t* b) {
 ts_err ts_graph_new(int device, ts_graph* out) {
   TS_TRY
 #ifdef TS_HAVE_GRAPHS
+  c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
   *out = new ts_graph_s(static_cast<c10::DeviceIndex>(device));
 #else
   unsupported();
@@ -107,6 +132,7 @@ ts_err ts_graph_enter(ts_graph g) {
   TS_TRY
 #ifdef TS_HAVE_GRAPHS
   if (g == nullptr || g->entered) throw std::invalid_argument("graph enter: already entered");
+  c10::cuda::CUDAGuard guard(g->device);  // capture and replay act on the current device
   g->previous = c10::cuda::getCurrentCUDAStream(g->device);
   after(g->previous, g->side);
   c10::cuda::setCurrentCUDAStream(g->side);
@@ -121,6 +147,7 @@ ts_err ts_graph_exit(ts_graph g) {
   TS_TRY
 #ifdef TS_HAVE_GRAPHS
   if (g == nullptr || !g->entered) throw std::invalid_argument("graph exit: not entered");
+  c10::cuda::CUDAGuard guard(g->device);  // capture and replay act on the current device
   if (g->capturing) throw std::invalid_argument("graph exit: still capturing");
   c10::cuda::setCurrentCUDAStream(g->previous);
   g->entered = false;
@@ -135,6 +162,7 @@ ts_err ts_graph_begin(ts_graph g, uint64_t pool_a, uint64_t pool_b) {
   TS_TRY
 #ifdef TS_HAVE_GRAPHS
   if (g == nullptr || !g->entered) throw std::invalid_argument("graph begin: enter the graph first");
+  c10::cuda::CUDAGuard guard(g->device);  // capture and replay act on the current device
   if (g->capturing || g->captured) throw std::invalid_argument("graph begin: already captured");
   g->graph.capture_begin({pool_a, pool_b});
   g->capturing = true;
@@ -148,6 +176,7 @@ ts_err ts_graph_end(ts_graph g) {
   TS_TRY
 #ifdef TS_HAVE_GRAPHS
   if (g == nullptr || !g->capturing) throw std::invalid_argument("graph end: the graph is not capturing");
+  c10::cuda::CUDAGuard guard(g->device);  // capture and replay act on the current device
   g->capturing = false;
   g->graph.capture_end();
   g->captured = true;
@@ -161,6 +190,7 @@ ts_err ts_graph_replay(ts_graph g) {
   TS_TRY
 #ifdef TS_HAVE_GRAPHS
   if (g == nullptr || !g->captured) throw std::invalid_argument("graph replay: nothing was captured");
+  c10::cuda::CUDAGuard guard(g->device);  // capture and replay act on the current device
   if (g->entered) throw std::invalid_argument("graph replay: exit the graph first");
   g->graph.replay();
 #else
@@ -173,6 +203,7 @@ ts_err ts_graph_free(ts_graph g) {
   TS_TRY
   if (g == nullptr) return nullptr;
 #ifdef TS_HAVE_GRAPHS
+  c10::cuda::CUDAGuard guard(g->device);
   if (g->capturing) {  // abandoned mid-capture: end it, ignoring why it failed
     g->capturing = false;
     try {
@@ -180,9 +211,10 @@ ts_err ts_graph_free(ts_graph g) {
     } catch (...) {
     }
   }
-  if (g->entered) {
+  if (g->entered) {  // as ts_graph_exit: what the side stream ran (a warm-up step) comes first
     c10::cuda::setCurrentCUDAStream(g->previous);
     g->entered = false;
+    after(g->side, g->previous);
   }
 #endif
   delete g;

@@ -18,6 +18,7 @@
 #include <ATen/ops/zeros_like.h>
 #if defined(TSHIM_FUSED_ADAMW)
 #include <ATen/ops/_foreach_add.h>
+#include <ATen/ops/_foreach_copy.h>
 #include <ATen/ops/_fused_adamw.h>
 #include <ATen/ops/full.h>
 
@@ -70,6 +71,9 @@ void check_same_shape(const char* what, const at::Tensor& a, const at::Tensor& p
 
 #if defined(TSHIM_FUSED_ADAMW)
 namespace {
+// kFusedChunkBytes bounds the float32 grads one fused launch holds at once.
+constexpr int64_t kFusedChunkBytes = int64_t{256} << 20;
+
 // fused_step steps every CUDA parameter that has a grad and updates a
 // float32 tensor (its master, or itself) with one fused kernel per (group,
 // device), and marks the ones it did.
@@ -85,34 +89,50 @@ std::vector<bool> fused_step(ts_adamw o) {
   }
   for (auto& [key, idx] : buckets) {
     const Group& h = o->groups[key.first];
-    std::vector<at::Tensor> ws, gs, ms, vs, steps, counted;
-    for (auto i : idx) {
-      Param& p = o->params[i];
-      at::Tensor w = p.master.defined() ? p.master : p.param;
-      if (!p.exp_avg.defined()) {
-        p.exp_avg = at::zeros_like(w);
-        p.exp_avg_sq = at::zeros_like(w);
+    // One launch per chunk of at most kFusedChunkBytes of float32 grads: a
+    // bf16 grad's float32 copy lives only while its chunk steps, so the
+    // step's peak is the 16 bytes per parameter of weights, grads, master
+    // and moments plus one chunk, not 4 more bytes per parameter.
+    size_t begin = 0;
+    while (begin < idx.size()) {
+      size_t end = begin;
+      int64_t bytes = 0;
+      while (end < idx.size() && (end == begin || bytes + 4 * o->params[idx[end]].param.numel() <= kFusedChunkBytes)) {
+        bytes += 4 * o->params[idx[end]].param.numel();
+        end++;
       }
-      p.step++;
-      if (p.step_t.defined()) {
-        counted.push_back(p.step_t);
-      } else {
-        p.step_t = at::full({}, static_cast<double>(p.step), w.options());
+      std::vector<at::Tensor> ws, gs, ms, vs, steps, counted, masters, params;
+      for (size_t j = begin; j < end; j++) {
+        Param& p = o->params[idx[j]];
+        at::Tensor w = p.master.defined() ? p.master : p.param;
+        if (!p.exp_avg.defined()) {
+          p.exp_avg = at::zeros_like(w);
+          p.exp_avg_sq = at::zeros_like(w);
+        }
+        p.step++;
+        if (p.step_t.defined()) {
+          counted.push_back(p.step_t);
+        } else {
+          p.step_t = at::full({}, static_cast<double>(p.step), w.options());
+        }
+        ws.push_back(w);
+        gs.push_back(p.param.grad().to(at::kFloat));
+        ms.push_back(p.exp_avg);
+        vs.push_back(p.exp_avg_sq);
+        steps.push_back(p.step_t);
+        if (p.master.defined()) {
+          masters.push_back(p.master);
+          params.push_back(p.param.detach());
+        }
+        done[idx[j]] = true;
       }
-      ws.push_back(w);
-      gs.push_back(p.param.grad().to(at::kFloat));
-      ms.push_back(p.exp_avg);
-      vs.push_back(p.exp_avg_sq);
-      steps.push_back(p.step_t);
-      done[i] = true;
-    }
-    if (!counted.empty()) at::_foreach_add_(counted, 1.0);
-    std::vector<at::Tensor> no_max;  // amsgrad off
-    at::_fused_adamw_(ws, gs, ms, vs, no_max, steps, h.lr, h.beta1, h.beta2, h.weight_decay, h.eps, false, false,
-                      std::nullopt, std::nullopt);
-    for (auto i : idx) {
-      Param& p = o->params[i];
-      if (p.master.defined()) p.param.detach().copy_(p.master);
+      if (!counted.empty()) at::_foreach_add_(counted, 1.0);
+      std::vector<at::Tensor> no_max;  // amsgrad off
+      at::_fused_adamw_(ws, gs, ms, vs, no_max, steps, h.lr, h.beta1, h.beta2, h.weight_decay, h.eps, false, false,
+                        std::nullopt, std::nullopt);
+      gs.clear();  // the chunk's float32 copies go back to the allocator
+      if (!params.empty()) at::_foreach_copy_(params, masters);
+      begin = end;
     }
   }
   return done;

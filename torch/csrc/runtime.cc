@@ -17,6 +17,7 @@
 #ifdef TSHIM_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
 #endif
 
 using tshim::T;
@@ -109,13 +110,29 @@ ts_err ts_cuda_synchronize(int device) {
   TS_TRY
 #ifdef TSHIM_CUDA
   if (at::hasCUDA()) {
-    auto prev = c10::cuda::current_device();
-    c10::cuda::set_device(static_cast<c10::DeviceIndex>(device));
+    // The guard switches back without creating a context on the previous
+    // device when it has none (set_device(prev) would make one on cuda:0).
+    c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
     c10::cuda::device_synchronize();
-    c10::cuda::set_device(prev);
   }
 #else
   (void)device;
+#endif
+  TS_CATCH
+}
+
+ts_err ts_cuda_set_device(int device) {
+  TS_TRY
+#ifdef TSHIM_CUDA
+  if (!at::hasCUDA()) throw std::runtime_error("set device: no CUDA device is visible to this process");
+  auto n = static_cast<int>(c10::cuda::device_count());
+  if (device < 0 || device >= n) {
+    throw std::invalid_argument("set device: cuda:" + std::to_string(device) + " does not exist; this process sees " +
+                                std::to_string(n) + " CUDA device(s)");
+  }
+  c10::cuda::set_device(static_cast<c10::DeviceIndex>(device));
+#else
+  throw std::runtime_error("set device: this build of the shim has no CUDA");
 #endif
   TS_CATCH
 }

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# window-bench.sh — call 2 of a GPU window (docs/gpu.md, "The window plan"):
+# run THERE right after window-tests.sh, on the same warm machine (its
+# build-gpu/ is reused; a bare machine builds it first, 1–2 minutes more).
+# Within WINDOW_BUDGET seconds (default 480), troupe beside transformers in
+# the same run, Qwen2.5 shapes, random bf16 weights:
+#
+#   1. decode tokens/s of the engine at batch 1, 32 and 256 (0.5B, 128-token
+#      prompts, 128 new tokens, graphs off and on) and transformers'
+#      generate at the same batches;
+#   2. the update (old log-probs + one AdamW step, 8 × 1024 tokens, packed
+#      micro-batches of 8) at 0.5B and 1.5B: tokens/s, TFLOP/s, peak; and
+#      transformers' train step on the same shapes;
+#   3. two Dr. MAS steps (bin/train) of a Solver and a Verifier, each its own
+#      1.5B-shaped model, 32 prompts × 8, CUDA graphs on: per-phase seconds
+#      and peaks from metrics.jsonl, GPU busy % from nvidia-smi.
+#
+# Then a summary table. Everything goes to $OUT (or .gpu/logs).
+# Estimated on a warm H100: engine 90 s, generate 40 s, update 60 s,
+# train step 60 s, Dr. MAS 120–180 s: about 6–7 minutes.
+set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh" window-bench.txt
+. "$(dirname "${BASH_SOURCE[0]}")/window.sh"
+
+[ -f .gpu/tests.txt ] || { say "window-bench: no .gpu/tests.txt: run scripts/gpu/prepare.sh here first and carry .gpu"; exit 1; }
+say "prepared: $(tr '\n' ';' <.gpu/PREPARED 2>/dev/null)"
+say "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null)"
+say "torch: $("$py" -c 'import torch, transformers; print(torch.__version__, "transformers", transformers.__version__)' 2>&1 | tail -1)"
+peak=989 # dense bf16 TFLOP/s of an H100 / H200 SXM
+
+if [ ! -f build-gpu/libtshim.so ]; then
+  [ -d .gpu/gloo-include/gloo ] && export GLOO_INCLUDE=$root/.gpu/gloo-include
+  stage build-shim 300 bash scripts/gpu/build-shim.sh build-gpu || finish
+fi
+export LD_LIBRARY_PATH="$root/build-gpu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export TROUPE_CUDA=1
+
+bench() { # bench BINARY PATTERN: one timed iteration of each matching benchmark
+  local bin=$1 pattern=$2 dir=${1%%.*}
+  (cd "$dir" && "$root/.gpu/bin/$bin" -test.run '^$' -test.bench "$pattern" -test.benchtime 1x -test.timeout 8m) |
+    grep -E '^Benchmark|FAIL|panic|^\s+\S+_test\.go'
+}
+
+stage engine-0.5b 150 env TROUPE_BENCH_SHAPE=0.5b bench model.test 'EngineCUDA/^batch=(1|32|256)$/'
+grep -E '^Benchmark' "$logs/engine-0.5b.log" | tee -a "$report"
+stage hf-generate-0.5b 120 "$py" scripts/gpu/hf_reference.py time --shape 0.5b --batches 1,32,256 --prompt 128 \
+  --new-tokens 128 --reps 1 --json "$logs/hf-generate-0.5b.json"
+tail -n 5 "$logs/hf-generate-0.5b.log" | tee -a "$report"
+
+for shape in 0.5b 1.5b; do
+  stage "update-$shape" 90 env TROUPE_BENCH_SHAPE=$shape bench policy.test 'UpdateCUDA/^micro=8$/^packed$'
+  grep -E '^Benchmark' "$logs/update-$shape.log" |
+    awk -v peak=$peak '{ for (i = 1; i <= NF; i++) if ($(i+1) == "TFLOP/s") mfu = $i / peak * 100; printf "%s  MFU(8N) %.1f%%  MFU(6N) %.1f%%\n", $0, mfu, mfu * 6 / 8 }' |
+    tee -a "$report"
+  stage "hf-train-$shape" 90 "$py" scripts/gpu/hf_reference.py time-train --shape "$shape" --batch 8 --seq 1024 --reps 3 \
+    --json "$logs/hf-train-$shape.json"
+  grep -v '^{' "$logs/hf-train-$shape.log" | tail -n 3 | tee -a "$report"
+done
+
+drmas() {
+  set -e
+  local work=$root/.gpu/drmas
+  rm -rf "$work"
+  ./.gpu/bin/train init "$work/model" --family qwen2 --hidden 1536 --layers 28 --heads 12 --kv-heads 2 --head-dim 128 \
+    --intermediate 8960 --dtype bfloat16
+  nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader -lms 500 >"$logs/nvidia-smi.csv" 2>/dev/null &
+  local smi=$!
+  ./.gpu/bin/train -c configs/drmas-math-tiny.yaml --set models.tiny.path="$work/model" --set run.device=cuda \
+    --set run.dtype=bfloat16 --set run.output_dir="$work/run" --set run.steps=2 --set batch.prompts_per_step=32 \
+    --set batch.n=8 --set batch.max_batch_rows=256 --set max_new_tokens=256 --set engine.cuda_graphs=true \
+    --set eval.every=0 --set checkpoint.at_end=false --set export.at_end=false 2>&1 | tee "$work/train.log"
+  kill $smi 2>/dev/null || true
+  cp "$work/run/metrics.jsonl" "$logs/drmas-metrics.jsonl"
+  ! grep -q 'capturing the decode step' "$work/train.log" || { echo "CUDA graphs were switched off"; return 1; }
+}
+stage drmas-1.5b-x2 300 drmas
+"$py" - "$logs/drmas-metrics.jsonl" <<'PY' 2>&1 | tee -a "$report"
+import json, sys
+for line in open(sys.argv[1]):
+    m = json.loads(line)
+    keys = sorted(k for k in m if k.startswith(("time/", "throughput/", "memory/")) or k.endswith(("/graphs", "/graph_replays")))
+    print("step", m.get("step"), " ".join(f"{k}={m[k]:.4g}" for k in keys if isinstance(m[k], (int, float))))
+PY
+note gpu-busy "$(awk -F, '{gsub(/ %/,"",$1); s+=$1; n++} END {if (n) printf "mean %.0f %% over %d samples", s/n, n}' "$logs/nvidia-smi.csv" 2>/dev/null)"
+
+finish
