@@ -84,7 +84,8 @@ func logprobsDiff(t *testing.T, m *Model, ref *refFile, seqs [][]int) float64 {
 			mask[int64(b)*T+int64(i)] = true
 		}
 	}
-	lp, _, err := m.TokenLogProbs(in, torch.FromInt64(targets, B, T), torch.FromBool(mask, B, T), LogProbOptions{})
+	dev := m.Device() // targets and mask live where the model does
+	lp, _, err := m.TokenLogProbs(in, torch.FromInt64(targets, B, T).ToDevice(dev), torch.FromBool(mask, B, T).ToDevice(dev), LogProbOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

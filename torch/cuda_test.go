@@ -177,7 +177,9 @@ func TestCUDAAdamWStateRoundTrip(t *testing.T) {
 	noLeaks(t)
 	for _, dt := range []DType{Float32, BFloat16} {
 		mk := func() *Tensor {
-			return FromFloat32([]float32{1, -2, 3, 0.5}).To(dev, dt).Untrack().SetRequiresGrad(true)
+			var p *Tensor
+			scoped(func() { p = FromFloat32([]float32{1, -2, 3, 0.5}).To(dev, dt).Untrack() }) // the CPU source freed
+			return p.SetRequiresGrad(true)
 		}
 		step := func(p *Tensor, o *AdamW, g []float32) {
 			scoped(func() {
@@ -221,7 +223,8 @@ func TestCUDAGraphReplay(t *testing.T) {
 	noLeaks(t)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	x := FromFloat32([]float32{1, 2, 3}).ToDevice(dev).Untrack()
+	var x *Tensor
+	scoped(func() { x = FromFloat32([]float32{1, 2, 3}).ToDevice(dev).Untrack() }) // the CPU source freed
 	y := Zeros([]int64{3}, Float32, dev).Untrack()
 	defer FreeAll(x, y)
 	step := func() { scoped(func() { y.CopyFrom(x.MulScalar(2).AddScalar(1).Add(y)) }) }

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""check_lora_export.py BASE EXPORT AGENT... — checks what a LoRA run
+"""check_lora_export.py [--metrics RUN/metrics.jsonl] BASE EXPORT AGENT... — checks what a LoRA run
 (assignment: lora, export.merge_adapters) exported, with PEFT and
 transformers alone (run on the GPU machine's python3 after window-tests.sh's
 CUDA run; any python with peft works):
 
   * PeftModel.from_pretrained loads EXPORT/AGENT on BASE with every tensor
     of adapter_model.safetensors landing in a PEFT parameter;
-  * the adapter was trained: some lora_B is not zero (B starts at zero);
+  * the adapter was trained: some lora_B is not zero (B starts at zero) —
+    unless --metrics shows every step's grad norm at zero (no learning
+    signal: every advantage zero), which is reported instead;
   * EXPORT/AGENT-merged, loaded by transformers, gives the logits the
     adapter gives through PEFT, within what the merged file's dtype allows
     (bf16 weights: 2^-8 relative per weight, so 5 % of the logits' scale).
@@ -23,7 +25,15 @@ from peft import PeftModel
 
 
 def main():
-    base, export, agents = sys.argv[1], sys.argv[2], sys.argv[3:]
+    args = sys.argv[1:]
+    signal = True
+    if args[:1] == ["--metrics"]:
+        norms = [v for line in open(args[1]) for k, v in json.loads(line).items()
+                 if "grad_norm" in k and isinstance(v, (int, float))]
+        signal = any(v > 0 for v in norms)
+        print(f"grad norms in the run: {len(norms)} figures, largest {max(norms, default=0):.3g}")
+        args = args[2:]
+    base, export, agents = args[0], args[1], args[2:]
     failed = 0
 
     def report(name, ok, detail):
@@ -45,7 +55,10 @@ def main():
         report(f"{agent}: every adapter tensor is a PEFT parameter", len(loaded) == len(keys) > 0,
                f"{len(loaded)} of {len(keys)}")
         b_norm = sum(float(v.float().abs().sum()) for k, v in state.items() if "lora_B" in k)
-        report(f"{agent}: the adapter was trained (lora_B not zero)", b_norm > 0, f"sum |B| {b_norm:.3g}")
+        if signal:
+            report(f"{agent}: the adapter was trained (lora_B not zero)", b_norm > 0, f"sum |B| {b_norm:.3g}")
+        else:
+            print(f"note {agent}: every grad norm of the run was 0 (no learning signal); sum |B| {b_norm:.3g}")
         with torch.no_grad():
             want = model(ids).logits
             merged = transformers.AutoModelForCausalLM.from_pretrained(

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2317 # functions run through window.sh's stage
 # window-bench.sh — call 2 of a GPU window (docs/gpu.md, "The window plan"):
 # run THERE right after window-tests.sh, on the same warm machine (its
 # build-gpu/ is reused; a bare machine builds it first, 1–2 minutes more).
@@ -35,20 +36,21 @@ fi
 export LD_LIBRARY_PATH="$root/build-gpu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export TROUPE_CUDA=1
 
-bench() { # bench BINARY PATTERN: one timed iteration of each matching benchmark
-  local bin=$1 pattern=$2 dir=${1%%.*}
-  (cd "$dir" && "$root/.gpu/bin/$bin" -test.run '^$' -test.bench "$pattern" -test.benchtime 1x -test.timeout 8m) |
+bench() { # bench SHAPE BINARY PATTERN COUNT: COUNT timed iterations of each matching benchmark
+  local shape=$1 bin=$2 pattern=$3 count=$4 dir=${2%%.*}
+  (cd "$dir" && TROUPE_BENCH_SHAPE=$shape "$root/.gpu/bin/$bin" -test.run '^$' -test.bench "$pattern" \
+    -test.benchtime "${count}x" -test.timeout 8m) |
     grep -E '^Benchmark|FAIL|panic|^\s+\S+_test\.go'
 }
 
-stage engine-0.5b 150 env TROUPE_BENCH_SHAPE=0.5b bench model.test 'EngineCUDA/^batch=(1|32|256)$/'
+stage engine-0.5b 150 bench 0.5b model.test 'EngineCUDA/^batch=(1|32|256)$/' 1
 grep -E '^Benchmark' "$logs/engine-0.5b.log" | tee -a "$report"
 stage hf-generate-0.5b 120 "$py" scripts/gpu/hf_reference.py time --shape 0.5b --batches 1,32,256 --prompt 128 \
   --new-tokens 128 --reps 1 --json "$logs/hf-generate-0.5b.json"
 tail -n 5 "$logs/hf-generate-0.5b.log" | tee -a "$report"
 
 for shape in 0.5b 1.5b; do
-  stage "update-$shape" 90 env TROUPE_BENCH_SHAPE=$shape bench policy.test 'UpdateCUDA/^micro=8$/^packed$'
+  stage "update-$shape" 90 bench "$shape" policy.test 'UpdateCUDA/^micro=8$/^packed$' 3
   grep -E '^Benchmark' "$logs/update-$shape.log" |
     awk -v peak=$peak '{ for (i = 1; i <= NF; i++) if ($(i+1) == "TFLOP/s") mfu = $i / peak * 100; printf "%s  MFU(8N) %.1f%%  MFU(6N) %.1f%%\n", $0, mfu, mfu * 6 / 8 }' |
     tee -a "$report"
@@ -69,7 +71,7 @@ drmas() {
     --set run.dtype=bfloat16 --set run.output_dir="$work/run" --set run.steps=2 --set batch.prompts_per_step=32 \
     --set batch.n=8 --set batch.max_batch_rows=256 --set max_new_tokens=256 --set engine.cuda_graphs=true \
     --set eval.every=0 --set checkpoint.at_end=false --set export.at_end=false 2>&1 | tee "$work/train.log"
-  kill $smi 2>/dev/null || true
+  kill "$smi" 2>/dev/null || true
   cp "$work/run/metrics.jsonl" "$logs/drmas-metrics.jsonl"
   ! grep -q 'capturing the decode step' "$work/train.log" || { echo "CUDA graphs were switched off"; return 1; }
 }

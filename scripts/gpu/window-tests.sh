@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2317 # functions run through window.sh's stage
 # window-tests.sh — call 1 of a GPU window (docs/gpu.md, "The window plan"):
 # run THERE, on a bare GPU machine with its own python3 torch, after
 # `scripts/gpu/prepare.sh` HERE (carry .gpu). Within WINDOW_BUDGET seconds
@@ -16,7 +17,9 @@
 #      that PEFT loads its exported adapters and that TensorBoard reads its
 #      events as metrics.jsonl says;
 #
-# and prints a summary table. Everything goes to $OUT (or .gpu/logs).
+# and prints a summary table. The report goes to $OUT (or .gpu/logs), the
+# logs packed beside it (window-tests-logs.tar.gz). TESTS=REGEXP runs other
+# tests than the CUDA ones in step 3 (a rerun of the ones that failed).
 # Estimated on 16 cores: build 60–120 s, fixtures 20 s, tests 60–120 s,
 # LoRA run 30–60 s: 3–5 minutes, under the 8-minute budget.
 set -uo pipefail
@@ -47,7 +50,7 @@ if stage hf-fixtures 120 "$py" scripts/gpu/hf_reference.py fixtures .gpu/hf-fixt
   export TROUPE_HF_FIXTURES=$root/.gpu/hf-fixtures
 fi
 
-stage go-cuda-tests 300 go_tests 'CUDA|Graph|Transformers|PEFT'
+stage go-cuda-tests 300 go_tests "${TESTS:-CUDA|Graph|Transformers|PEFT}"
 cat "$logs/go-cuda-tests.log" >>"$report"
 grep -hE 'B/param|graphs, |replays so far|fused AdamW kernel' "$logs"/go-*.log | sed 's/^ *//' | head -n 20 | tee -a "$report"
 
@@ -58,8 +61,11 @@ lora() {
   set -e
   local work=$root/.gpu/lora
   rm -rf "$work"
-  ./.gpu/bin/train init "$work/base" --text writing --dtype bfloat16
-  ./.gpu/bin/train -c configs/lora-magrpo-writing-tiny.yaml -q --set models.tiny.path="$work/base" \
+  ./.gpu/bin/train init "$work/init" --text writing
+  # a warm-up, so that episodes differ in reward and the adapters get a signal
+  ./.gpu/bin/train sft -c configs/lora-magrpo-writing-tiny.yaml --set models.tiny.path="$work/init" \
+    --set run.device=cuda --out "$work/sft" --steps 150 --log-every 50
+  ./.gpu/bin/train -c configs/lora-magrpo-writing-tiny.yaml -q --set models.tiny.path="$work/sft/tiny" \
     --set run.device=cuda --set run.dtype=bfloat16 --set run.output_dir="$work/run" --set run.steps=2 \
     --set eval.every=0 --set eval.at_start=false --set checkpoint.every=0 --set engine.cuda_graphs=true \
     2>&1 | tee "$work/train.log"
@@ -79,7 +85,7 @@ for m in steps:
     assert all(v > 0 for v in g.values()), f"step {m.get('step')}: a figure is 0: {g}"
 PY
   "$py" scripts/gpu/check_tensorboard.py "$work/run"
-  "$py" scripts/gpu/check_lora_export.py "$work/base" "$work/run/export" first second
+  "$py" scripts/gpu/check_lora_export.py --metrics "$work/run/metrics.jsonl" "$work/sft/tiny" "$work/run/export" first second
 }
 stage lora-cuda-run 180 lora
 tail -n 12 "$logs/lora-cuda-run.log" >>"$report"

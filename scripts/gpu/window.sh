@@ -13,6 +13,11 @@
 # Each script takes a total budget (WINDOW_BUDGET seconds, default 480, the
 # issue's 8 minutes); a stage whose limit would pass it is shortened, and one
 # that could not start in the time left is recorded as "skipped (budget)".
+# The device tool brings back at most 8 files: the report stays in $OUT and
+# every other log goes to a folder of its own, packed into one
+# <script>-logs.tar.gz beside the report at the end.
+window_out=$logs
+logs=$(mktemp -d)
 window_start=$SECONDS
 window_budget=${WINDOW_BUDGET:-480}
 window_rows=()
@@ -63,6 +68,8 @@ finish() {
     printf '%-28s %-18s %6s\n' stage result seconds
     printf '%s\n' "${window_rows[@]}"
   } | tee -a "$report"
+  tar -czf "$window_out/$(basename "$0" .sh)-logs.tar.gz" -C "$logs" . &&
+    echo "logs: $window_out/$(basename "$0" .sh)-logs.tar.gz"
   exit "$window_failed"
 }
 
