@@ -1,6 +1,6 @@
 package ckpt
 
-// GPU checks, run when TROUPE_CUDA=1 (scripts/gpu/run-tests.sh sets it) and
+// GPU checks, run when TROUPE_CUDA=1 (scripts/gpu/window-tests.sh sets it) and
 // skipped otherwise: a bf16 model with float32 masters on cuda:0 saved and
 // loaded into a fresh model and optimizer on the device, the same checkpoint
 // loaded on the CPU, and a CUDA generator's state.

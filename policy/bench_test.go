@@ -140,22 +140,23 @@ func BenchmarkOldLogProbs(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		is := torch.NewScope()
-		if err := tr.beforeUpdate(minis); err != nil {
+		if err := tr.beforeUpdate(minis, true); err != nil {
 			b.Fatal(err)
 		}
 		is.Close()
 	}
 }
 
-// BenchmarkUpdateCUDA is one update (old log-probs + one optimizer step) of
+// BenchmarkUpdateCUDA is one update (forward, backward, one optimizer step) of
 // a random Qwen2.5-shaped bf16 model on cuda:0 (TROUPE_CUDA=1) over 8 rows
 // of 1024 tokens (256 prompt, 768 response): the figure to set beside
 // transformers' train step on the same shape (hf_reference.py time-train;
-// scripts/gpu/bench-update.sh runs both). TROUPE_BENCH_SHAPE=1.5b for the
+// scripts/gpu/window-bench.sh runs both). TROUPE_BENCH_SHAPE=1.5b for the
 // 1.5B shape; sub-benchmarks by micro-batch rows, packed or padded, with
 // activation checkpointing or without. Reports tokens/s, the model FLOP
-// rate counting the old-log-prob pass (8·N·tokens), peak memory above the
-// weights, and the optimizer's bytes per parameter after the step.
+// rate (6·N·tokens: with one optimizer step the old log-probs come from the
+// forward itself, policy/trainer.go), peak memory above the weights, and the
+// optimizer's bytes per parameter after the step.
 func BenchmarkUpdateCUDA(b *testing.B) {
 	if os.Getenv("TROUPE_CUDA") != "1" || !torch.CUDAAvailable() {
 		b.Skip("set TROUPE_CUDA=1 on a GPU machine")
@@ -222,7 +223,11 @@ func BenchmarkUpdateCUDA(b *testing.B) {
 			mem := torch.Memory(dev)
 			tokens := float64(8 * 1024 * b.N)
 			b.ReportMetric(tokens/sec, "tokens/s")
-			b.ReportMetric(8*n*tokens/sec/1e12, "TFLOP/s")
+			flops := 6.0 // forward and backward; one optimizer step takes its old log-probs from the forward
+			if s.MiniBatches(len(rows))*s.Epochs > 1 {
+				flops = 8 // and the no-grad old-log-prob pass
+			}
+			b.ReportMetric(flops*n*tokens/sec/1e12, "TFLOP/s")
 			b.ReportMetric(float64(mem.PeakAllocated-weights)/(1<<30), "peak_GiB_above_weights")
 			b.ReportMetric(float64(mem.Allocated-weights)/n, "state_B/param")
 		})

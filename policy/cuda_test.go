@@ -1,6 +1,6 @@
 package policy
 
-// GPU checks, run when TROUPE_CUDA=1 (scripts/gpu/run-tests.sh sets it) and
+// GPU checks, run when TROUPE_CUDA=1 (scripts/gpu/window-tests.sh sets it) and
 // skipped otherwise: the bf16 update on cuda:0 — the first mini-batch's ratio
 // is exactly 1 there too, advantages move log-probs the right way, and the
 // allocator's figures give the optimizer's bytes per parameter.

@@ -7,7 +7,10 @@ package policy
 //     the old log-probs and the entropy of every micro-batch, and the frozen
 //     reference's log-probs when the KL term is on — all at the sampler's
 //     temperature and in the very micro-batches (same rows, same padding) the
-//     loss will use, so the first mini-batch's ratio is exactly 1;
+//     loss will use, so the first mini-batch's ratio is exactly 1. With one
+//     optimizer step per update (one mini-batch, one epoch: the default) the
+//     old log-probs are instead the grad forward's own, detached — the same
+//     numbers without a second forward;
 //  3. per mini-batch: per micro-batch forward → Loss / (micro-batches in the
 //     mini-batch) → backward, accumulating grads; clip the total grad norm;
 //     AdamW step at the schedule's lr — unless the pre-clip norm is not
@@ -213,7 +216,15 @@ func (t *Trainer) Update(seqs []Sequence, step int) (metrics Metrics, err error)
 			minis[i] = append(minis[i], &microBatch{rows: rows, batch: b})
 		}
 	}
-	if err := t.beforeUpdate(minis); err != nil {
+	// With one optimizer step in the update (one mini-batch, one epoch) no
+	// weight changes before the loss is taken, so the old log-probs are the
+	// grad forward's own values, detached (accumulate): the no-grad pass
+	// would compute the same numbers at the cost of another forward, a
+	// quarter of the update's FLOPs. Several steps need the pass: every
+	// mini-batch after the first is measured against the weights before the
+	// first.
+	oldPass := len(split)*set.Epochs > 1
+	if err := t.beforeUpdate(minis, oldPass); err != nil {
 		return nil, err
 	}
 
@@ -295,19 +306,25 @@ func (t *Trainer) logProbOptions(entropy bool) model.LogProbOptions {
 	return model.LogProbOptions{Temperature: t.cfg.Temperature, Entropy: entropy, Chunk: t.cfg.LogProbChunk}
 }
 
-// beforeUpdate fills every micro-batch's old log-probs, entropy sums and
-// reference log-probs, without grad, before the first optimizer step.
-func (t *Trainer) beforeUpdate(minis [][]*microBatch) (err error) {
+// beforeUpdate fills every micro-batch's old log-probs and entropy sums
+// (when old is set) and reference log-probs (with KL), without grad, before
+// the first optimizer step.
+func (t *Trainer) beforeUpdate(minis [][]*microBatch, old bool) (err error) {
+	if !old && t.cfg.Reference == nil {
+		return nil
+	}
 	torch.NoGrad(func() {
 		for _, micros := range minis {
 			for _, mb := range micros {
 				b := mb.batch
-				var ent *torch.Tensor
-				mb.oldLogp, ent, err = b.LogProbs(t.cfg.Policy, t.logProbOptions(true))
-				if err != nil {
-					return
+				if old {
+					var ent *torch.Tensor
+					mb.oldLogp, ent, err = b.LogProbs(t.cfg.Policy, t.logProbOptions(true))
+					if err != nil {
+						return
+					}
+					mb.entropySum = ent.Mul(b.Mask.ToDType(torch.Float32)).SumDim(1, false).Float64s()
 				}
-				mb.entropySum = ent.Mul(b.Mask.ToDType(torch.Float32)).SumDim(1, false).Float64s()
 				if t.cfg.Reference != nil {
 					if mb.refLogp, err = t.referenceLogProbs(b); err != nil {
 						return
@@ -345,13 +362,25 @@ func (t *Trainer) accumulate(mb *microBatch, mini, micro, micros int, rows []row
 	var logp, ent *torch.Tensor
 	var finish func() error
 	var err error
+	fused := mb.oldLogp == nil // the only optimizer step: this forward is the old policy's (Update)
+	opts := t.logProbOptions(set.EntropyCoef > 0 || fused)
 	if set.ActivationCheckpointing && !t.pad {
-		logp, ent, finish, err = b.CheckpointedLogProbs(t.cfg.Policy, t.logProbOptions(set.EntropyCoef > 0))
+		logp, ent, finish, err = b.CheckpointedLogProbs(t.cfg.Policy, opts)
 	} else {
-		logp, ent, err = b.LogProbs(t.cfg.Policy, t.logProbOptions(set.EntropyCoef > 0))
+		logp, ent, err = b.LogProbs(t.cfg.Policy, opts)
 	}
 	if err != nil {
 		return err
+	}
+	if fused {
+		mb.oldLogp = logp.Detach()
+		torch.NoGrad(func() {
+			mb.entropySum = ent.Detach().Mul(b.Mask.ToDType(torch.Float32)).SumDim(1, false).Float64s()
+		})
+		defer func() { mb.oldLogp = nil }() // freed with this scope
+		if set.EntropyCoef == 0 {
+			ent = nil // asked for the metrics only: no gradient through it
+		}
 	}
 	if t.onMicroBatch != nil {
 		t.onMicroBatch(mini, micro, logp, mb.oldLogp, b.Mask)

@@ -1,6 +1,6 @@
 package torch
 
-// The op tests on CUDA, run when TROUPE_CUDA=1 (scripts/gpu/run-tests.sh
+// The op tests on CUDA, run when TROUPE_CUDA=1 (scripts/gpu/window-tests.sh
 // sets it; the shim must be the CUDA build of scripts/gpu/build-shim.sh) and
 // skipped otherwise: each op on cuda:0 against the same op on the CPU, the
 // fused attention kernel against explicit math in f32 and bf16, AdamW and

@@ -38,7 +38,7 @@
 # --no-as-needed so libtorch_cuda stays NEEDED (its kernels register in static
 # initialisers; as-needed linking would drop it and every CUDA op would fail),
 # with an rpath to torch/lib. Go binaries then find the shim through
-# LD_LIBRARY_PATH=OUTDIR (see scripts/gpu/run-tests.sh).
+# LD_LIBRARY_PATH=OUTDIR (see scripts/gpu/window-tests.sh).
 #
 # What it is not: the CPU build used by `make` (that is CMake against Debian's
 # libtorch, scripts/setup.sh), nor incremental — it rebuilds every file.

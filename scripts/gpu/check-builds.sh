@@ -29,7 +29,7 @@
 #
 # What it is not: a build. Nothing is linked and nothing runs (that is
 # scripts/pyref/test-shim.sh, for the wheel's torch); the GPU tests
-# (scripts/gpu/run-tests.sh) need a GPU machine.
+# (scripts/gpu/window-tests.sh) need a GPU machine.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

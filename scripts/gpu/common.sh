@@ -1,8 +1,8 @@
 # common.sh — sourced first by the scripts that run on the GPU machine
-# (run-tests.sh, bench-engine.sh, bench-update.sh) with the name of their
+# (window-tests.sh, window-bench.sh) with the name of their
 # report file:
 #
-#   . "$(dirname "${BASH_SOURCE[0]}")/common.sh" bench-engine.txt
+#   . "$(dirname "${BASH_SOURCE[0]}")/common.sh" window-bench.txt
 #
 # It moves to the repository root and sets root, py (PYTHON, default
 # python3), logs ($OUT when the device tool runs the script, else

@@ -11,8 +11,8 @@
 #   scripts/gpu/prepare.sh ./model ./torch
 #   scripts/gpu/prepare.sh ./...         # every package with tests
 #
-# Then carry .gpu to the GPU machine and run scripts/gpu/run-tests.sh there
-# (README, "GPU checks"). The binaries link libtshim.so by name with a
+# Then carry .gpu to the GPU machine and run scripts/gpu/window-tests.sh there
+# (docs/gpu.md, "The window plan"). The binaries link libtshim.so by name with a
 # RUNPATH to this checkout's build/ directory; on the GPU machine
 # LD_LIBRARY_PATH points them at the shim built there instead, which takes
 # precedence over RUNPATH.

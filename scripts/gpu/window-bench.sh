@@ -52,7 +52,7 @@ tail -n 5 "$logs/hf-generate-0.5b.log" | tee -a "$report"
 for shape in 0.5b 1.5b; do
   stage "update-$shape" 90 bench "$shape" policy.test 'UpdateCUDA/^micro=8$/^packed$' 3
   grep -E '^Benchmark' "$logs/update-$shape.log" |
-    awk -v peak=$peak '{ for (i = 1; i <= NF; i++) if ($(i+1) == "TFLOP/s") mfu = $i / peak * 100; printf "%s  MFU(8N) %.1f%%  MFU(6N) %.1f%%\n", $0, mfu, mfu * 6 / 8 }' |
+    awk -v peak=$peak '{ for (i = 1; i <= NF; i++) if ($(i+1) == "TFLOP/s") mfu = $i / peak * 100; printf "%s  MFU %.1f%% (6·N·tokens)\n", $0, mfu }' |
     tee -a "$report"
   stage "hf-train-$shape" 90 "$py" scripts/gpu/hf_reference.py time-train --shape "$shape" --batch 8 --seq 1024 --reps 3 \
     --json "$logs/hf-train-$shape.json"
