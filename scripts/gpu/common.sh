@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034 # sourced: py, logs, report are for the sourcing script
 # common.sh — sourced first by the scripts that run on the GPU machine
 # (window-tests.sh, window-bench.sh) with the name of their
 # report file:

@@ -42,7 +42,7 @@ fi
 fmt='{{.ImportPath}} {{.Dir}} {{if or .TestGoFiles .XTestGoFiles}}T{{else}}-{{end}} {{if eq .ImportPath "troupe/torch" "troupe/internal/gpu"}}D{{else}}{{range .Deps}}{{if eq . "troupe/torch" "troupe/internal/gpu"}}D{{end}}{{end}}{{range .TestImports}}{{if eq . "troupe/torch" "troupe/internal/gpu"}}D{{end}}{{end}}{{range .XTestImports}}{{if eq . "troupe/torch" "troupe/internal/gpu"}}D{{end}}{{end}}{{end}}'
 mapfile -t listed < <("$go" list -e -f "$fmt" "${patterns[@]}")
 
-rm -rf "$dest/bin" "$dest/tests.txt"
+rm -rf "${dest:?}/bin" "$dest/tests.txt"
 mkdir -p "$dest/bin"
 : >"$dest/tests.txt"
 built=0

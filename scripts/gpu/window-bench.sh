@@ -16,7 +16,8 @@
 #      1.5B-shaped model, 32 prompts × 8, CUDA graphs on: per-phase seconds
 #      and peaks from metrics.jsonl, GPU busy % from nvidia-smi.
 #
-# Then a summary table. Everything goes to $OUT (or .gpu/logs).
+# Then a summary table (WINDOW_DRY=1: a rehearsal on CPU, window.sh). The
+# report goes to $OUT (or .gpu/logs), the logs packed beside it.
 # Estimated on a warm H100: engine 90 s, generate 40 s, update 60 s,
 # train step 60 s, Dr. MAS 120–180 s: about 6–7 minutes.
 set -uo pipefail
@@ -29,47 +30,66 @@ say "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
 say "torch: $("$py" -c 'import torch, transformers; print(torch.__version__, "transformers", transformers.__version__)' 2>&1 | tail -1)"
 peak=989 # dense bf16 TFLOP/s of an H100 / H200 SXM
 
-if [ ! -f build-gpu/libtshim.so ]; then
+shim=build-gpu
+if [ "$dry" = 1 ]; then
+  shim=build
+elif [ ! -f build-gpu/libtshim.so ]; then
   [ -d .gpu/gloo-include/gloo ] && export GLOO_INCLUDE=$root/.gpu/gloo-include
   stage build-shim 300 bash scripts/gpu/build-shim.sh build-gpu || finish
 fi
-export LD_LIBRARY_PATH="$root/build-gpu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export TROUPE_CUDA=1
+export LD_LIBRARY_PATH="$root/$shim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+[ "$dry" = 1 ] || export TROUPE_CUDA=1
+# hf STAGE ARGS...: a transformers timing (not in a dry run: minutes on a CPU)
+hf() {
+  local name=$1
+  shift
+  if [ "$dry" = 1 ]; then
+    note "$name" "dry run: skipped"
+    return 0
+  fi
+  stage "$name" 120 "$py" scripts/gpu/hf_reference.py "$@"
+}
 
 bench() { # bench SHAPE BINARY PATTERN COUNT: COUNT timed iterations of each matching benchmark
-  local shape=$1 bin=$2 pattern=$3 count=$4 dir=${2%%.*}
+  local shape=$1 bin=$2 pattern=$3 count=$4 dir=${2%%.*} rc=0
   (cd "$dir" && TROUPE_BENCH_SHAPE=$shape "$root/.gpu/bin/$bin" -test.run '^$' -test.bench "$pattern" \
-    -test.benchtime "${count}x" -test.timeout 8m) |
-    grep -E '^Benchmark|FAIL|panic|^\s+\S+_test\.go'
+    -test.benchtime "${count}x" -test.timeout 8m) >"$logs/$bin-$shape.out" 2>&1 || rc=$?
+  grep -E '^Benchmark|FAIL|panic|^\s+\S+_test\.go' "$logs/$bin-$shape.out"
+  return "$rc"
 }
 
 stage engine-0.5b 150 bench 0.5b model.test 'EngineCUDA/^batch=(1|32|256)$/' 1
 grep -E '^Benchmark' "$logs/engine-0.5b.log" | tee -a "$report"
-stage hf-generate-0.5b 120 "$py" scripts/gpu/hf_reference.py time --shape 0.5b --batches 1,32,256 --prompt 128 \
-  --new-tokens 128 --reps 1 --json "$logs/hf-generate-0.5b.json"
-tail -n 5 "$logs/hf-generate-0.5b.log" | tee -a "$report"
+hf hf-generate-0.5b time --shape 0.5b --batches 1,32,256 --prompt 128 --new-tokens 128 --reps 1 \
+  --json "$logs/hf-generate-0.5b.json"
+tail -n 5 "$logs/hf-generate-0.5b.log" 2>/dev/null | tee -a "$report"
 
 for shape in 0.5b 1.5b; do
   stage "update-$shape" 90 bench "$shape" policy.test 'UpdateCUDA/^micro=8$/^packed$' 3
   grep -E '^Benchmark' "$logs/update-$shape.log" |
     awk -v peak=$peak '{ for (i = 1; i <= NF; i++) if ($(i+1) == "TFLOP/s") mfu = $i / peak * 100; printf "%s  MFU %.1f%% (6·N·tokens)\n", $0, mfu }' |
     tee -a "$report"
-  stage "hf-train-$shape" 90 "$py" scripts/gpu/hf_reference.py time-train --shape "$shape" --batch 8 --seq 1024 --reps 3 \
-    --json "$logs/hf-train-$shape.json"
-  grep -v '^{' "$logs/hf-train-$shape.log" | tail -n 3 | tee -a "$report"
+  hf "hf-train-$shape" time-train --shape "$shape" --batch 8 --seq 1024 --reps 3 --json "$logs/hf-train-$shape.json"
+  grep -v '^{' "$logs/hf-train-$shape.log" 2>/dev/null | tail -n 3 | tee -a "$report"
 done
 
 drmas() {
   set -e
   local work=$root/.gpu/drmas
   rm -rf "$work"
-  ./.gpu/bin/train init "$work/model" --family qwen2 --hidden 1536 --layers 28 --heads 12 --kv-heads 2 --head-dim 128 \
-    --intermediate 8960 --dtype bfloat16
+  # the 1.5B shape; a dry run: a tiny one, 4 prompts x 2 of 16 tokens
+  local shape=(--hidden 1536 --layers 28 --heads 12 --kv-heads 2 --head-dim 128 --intermediate 8960)
+  local size=(--set batch.prompts_per_step=32 --set batch.n=8 --set max_new_tokens=256)
+  if [ "$dry" = 1 ]; then
+    shape=(--hidden 64 --layers 2 --heads 4 --kv-heads 2 --head-dim 16 --intermediate 128)
+    size=(--set batch.prompts_per_step=4 --set batch.n=2 --set max_new_tokens=16)
+  fi
+  ./.gpu/bin/train init "$work/model" --family qwen2 "${shape[@]}" --dtype bfloat16
   nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader -lms 500 >"$logs/nvidia-smi.csv" 2>/dev/null &
   local smi=$!
-  ./.gpu/bin/train -c configs/drmas-math-tiny.yaml --set models.tiny.path="$work/model" --set run.device=cuda \
-    --set run.dtype=bfloat16 --set run.output_dir="$work/run" --set run.steps=2 --set batch.prompts_per_step=32 \
-    --set batch.n=8 --set batch.max_batch_rows=256 --set max_new_tokens=256 --set engine.cuda_graphs=true \
+  ./.gpu/bin/train -c configs/drmas-math-tiny.yaml --set models.tiny.path="$work/model" --set run.device="$device" \
+    --set run.dtype=bfloat16 --set run.output_dir="$work/run" --set run.steps=2 "${size[@]}" \
+    --set batch.max_batch_rows=256 --set engine.cuda_graphs=true \
     --set eval.every=0 --set checkpoint.at_end=false --set export.at_end=false 2>&1 | tee "$work/train.log"
   kill "$smi" 2>/dev/null || true
   cp "$work/run/metrics.jsonl" "$logs/drmas-metrics.jsonl"

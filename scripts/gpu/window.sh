@@ -18,8 +18,19 @@
 # <script>-logs.tar.gz beside the report at the end.
 window_out=$logs
 logs=$(mktemp -d)
+# WINDOW_DRY=1 rehearses a script on a CPU machine (scripts/gpu/check-window.sh,
+# in `make test`): the CPU shim in build/, models on the CPU, tiny shapes for
+# the large ones, no transformers timings, CUDA tests skipping themselves;
+# every command line, flag and config key runs, and the Python checks run
+# for real where PYTHON has their packages.
+dry=${WINDOW_DRY:-0}
+device=cuda
+if [ "$dry" = 1 ]; then
+  device=cpu
+fi
 window_start=$SECONDS
 window_budget=${WINDOW_BUDGET:-480}
+[ "$dry" = 1 ] && window_budget=${WINDOW_BUDGET:-1800}
 window_rows=()
 window_failed=0
 
@@ -31,11 +42,12 @@ stage() {
     window_rows+=("$(printf '%-28s %-18s %6s' "$name" "skipped (budget)" -)")
     return 3
   fi
+  [ "$dry" = 1 ] && limit=$((limit * 4)) # a loaded CPU machine, not a GPU
   ((limit > left)) && limit=$left
   local began=$SECONDS rc
   echo "== $name (limit ${limit} s)" | tee -a "$report"
   if declare -F "$1" >/dev/null; then # a function of the script: timeout needs a program
-    export root logs py report
+    export root logs py report device dry
     timeout --kill-after=10 "$limit" bash -c "$(declare -f); \"\$@\"" stage "$@" >"$logs/$name.log" 2>&1
   else
     timeout --kill-after=10 "$limit" "$@" >"$logs/$name.log" 2>&1

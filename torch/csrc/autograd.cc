@@ -5,6 +5,11 @@
 #include "common.h"
 
 #include <ATen/core/grad_mode.h>
+#if defined(TSHIM_CUDA)
+#include <ATen/ops/_foreach_mul.h>
+#include <ATen/ops/_foreach_norm.h>
+#include <ATen/ops/stack.h>
+#endif
 
 #include <cmath>
 
@@ -65,10 +70,38 @@ ts_err ts_is_grad_enabled(int* out) {
   TS_CATCH
 }
 
+#if defined(TSHIM_CUDA) && TS_AT_LEAST(2, 6)
+namespace {
+// clip_cuda is ts_clip_grad_norm for grads that are all on one CUDA device:
+// one multi-tensor launch for the float32 norms, one for the scaling,
+// instead of a few launches (and a float32 copy) per grad. The norm is
+// summed in another order than the loop below, so its last bits may differ.
+bool clip_cuda(const std::vector<at::Tensor>& grads, double max_norm, double* total_norm) {
+  if (grads.empty() || !grads[0].is_cuda()) return false;
+  for (const auto& g : grads) {
+    if (g.device() != grads[0].device() || g.is_sparse()) return false;
+  }
+  auto norms = at::_foreach_norm(grads, 2, at::kFloat);
+  double total = at::stack(norms).norm().item<double>();
+  *total_norm = total;
+  if (max_norm > 0 && std::isfinite(total) && total > max_norm) at::_foreach_mul_(grads, max_norm / (total + 1e-6));
+  return true;
+}
+}  // namespace
+#endif
+
 ts_err ts_clip_grad_norm(const ts_tensor* params, int n, double max_norm, double* total_norm) {
   TS_TRY
   at::NoGradGuard no_grad;
   std::vector<at::Tensor> grads;
+#if defined(TSHIM_CUDA) && TS_AT_LEAST(2, 6)
+  for (int i = 0; i < n; i++) {
+    const auto& g = T(params[i]).grad();
+    if (g.defined()) grads.push_back(g);
+  }
+  if (clip_cuda(grads, max_norm, total_norm)) return nullptr;
+  grads.clear();
+#endif
   at::Tensor sq;  // running sum of squares, f32, on the grads' device
   for (int i = 0; i < n; i++) {
     const auto& g = T(params[i]).grad();
