@@ -126,6 +126,35 @@ func TestGraderMatchesReference(t *testing.T) {
 		{`\sqrt{2}`, `1.414213562373`, false, `an irrational answer is compared in floating point, within 1e-12 relative`},
 		{`(1,2)`, `(1,2.0)`, true, ""},
 		{`-2\frac{1}{2}`, `-1.5`, true, ""},
+		// units after an answer that is not a plain number: the MATH
+		// normaliser drops everything from a "\text{ ", the sympy path
+		// deletes its sixteen unit words (sympy 1.14, pylatexenc 2.10)
+		{`\frac{9}{2}\text{ cm}`, `\frac{9}{2}`, true, ""},
+		{`2\sqrt{3}\text{ cm}^2`, `2\sqrt{3}`, true, ""},
+		{`\pi\text{ cm}^2`, `\pi`, true, ""},
+		{`4.5\text{ cm}`, `\frac92`, true, ""},
+		{`3\sqrt{2}\text{ units}`, `3\sqrt2`, true, ""},
+		{`\frac{1}{2}\text{ inch}`, `\frac12`, true, ""},
+		{`12\pi \text{ square units}`, `12\pi`, true, ""},
+		{`\frac{9}{2}`, `\frac{9}{2}\text{ cm}`, true, ""},
+		{`2.5\text{ hours}`, `\frac52`, true, ""},
+		{`\frac{3}{4}\text{ of the pie}`, `\frac34`, true, ""},
+		{`\sqrt{5}\text{ meters}`, `\sqrt{5}`, true, ""},
+		{`\frac{9}{2}\text{cm}`, `\frac{9}{2}`, true, ""},
+		{`\frac{9}{2} \text{ cm}^2`, `\frac{9}{2}`, true, ""},
+		{`\frac{9}{2}\text{ cm} \text{ long}`, `\frac92`, false, ""},
+		{`\frac{7}{3}\mbox{ cm}`, `\frac73`, true, ""},
+		{`\frac{9}{2}\ \text{cm}`, `\frac{9}{2}`, true, ""},
+		{`18\pi\text{ cm}^3`, `18\pi`, true, ""},
+		{`\frac{9}{2}\text{ cm}`, `\frac{7}{2}`, false, ""},
+		{`2\sqrt{3}\text{ cm}^2`, `\sqrt{3}`, false, ""},
+		{`\frac{9}{2}\text{units}`, `\frac92`, false, ""},
+		{`\pi\text{ cm}^2`, `2\pi`, false, ""},
+		{`3\sqrt{2}\text{units}`, `3\sqrt2`, false, ""},
+		{`\frac{5}{3}\text{ km}`, `\frac53`, true, ""},
+		{`\frac{5}{3}\text{km}`, `\frac53`, false, ""},
+		{`\frac{1}{4}\text{ hours}`, `0.25`, true, ""},
+		{`\text{ cm}`, `5`, false, ""},
 	} {
 		want := tc.ref != (tc.departs != "")
 		if got := Equivalent(tc.got, tc.gold); got != want {

@@ -2,9 +2,12 @@
 //
 // What it is: a fixed sequence of rewrites that removes presentation and
 // keeps the value: LaTeX spacing and sizing (\left, \!, \,), \dfrac/\tfrac
-// → \frac, \text{…}-like wrappers unwrapped, degrees (^\circ, °), percent
-// and dollar signs, a leading "x =", trailing unit words after a number
-// ("5 cm", "12 dollars"), thousands separators ("1,234", "1{,}234"), short forms
+// → \frac, a trailing "\text{ …}" (a unit or a remark, as the reference's
+// MATH normaliser reads it: everything from the one "\text{ " on),
+// \text{…}-like wrappers unwrapped, degrees (^\circ, °), percent and dollar
+// signs, a leading "x =", trailing unit words after a number ("5 cm", "12
+// dollars") and the reference's sixteen length and time units after any
+// answer ("\frac{9}{2} cm", "\pi cm^2"), thousands separators ("1,234", "1{,}234"), short forms
 // (\frac12, \sqrt3), mixed numbers ("7 3/4", "2\frac{1}{2}" → 7+3/4,
 // 2+\frac{1}{2}, as the reference grader reads them), all whitespace and a
 // trailing period.
@@ -33,6 +36,9 @@ var (
 		`^{\circ}`, `^\circ`, `\circ`, `°`, `\degree`, `\%`, `%`, `\$`, `$`}
 	leadingVariable = regexp.MustCompile(`^[a-zA-Z]\s*=\s*`)
 	numberThenWords = regexp.MustCompile(`^([-+]?(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:/\d+)?)\s+[a-zA-Z][a-zA-Z .]*(?:\^[23])?$`)
+	// after any answer that ends in a digit, a brace or π: the units Dr.
+	// MAS's sympy path deletes (degree, cm, …, yard; plural; a power).
+	unitAfterValue = regexp.MustCompile(`^(.*(?:\d|\}|\\pi))\s*(?:degree|cm|centimeter|meter|mile|second|minute|hour|day|week|month|year|foot|feet|inch|yard)(?:es)?s?\s*(?:\^\{?\d+\}?)?$`)
 	gluedUnit       = regexp.MustCompile(`^([-+]?(?:\d+(?:\.\d*)?|\.\d+))(?:cm|mm|km|m|kg|g|mg|ml|l|s|h|min|ft|in|mi|mph|lbs|lb|oz|degrees|units|cents|dollars)(?:\^[23])?$`)
 	thousands       = regexp.MustCompile(`^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$`)
 	shortFrac       = regexp.MustCompile(`\\frac(\d)(\d)`)
@@ -51,6 +57,7 @@ func Normalize(s string) string {
 	}
 	s = strings.ReplaceAll(s, `\dfrac`, `\frac`)
 	s = strings.ReplaceAll(s, `\tfrac`, `\frac`)
+	s = dropTextRemark(s)
 	s = unwrap(s, textWrappers)
 	for _, n := range noise {
 		s = strings.ReplaceAll(s, n, "")
@@ -61,6 +68,8 @@ func Normalize(s string) string {
 		s = s[m[1]:]
 	}
 	if m := numberThenWords.FindStringSubmatch(s); m != nil {
+		s = m[1]
+	} else if m := unitAfterValue.FindStringSubmatch(s); m != nil {
 		s = m[1]
 	}
 	s = mixedSpaced.ReplaceAllString(s, "$1$2+$3")
@@ -78,6 +87,20 @@ func Normalize(s string) string {
 	s = mixedGlued.ReplaceAllString(s, "$1$2+$3")
 	s = strings.TrimRight(s, ".")
 	return s
+}
+
+// dropTextRemark keeps what comes before the answer's one "\text{ " (a
+// \text whose argument starts with a space: "\frac{9}{2}\text{ cm}",
+// "12\pi\text{ square units}^2"), as the reference's MATH normaliser
+// (_remove_right_units) does. Two such groups, or nothing before the one,
+// leave the answer as it is (the reference's own step fails there).
+func dropTextRemark(s string) string {
+	const remark = `\text{ `
+	i := strings.Index(s, remark)
+	if i < 0 || strings.Count(s, remark) != 1 || strings.TrimSpace(s[:i]) == "" {
+		return s
+	}
+	return strings.TrimSpace(s[:i])
 }
 
 // unwrap replaces every \cmd{arg} of the listed commands by arg (balanced
