@@ -39,11 +39,11 @@ var (
 	// after any answer that ends in a digit, a brace or π: the units Dr.
 	// MAS's sympy path deletes (degree, cm, …, yard; plural; a power).
 	unitAfterValue = regexp.MustCompile(`^(.*(?:\d|\}|\\pi))\s*(?:degree|cm|centimeter|meter|mile|second|minute|hour|day|week|month|year|foot|feet|inch|yard)(?:es)?s?\s*(?:\^\{?\d+\}?)?$`)
-	gluedUnit       = regexp.MustCompile(`^([-+]?(?:\d+(?:\.\d*)?|\.\d+))(?:cm|mm|km|m|kg|g|mg|ml|l|s|h|min|ft|in|mi|mph|lbs|lb|oz|degrees|units|cents|dollars)(?:\^[23])?$`)
-	thousands       = regexp.MustCompile(`^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$`)
-	shortFrac       = regexp.MustCompile(`\\frac(\d)(\d)`)
-	shortFracBrace  = regexp.MustCompile(`\\frac(\d)\{`)
-	shortSqrt       = regexp.MustCompile(`\\sqrt(\d)`)
+	gluedUnit      = regexp.MustCompile(`^([-+]?(?:\d+(?:\.\d*)?|\.\d+))(?:cm|mm|km|m|kg|g|mg|ml|l|s|h|min|ft|in|mi|mph|lbs|lb|oz|degrees|units|cents|dollars)(?:\^[23])?$`)
+	thousands      = regexp.MustCompile(`^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$`)
+	shortFrac      = regexp.MustCompile(`\\frac(\d)(\d)`)
+	shortFracBrace = regexp.MustCompile(`\\frac(\d)\{`)
+	shortSqrt      = regexp.MustCompile(`\\sqrt(\d)`)
 	// a whole number, then a fraction of integers: a mixed number.
 	mixedSpaced = regexp.MustCompile(`(^|[^\d.^_])(\d+)\s+(\d+/\d+|\\frac\{?\d+\}?\{?\d+\}?)`)
 	mixedGlued  = regexp.MustCompile(`(^|[^\d.^_])(\d+)(\\frac\{\d+\}\{\d+\})`)
