@@ -395,18 +395,20 @@ func (c *Config) validateOptim() error {
 
 // validateSharing refuses agents that train one model with different
 // settings (optim.Assign decides the grouping and names every differing
-// key) or different sampling temperatures.
+// key) or whose rows the update would score at different temperatures.
 func (c *Config) validateSharing() error {
-	for _, t := range c.Trained() {
-		for _, other := range t.Agents[1:] {
-			if a, b := c.trainingTemperature(t.Agents[0]), c.trainingTemperature(other); a != b {
-				return fmt.Errorf("agents %q and %q share model %q (assignment: shared) but sample at temperatures %g and %g; the update recomputes log-probs at one temperature per model, so give them the same sampling.temperature or use assignment: separate",
-					t.Agents[0], other, t.Name, a, b)
+	groups, err := c.Groups()
+	if err != nil {
+		return fmt.Errorf("%w (assignment: %s)", err, c.Assignment)
+	}
+	for _, g := range groups {
+		for _, other := range g.Agents[1:] {
+			ta, tb := c.trainingTemperature(g.Agents[0]), c.trainingTemperature(other)
+			if g.Settings.LogProbTemperatureOf(ta) != g.Settings.LogProbTemperatureOf(tb) {
+				return fmt.Errorf("agents %q and %q share model %q (assignment: shared) but sample at temperatures %g and %g; the update recomputes log-probs at one temperature per model, so give them the same sampling.temperature, set optim.logprob_temperature: raw, or use assignment: separate",
+					g.Agents[0], other, g.Model, ta, tb)
 			}
 		}
-	}
-	if _, err := c.Groups(); err != nil {
-		return fmt.Errorf("%w (assignment: %s)", err, c.Assignment)
 	}
 	return nil
 }

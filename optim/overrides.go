@@ -36,6 +36,8 @@ type Overrides struct {
 	EntropyCoef  *float64 `yaml:"entropy_coef"`
 	KLCoef       *float64 `yaml:"kl_coef"`
 	KLEstimator  *string  `yaml:"kl_estimator"`
+	// the update's log-prob temperature
+	LogProbTemperature *string `yaml:"logprob_temperature"`
 
 	MicroBatchSize   *int `yaml:"micro_batch_size"`
 	MicroBatchTokens *int `yaml:"micro_batch_tokens"`

@@ -42,6 +42,21 @@ const (
 	KLLowVarKL = "low_var_kl" // verl's name for k3
 )
 
+// Values of Settings.LogProbTemperature: the temperature the update's
+// log-probs (old and new) divide the logits by.
+const (
+	// LogProbAuto is LogProbRaw for the magrpo loss and LogProbSampling for
+	// the clipped loss: each as its reference code computes them.
+	LogProbAuto = "auto"
+	// LogProbSampling divides by the agent's training sampling temperature,
+	// so the log-probs are those of the distribution the rows were drawn from.
+	LogProbSampling = "sampling"
+	// LogProbRaw takes the raw logits (T = 1): CoMLRL's MAGRPO loss, and
+	// PettingLLMs' trainer, which computes them at rollout.temperature 1
+	// whatever the agents sampled at.
+	LogProbRaw = "raw"
+)
+
 // Values of Settings.LRSchedule.
 const (
 	ScheduleConstant = "constant" // after warmup the lr stays at lr
@@ -86,6 +101,8 @@ type Settings struct {
 	EntropyCoef  float64 `yaml:"entropy_coef"`   // loss −= coef · agg(entropy)
 	KLCoef       float64 `yaml:"kl_coef"`        // loss += coef · agg(KL to the reference model); > 0 loads the reference
 	KLEstimator  string  `yaml:"kl_estimator"`   // k1 | k3 (= low_var_kl)
+	// LogProbTemperature is auto | sampling | raw (LogProbTemperatureOf).
+	LogProbTemperature string `yaml:"logprob_temperature"`
 
 	// Batching of one update.
 	MicroBatchSize int `yaml:"micro_batch_size"` // sequences per forward/backward
@@ -133,23 +150,24 @@ const (
 // and search scripts' actor_ppo_micro_batch_size_per_gpu, [4,4] and [4,4,4]).
 func DefaultSettings() Settings {
 	return Settings{
-		LR:             1e-6,
-		Beta1:          0.9,
-		Beta2:          0.999,
-		Eps:            1e-8,
-		WeightDecay:    0.01,
-		GradClip:       1.0,
-		LRSchedule:     ScheduleConstant,
-		Loss:           LossClipped,
-		LossAgg:        TokenMean,
-		ClipLow:        0.2,
-		ClipHigh:       0.2,
-		DualClip:       3,
-		KLEstimator:    KLK3,
-		MicroBatchSize: 4,
-		UpdatesPerStep: 1,
-		Epochs:         1,
-		GradAccumDType: AccumAuto,
+		LR:                 1e-6,
+		Beta1:              0.9,
+		Beta2:              0.999,
+		Eps:                1e-8,
+		WeightDecay:        0.01,
+		GradClip:           1.0,
+		LRSchedule:         ScheduleConstant,
+		Loss:               LossClipped,
+		LossAgg:            TokenMean,
+		ClipLow:            0.2,
+		ClipHigh:           0.2,
+		DualClip:           3,
+		KLEstimator:        KLK3,
+		LogProbTemperature: LogProbAuto,
+		MicroBatchSize:     4,
+		UpdatesPerStep:     1,
+		Epochs:             1,
+		GradAccumDType:     AccumAuto,
 	}
 }
 
@@ -209,6 +227,9 @@ func (s Settings) Validate() error {
 	if err := oneOf("kl_estimator", s.KLEstimator, KLK1, KLK3, KLLowVarKL); err != nil {
 		return err
 	}
+	if err := oneOf("logprob_temperature", s.LogProbTemperature, LogProbAuto, LogProbSampling, LogProbRaw); err != nil {
+		return err
+	}
 	switch {
 	case s.MicroBatchSize < 1:
 		return fmt.Errorf("micro_batch_size: must be >= 1 sequence, got %d", s.MicroBatchSize)
@@ -224,6 +245,18 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("epochs: must be >= 1 pass over the step's rows, got %d", s.Epochs)
 	}
 	return oneOf("grad_accum_dtype", s.GradAccumDType, AccumAuto, AccumParam, AccumFloat32)
+}
+
+// LogProbTemperatureOf is the temperature the update divides the logits by,
+// for agents that sample at sampling: 1 under raw (and auto with the magrpo
+// loss), the sampling temperature under sampling (and auto with the clipped
+// loss).
+func (s Settings) LogProbTemperatureOf(sampling float64) float64 {
+	switch {
+	case s.LogProbTemperature == LogProbRaw, s.LogProbTemperature == LogProbAuto && s.Loss == LossMAGRPO:
+		return 1
+	}
+	return sampling
 }
 
 // NeedsReference reports whether the KL term is on, and so whether a frozen

@@ -124,6 +124,10 @@ func (t *Trainer) Agents() []string { return t.cfg.Group.Agents }
 // Settings are the model's optimizer and loss settings.
 func (t *Trainer) Settings() optim.Settings { return t.cfg.Group.Settings }
 
+// Temperature returns the temperature the update's log-probs divide the
+// logits by (TrainerConfig.Temperature).
+func (t *Trainer) Temperature() float64 { return t.cfg.Temperature }
+
 // Optimizer is the model's AdamW, for checkpoints (State/LoadState per
 // parameter, in Model.Params order).
 func (t *Trainer) Optimizer() *torch.AdamW { return t.opt }

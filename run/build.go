@@ -261,7 +261,7 @@ func (t *team) buildTrainers() error {
 		return err
 	}
 	for _, g := range groups {
-		temp := t.trainingTemperature(g.Agents)
+		temp := g.Settings.LogProbTemperatureOf(t.trainingTemperature(g.Agents))
 		tr, err := policy.NewTrainer(policy.TrainerConfig{
 			Group: g, Policy: t.models[g.Model], Reference: t.refs[g.Model],
 			Temperature: temp, Seed: rollout.DeriveSeed(t.cfg.Run.Seed, seedMiniBatches), Dist: t.dist.group(),
