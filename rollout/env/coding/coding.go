@@ -26,9 +26,11 @@
 // unavailable" are never confused. The environment refuses to start when
 // the sandbox cannot run python3.
 //
-// One agent alone (workflow single) writes both functions in one response;
-// its aux and the rest are scored as the helper's and the main agent's
-// programs by the same reward.
+// One agent alone (workflow single) writes the task's function in one
+// response, scored by the same reward as the main agent's program with an
+// empty helper, as the reference's single-agent baseline scores it (the aux
+// terms earn nothing, at most 2.1 of 4); with single_aux its aux and the
+// rest are scored as the helper's and the main agent's programs.
 //
 // Tasks: HumanEval- or MBPP-style JSONL (a prompt, an entry point, and
 // either a check(candidate) test or a list of asserts), or a procedural set
@@ -65,6 +67,10 @@ type Config struct {
 	MemoryMiB      int64   `yaml:"memory_mib"`  // address space per run
 	ScratchMiB     int64   `yaml:"scratch_mib"` // files the program may write, all together
 	Interpreter    string  `yaml:"interpreter"` // absolute path of the Python 3 to run
+	// SingleAux scores a single agent's aux as the helper's program (troupe's
+	// earlier baseline); false, the reference's: the whole response is the
+	// main program and the helper is empty, so the aux terms earn nothing.
+	SingleAux bool `yaml:"single_aux"`
 }
 
 // DefaultConfig is the procedural set with short limits.
@@ -107,6 +113,8 @@ type Env struct {
 	box    *sandbox.Sandbox // the program's
 	judge  *sandbox.Sandbox // the test runner's
 	python string           // the interpreter, symbolic links resolved
+	// singleAux: Score splits a single agent's response into aux and main
+	singleAux bool
 }
 
 func (*Env) Name() string { return "coding" }
@@ -154,7 +162,7 @@ func New(cfg Config, split string) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("coding: %w", err)
 	}
-	e := &Env{TaskSource: tasks, box: box, judge: judge, python: python}
+	e := &Env{TaskSource: tasks, box: box, judge: judge, python: python, singleAux: cfg.SingleAux}
 	if err := e.probe(cfg.Interpreter); err != nil {
 		return nil, err
 	}
@@ -381,11 +389,15 @@ func tail(s string) string {
 	return s
 }
 
-// Score is the single-agent baseline: one response holding both
-// functions, its aux scored as the helper's program and the rest as the
-// main agent's, by the joint reward.
+// Score is the single-agent baseline: one response scored by the joint
+// reward as the main agent's program with an empty helper (the reference's
+// train_grpo.py, execution_reward_single_agent), or, with single_aux, its
+// aux as the helper's program and the rest as the main agent's.
 func (e *Env) Score(task rollout.Task, response string) rollout.Score {
-	helper, main := SplitProgram(Code(response))
+	helper, main := "", Code(response)
+	if e.singleAux {
+		helper, main = SplitProgram(main)
+	}
 	r := total(e.score(task, helper, main))
 	return rollout.Score{Reward: r.Reward, Success: r.Success, Metrics: rollout.TermMetrics(r.Terms)}
 }

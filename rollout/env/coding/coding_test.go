@@ -3,6 +3,7 @@ package coding
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -179,16 +180,25 @@ func TestHumanEvalAndMBPPFiles(t *testing.T) {
 	}
 }
 
-// The single-agent baseline: one response holding aux and the main
-// function scores as the joint action of its two halves.
+// The single-agent baseline, as the reference scores it (train_grpo.py's
+// execution_reward_single_agent: the response is the main program, the
+// helper empty): a response holding aux and the main function passes every
+// test and earns main's 0.6, syntax 0.5 and tests 1.0 = 2.1, nothing for
+// aux; with single_aux it scores as the joint action of its two halves.
 func TestSingleAgentResponseScoresAsTheJointAction(t *testing.T) {
 	e := newEnv(t, "train")
 	tk := e.Task(0)
 	joint := e.JointScore(tk, 0, []string{e.Demonstrate("first", tk, "", true), e.Demonstrate("second", tk, "", true)})
-	single := e.Score(tk, e.Demonstrate("solo", tk, "one ```python block holding both", true))
-	if !single.Success || single.Reward != joint.Reward || single.Reward != MaxReward {
-		t.Errorf("single %+v, joint %v (%s)", single, joint.Reward, joint.Feedback)
+	response := e.Demonstrate("solo", tk, "one ```python block holding both", true)
+	single := e.Score(tk, response)
+	if !single.Success || math.Abs(single.Reward-(MainDefinedReward+SyntaxReward+TestsReward)) > 1e-12 || single.Metrics["reward/aux_used"] != 0 || single.Metrics["reward/structure"] != MainDefinedReward {
+		t.Errorf("single %+v, want 2.1: main 0.6, syntax 0.5, tests 1.0 and no aux term", single)
 	}
+	e.singleAux = true
+	if both := e.Score(tk, response); !both.Success || both.Reward != joint.Reward || both.Reward != MaxReward {
+		t.Errorf("single_aux: single %+v, joint %v (%s)", both, joint.Reward, joint.Feedback)
+	}
+	e.singleAux = false
 	if s := e.Score(tk, "def nothing():\n    return 1\n"); s.Success || s.Reward != 0 {
 		t.Errorf("no functions: %+v", s)
 	}

@@ -329,6 +329,12 @@ func init() {
 	})
 	rollout.RegisterPreset("coding-single", rollout.Preset{
 		System: "You are a programmer who writes Python functions.",
+		Role:   "Write the function with the exact name and arguments above; you may define helper functions of your own next to it. Answer with one ```python block.",
+		User:   UserTemplate,
+		Parser: "free",
+	})
+	rollout.RegisterPreset("coding-single-aux", rollout.Preset{
+		System: "You are a programmer who writes Python functions.",
 		Role:   "Write a helper function named aux that does one useful part of the task and returns its result, then the main function with the exact name and arguments above, which calls aux and uses its value. Answer with one ```python block holding both.",
 		User:   UserTemplate,
 		Parser: "free",
@@ -350,7 +356,7 @@ func (e *Env) Demonstrate(agent string, task rollout.Task, prompt string, right 
 	}
 	code := main
 	switch {
-	case strings.Contains(prompt, "holding both"):
+	case strings.Contains(prompt, "holding both"), strings.Contains(prompt, "helper functions of your own"):
 		code = strings.TrimSpace(helper) + "\n\n\n" + main
 	case agent == "first" || strings.Contains(prompt, "Write only a helper function"):
 		code = helper

@@ -5,8 +5,9 @@
 // workflow.joint, and plays in environments that score joint actions
 // (rollout.JointScorer).
 //
-// Files: joint.go (the workflow and its options), register.go (the
-// registration: default team, estimators, roles).
+// Files: joint.go (the workflow and its options), protocol.go (the
+// prompt-only baselines: parallel, sequential, discussion), register.go
+// (the registration: default team, estimators, roles).
 //
 // Per episode (one task), the tree of algorithms.md §5:
 //
@@ -64,6 +65,9 @@ type Options struct {
 	// every turn. CoMLRL's −0.2 on its coding reward shifted by −4 is 3.8
 	// here.
 	TerminationThreshold *float64 `yaml:"termination_threshold"`
+	// Protocol is team (MAGRPO's joint actions) or one of the prompt-only
+	// baselines parallel, sequential, discussion (protocol.go).
+	Protocol string `yaml:"protocol"`
 }
 
 // Joint modes.
@@ -74,7 +78,7 @@ const (
 
 // DefaultOptions is CoMLRL's two-agent single-turn setting.
 func DefaultOptions() Options {
-	return Options{Agents: []string{"first", "second"}, Samples: 4, Turns: 1, Mode: Aligned}
+	return Options{Agents: []string{"first", "second"}, Samples: 4, Turns: 1, Mode: Aligned, Protocol: Team}
 }
 
 // Validate checks ranges; errors name the key and the fix.
@@ -90,6 +94,9 @@ func (o Options) Validate() error {
 		return fmt.Errorf("workflow.joint.mode: must be %q or %q, got %q", Aligned, Cross, o.Mode)
 	case o.TerminationThreshold != nil && math.IsNaN(*o.TerminationThreshold):
 		return fmt.Errorf("workflow.joint.termination_threshold: must be a number, got NaN; leave it unset to run every turn")
+	}
+	if err := o.validateProtocol(); err != nil {
+		return err
 	}
 	seen := map[string]bool{}
 	for _, a := range o.Agents {
@@ -138,6 +145,9 @@ func New(opts Options, agents []*rollout.Agent, env rollout.Scorer) (*Workflow, 
 	js, ok := env.(rollout.JointScorer)
 	if !ok {
 		return nil, fmt.Errorf("workflow joint: the environment (%T) does not score joint actions; use a cooperative environment such as writing or coding", env)
+	}
+	if opts.Protocol == "" {
+		opts.Protocol = Team
 	}
 	w := &Workflow{opts: opts, env: js}
 	for i, name := range opts.Agents {
@@ -222,6 +232,9 @@ func history(texts []string, mates []rollout.TeamEntry) string {
 }
 
 func (w *Workflow) Begin(ep *rollout.Episode) ([]*rollout.Call, error) {
+	if w.opts.Protocol != Team {
+		return w.beginBaseline(ep)
+	}
 	st := &jointState{next: 1, pending: map[int]*jointNode{}, terms: map[string][2]float64{}}
 	ep.State = st
 	root := &jointNode{id: 0}
@@ -233,6 +246,9 @@ func (w *Workflow) Begin(ep *rollout.Episode) ([]*rollout.Call, error) {
 // sampler returns the calls of one Advance together) and scores their joint
 // actions, node by node in id order.
 func (w *Workflow) Advance(ep *rollout.Episode, done []*rollout.Call) ([]*rollout.Call, error) {
+	if w.opts.Protocol != Team {
+		return w.advanceBaseline(ep, done)
+	}
 	st, ok := ep.State.(*jointState)
 	per := len(w.agents) * w.opts.Samples
 	if !ok || len(done) == 0 || len(done)%per != 0 {
