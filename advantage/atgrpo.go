@@ -26,8 +26,12 @@ package advantage
 // With atgrpo.key: prompt the groups are (Prompt, Turn, Agent) instead: the
 // n environments of one task, each sampled without a tree (one candidate per
 // turn and agent), pooled turn by turn; within such a group (Env, Candidate)
-// must be distinct. The group filter (filter.go) applies to atgrpo as to
-// every estimator.
+// must be distinct. With atgrpo.key: merged they are (Prompt / m, Turn,
+// Agent), m = atgrpo.tasks_per_group: the environments of m consecutive
+// tasks pooled, as the reference's no_tree runs group them (its key divides
+// the task index by the sample count, so 8 tasks × 8 rollouts share one
+// mean and std); the group's label then names the first task's group index.
+// The group filter (filter.go) applies to atgrpo as to every estimator.
 
 import "fmt"
 
@@ -42,22 +46,25 @@ var (
 	atgrpoPromptFields = keyFields{turn: true, agent: true}
 )
 
-// Compute groups rows by (Prompt, Env, Turn, Agent) — or (Prompt, Turn,
-// Agent) with atgrpo.key: prompt — normalises each group and marks each
-// group's best candidate.
+// Compute groups rows by (Prompt, Env, Turn, Agent) — (Prompt, Turn, Agent)
+// with atgrpo.key: prompt, (Prompt / tasks_per_group, Turn, Agent) with
+// merged — normalises each group and marks each group's best candidate.
 func (e ATGRPO) Compute(rows []Row) (Result, error) {
 	scores, err := prepare(nameATGRPO, rows, e.Options)
 	if err != nil {
 		return Result{}, err
 	}
-	byPrompt := e.Options.ATGRPO.Key == KeyPrompt
+	key := e.Options.ATGRPO.Key
 	fields := atgrpoFields
-	if byPrompt {
+	if key != KeyEnv {
 		fields = atgrpoPromptFields
 	}
 	groups := groupRowSamples(rows, scores, func(r Row) groupKey {
-		if byPrompt {
+		switch key {
+		case KeyPrompt:
 			return groupKey{prompt: r.Prompt, turn: r.Turn, agent: r.Agent}
+		case KeyMerged:
+			return groupKey{prompt: r.Prompt / e.Options.ATGRPO.TasksPerGroup, turn: r.Turn, agent: r.Agent}
 		}
 		return groupKey{prompt: r.Prompt, env: r.Env, turn: r.Turn, agent: r.Agent}
 	})
@@ -97,16 +104,16 @@ func bestRow(rows []Row, g sampleGroup, scores []float64) int {
 	return best
 }
 
-// checkCandidateGroups requires distinct (Env, Candidate) pairs and one
-// Model within each group.
+// checkCandidateGroups requires distinct (Prompt, Env, Candidate) triples
+// and one Model within each group.
 func checkCandidateGroups(rows []Row, groups []sampleGroup, fields keyFields) error {
-	type slot struct{ env, candidate int }
+	type slot struct{ prompt, env, candidate int }
 	for _, g := range groups {
 		seen := map[slot]int{}
 		first := g.samples[0].rows[0]
 		for _, s := range g.samples {
 			i := s.rows[0]
-			at := slot{rows[i].Env, rows[i].Candidate}
+			at := slot{rows[i].Prompt, rows[i].Env, rows[i].Candidate}
 			if j, dup := seen[at]; dup {
 				return fmt.Errorf("advantage: atgrpo: rows %d and %d are both candidate %d of environment %d in group %s; number the K candidates of one state in Row.Candidate and give different environments of a prompt different Row.Env",
 					j, i, rows[i].Candidate, rows[i].Env, g.key.label(fields))

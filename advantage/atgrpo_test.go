@@ -125,3 +125,30 @@ func TestATGRPOPromptKeyPoolsEnvironments(t *testing.T) {
 		t.Errorf("a repeated (environment, candidate): %v", err)
 	}
 }
+
+// PettingLLMs' no_tree runs at 244467e key a row by (env_idx // sample_num,
+// turn, agent), where env_idx is already the task's index (rollout_idx //
+// sample_num): K consecutive tasks share a group. atgrpo.key: merged with
+// tasks_per_group K groups the same rows: algorithms.md's vector 3 merge,
+// task 0's [1, 0, 0.5, 0.5] with task 1's constant [2, 2, 2, 2], K = 2.
+func TestATGRPOMergedKeyPoolsTasks(t *testing.T) {
+	var rows []Row
+	for task, rewards := range [][]float64{{1, 0, 0.5, 0.5}, {2, 2, 2, 2}, {0, 1, 0, 1}} {
+		for j, r := range rewards {
+			rows = append(rows, Row{Prompt: task, Env: task*4 + j, Turn: 0, Agent: "plan", Reward: r})
+		}
+	}
+	opt := DefaultOptions()
+	opt.ATGRPO.Key, opt.ATGRPO.TasksPerGroup = KeyMerged, 2
+	res := mustCompute(t, nameATGRPO, opt, rows)
+	assertClose(t, "merged", res.Advantages[:8], []float64{-0.295804, -1.479018, -0.887411, -0.887411, 0.887411, 0.887411, 0.887411, 0.887411})
+	// task 2 is alone in its group (tasks 2 and 3): [0, 1, 0, 1] normalised on its own
+	assertClose(t, "task 2", res.Advantages[8:], []float64{-0.866025, 0.866025, -0.866025, 0.866025})
+	if len(res.Groups) != 2 {
+		t.Errorf("%d groups, want 2 (tasks 0–1 and task 2)", len(res.Groups))
+	}
+	opt.ATGRPO.TasksPerGroup = 0
+	if _, err := New(nameATGRPO, opt); err == nil || !strings.Contains(err.Error(), "tasks_per_group") {
+		t.Errorf("merged without tasks_per_group: %v", err)
+	}
+}

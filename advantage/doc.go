@@ -43,7 +43,9 @@
 // ¹ A trajectory's score is the mean of its rows' scores; every row of the
 // trajectory gets the trajectory's advantage. ² A completion's score is the
 // sum of the returns of the joint actions it takes part in. ³ (prompt, turn,
-// agent) with atgrpo.key: prompt, for sampling without a tree.
+// agent) with atgrpo.key: prompt, for sampling without a tree; (prompt / m,
+// turn, agent) with merged (m = atgrpo.tasks_per_group consecutive tasks
+// pooled, as PettingLLMs' no_tree runs group them).
 //
 // σ is the sample (N−1) or population (N) std as configured; without
 // divide_by_std the normaliser is s − μ (Dr. GRPO). An all-equal group gets
@@ -61,7 +63,8 @@
 //	singleton: raw | zero              raw       grpo, grpo-step, drmas, atgrpo, rloo
 //	mix_rewards                        false     all: score = team_weight·team_reward + local_reward
 //	team_weight (α)                    1         all, with mix_rewards
-//	atgrpo.key: env | prompt           env       atgrpo
+//	atgrpo.key: env | prompt | merged  env       atgrpo
+//	atgrpo.tasks_per_group             0         atgrpo, key merged (a run config's 0: batch.n)
 //	filter.lowest_mean_fraction        0         all (per model; the AT-GRPO configs: 0.5)
 //	filter.zero_variance               false     all
 //	magrpo.baseline: mean|rloo|max|raw mean      magrpo

@@ -74,12 +74,22 @@ const (
 	// task pooled turn by turn (sampling without a tree, PettingLLMs'
 	// default no_tree mode).
 	KeyPrompt = "prompt"
+	// KeyMerged groups by (prompt / tasks_per_group, turn, agent): the
+	// environments of tasks_per_group consecutive tasks of the batch pooled
+	// turn by turn, as PettingLLMs' no_tree runs at 244467e group them (its
+	// key divides the task index by the sample count once more, so 8 tasks
+	// × 8 rollouts share one baseline).
+	KeyMerged = "merged"
 )
 
 // ATGRPOOptions configure the atgrpo estimator.
 type ATGRPOOptions struct {
-	// Key is "env" (tree sampling) or "prompt" (no tree).
+	// Key is "env" (tree sampling), "prompt" or "merged" (no tree).
 	Key string `yaml:"key"`
+	// TasksPerGroup is the number of consecutive tasks one merged group
+	// pools (key: merged); a run config's 0 takes batch.n, the reference's
+	// divisor (train_sample_num).
+	TasksPerGroup int `yaml:"tasks_per_group"`
 }
 
 // MAGRPOOptions configure the magrpo estimator.
@@ -136,8 +146,14 @@ func (o Options) Validate() error {
 	if err := o.Filter.Validate(); err != nil {
 		return err
 	}
-	if err := oneOf("advantage.atgrpo.key", o.ATGRPO.Key, KeyEnv, KeyPrompt); err != nil {
+	if err := oneOf("advantage.atgrpo.key", o.ATGRPO.Key, KeyEnv, KeyPrompt, KeyMerged); err != nil {
 		return err
+	}
+	switch m := o.ATGRPO.TasksPerGroup; {
+	case o.ATGRPO.Key == KeyMerged && m < 1:
+		return fmt.Errorf("advantage.atgrpo.tasks_per_group: key merged pools that many consecutive tasks per group, got %d; set it to the reference's train_sample_num (8), or leave it 0 in a run config for batch.n", m)
+	case o.ATGRPO.Key != KeyMerged && m != 0:
+		return fmt.Errorf("advantage.atgrpo.tasks_per_group: only key merged reads it, got %d with key %q; remove it or set advantage.atgrpo.key: merged", m, o.ATGRPO.Key)
 	}
 	if err := oneOf("advantage.magrpo.baseline", o.MAGRPO.Baseline, BaselineMean, BaselineRLOO, BaselineMax, BaselineRaw); err != nil {
 		return err

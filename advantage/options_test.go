@@ -30,7 +30,7 @@ func TestValidateNamesFieldValueAndFix(t *testing.T) {
 		{func(o *Options) { o.TeamWeight = -0.5; o.MixRewards = true }, "advantage.team_weight: must be >= 0 and finite, got -0.5"},
 		{func(o *Options) { o.TeamWeight = 2 }, "advantage.team_weight: is only used with mix_rewards: true"},
 		{func(o *Options) { o.Filter.LowestMeanFraction = 1 }, "advantage.filter.lowest_mean_fraction: must be in [0, 1), got 1"},
-		{func(o *Options) { o.ATGRPO.Key = "turn" }, `advantage.atgrpo.key: must be one of env, prompt, got "turn"`},
+		{func(o *Options) { o.ATGRPO.Key = "turn" }, `advantage.atgrpo.key: must be one of env, prompt, merged, got "turn"`},
 		{func(o *Options) { o.MAGRPO.Baseline = "median" }, `advantage.magrpo.baseline: must be one of mean, rloo, max, raw, got "median"`},
 		{func(o *Options) { o.MAGRPO.Gamma = 1.5 }, "advantage.magrpo.gamma: must be in [0, 1], got 1.5"},
 		{func(o *Options) { o.MAGRPO.Joint = "product" }, `advantage.magrpo.joint: must be one of aligned, cross, got "product"`},

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"troupe/advantage"
 )
 
 // Load reads the YAML file at path ("" for none), applies the --set
@@ -77,6 +79,9 @@ func parse(data []byte, sets []string, files fileChecks) (*Config, error) {
 	c.files = files
 	if !hasKey(root, "advantage", "magrpo", "joint") {
 		c.followJointMode()
+	}
+	if a := &c.Advantage.ATGRPO; a.Key == advantage.KeyMerged && a.TasksPerGroup == 0 {
+		a.TasksPerGroup = c.Batch.N // the reference divides the task index by its sample count
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err

@@ -323,8 +323,8 @@ func (c *Config) validatePairs() error {
 	// a workflow without candidate groups (tree's mode: no-tree) needs
 	// atgrpo to pool a task's environments, or every group is a singleton
 	if o, ok := c.Workflow.Options().(interface{ PooledGroups() bool }); ok && o.PooledGroups() &&
-		c.Advantage.Estimator == "atgrpo" && c.Advantage.ATGRPO.Key != advantage.KeyPrompt {
-		return fmt.Errorf("advantage.atgrpo.key: workflow %q samples one candidate per turn and agent, so keyed by %q every group is a singleton; set advantage.atgrpo.key: %s", c.Workflow.Name, c.Advantage.ATGRPO.Key, advantage.KeyPrompt)
+		c.Advantage.Estimator == "atgrpo" && c.Advantage.ATGRPO.Key == advantage.KeyEnv {
+		return fmt.Errorf("advantage.atgrpo.key: workflow %q samples one candidate per turn and agent, so keyed by %q every group is a singleton; set advantage.atgrpo.key: %s (a task's environments) or %s (those of tasks_per_group tasks, as the reference's runs)", c.Workflow.Name, c.Advantage.ATGRPO.Key, advantage.KeyPrompt, advantage.KeyMerged)
 	}
 	return nil
 }
