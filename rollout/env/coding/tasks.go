@@ -16,7 +16,10 @@ import (
 // check(candidate) function) or MBPP-style ones (text, test_list: asserts;
 // the entry point is the function the first assert calls, or entry_point;
 // test_setup_code and test_imports, where present, open every assert: the
-// tests run in a namespace of their own, not the program's).
+// tests run in a namespace of their own, not the program's). A record's
+// reference solution, where it has one (HumanEval: prompt +
+// canonical_solution; MBPP: code), is kept as Meta["solution"]: the golden
+// program AT-GRPO's code team scores its tester's asserts against.
 func LoadJSONL(path string) (rollout.SliceSource, error) {
 	return jsonl.Tasks("coding", path, func(line int, b string) (rollout.Task, error) {
 		if err := jsonl.ObjectLine(b, `{"prompt": "def f(x): …", "entry_point": "f", "test": "…"}`); err != nil {
@@ -31,6 +34,8 @@ func LoadJSONL(path string) (rollout.SliceSource, error) {
 			TestList   []string `json:"test_list"`
 			Setup      string   `json:"test_setup_code"`
 			Imports    []string `json:"test_imports"`
+			Canonical  string   `json:"canonical_solution"` // HumanEval: the body after prompt
+			Code       string   `json:"code"`               // MBPP: the whole function
 		}
 		if err := json.Unmarshal([]byte(b), &rec); err != nil {
 			return rollout.Task{}, fmt.Errorf("coding: dataset %s:%d: %v", path, line, err)
@@ -75,7 +80,14 @@ func LoadJSONL(path string) (rollout.SliceSource, error) {
 		if rec.TaskID != nil {
 			id = fmt.Sprint(rec.TaskID)
 		}
-		return rollout.Task{ID: id, Question: question, Meta: map[string]string{"entry_point": entry, "tests": string(enc)}}, nil
+		meta := map[string]string{"entry_point": entry, "tests": string(enc)}
+		switch {
+		case strings.TrimSpace(rec.Canonical) != "" && rec.Prompt != "":
+			meta["solution"] = rec.Prompt + rec.Canonical
+		case strings.TrimSpace(rec.Code) != "":
+			meta["solution"] = rec.Code
+		}
+		return rollout.Task{ID: id, Question: question, Meta: meta}, nil
 	})
 }
 

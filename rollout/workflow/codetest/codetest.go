@@ -15,7 +15,9 @@
 //	passes (the reference's ground_truth_test_vs_generated_code_match_ratio);
 //	the tester's asserts: reward = the share of them the task's reference
 //	solution passes (generated_test_vs_golden_code_match_ratio: tests that
-//	are right about the task), 0 without asserts or without a reference;
+//	are right about the task), 0 without asserts or without a reference
+//	(HumanEval's canonical_solution and MBPP's code are the golden programs
+//	of file tasks, the generator's helper and main those of procedural ones);
 //	the episode ends when the coder's function passes every assert of the
 //	tester's (the reference's done).
 //
@@ -29,8 +31,9 @@
 //  1. The reference's tasks are stdin/stdout programs with input/output
 //     pairs; here they are functions with assert tests (the coding
 //     environment's procedural set, HumanEval, MBPP), and the tester writes
-//     asserts. Only the procedural tasks carry a reference solution; on the
-//     others the tester's reward is 0 (the run logs tester_judged 0).
+//     asserts. A task without a reference solution (a JSONL record with
+//     neither canonical_solution nor code) leaves the tester's reward 0 and
+//     the run logs tester_judged 0.
 //  2. Success is the coder's latest function passing all of the task's
 //     tests, as the reference's coder success.
 package codetest
@@ -157,8 +160,8 @@ func (g game) Step(s rollout.State, agent, action string) rollout.StepResult {
 		return rollout.StepResult{Reward: 0, Message: "the tester wrote no asserts", Metrics: map[string]float64{"tester_judged": 0}}
 	}
 	reward, judged := 0.0, 0.0
-	if main := st.task.Meta["main"]; main != "" {
-		reward, _, _ = g.share(st.task, asserts, st.task.Meta["helper"], "```python\n"+main+"\n```")
+	if helper, main, ok := golden(st.task); ok {
+		reward, _, _ = g.share(st.task, asserts, helper, "```python\n"+main+"\n```")
 		judged = 1
 	}
 	msg := fmt.Sprintf("turn %d: the tester wrote %d asserts", turn, len(asserts))
@@ -169,6 +172,19 @@ func (g game) Step(s rollout.State, agent, action string) rollout.StepResult {
 	}
 	st.history = append(st.history, msg)
 	return rollout.StepResult{Reward: reward, Message: msg, Metrics: map[string]float64{"tester_tests_right": reward, "tester_judged": judged}}
+}
+
+// golden is the task's reference solution as (helper, main): a file
+// task's whole solution as main with an empty helper, or a procedural
+// task's own helper and main; ok is false when the task has none.
+func golden(task rollout.Task) (helper, main string, ok bool) {
+	if sol := task.Meta["solution"]; strings.TrimSpace(sol) != "" {
+		return "", sol, true
+	}
+	if main := task.Meta["main"]; main != "" {
+		return task.Meta["helper"], main, true
+	}
+	return "", "", false
 }
 
 var assert = regexp.MustCompile(`(?m)^\s*(assert\s.+)$`)

@@ -46,6 +46,29 @@ func TestCodeTestTurn(t *testing.T) {
 		"```python\ndef " + task.Meta["entry_point"] + "(*args):\n    return None\n```",
 	}
 	tester := []string{"```python\n" + strings.Join(tests, "\n") + "\n```", "```python\n" + strings.Join(wrong, "\n") + "\n```"}
+	out := runTurn(t, env, task, coder, tester)
+	if len(out.Samples) != 4 {
+		for _, r := range out.Samples {
+			t.Logf("%s %d turn %d: %g", r.Agent, r.Candidate, r.Turn, r.TeamReward)
+		}
+		t.Logf("%+v", out.Episodes[0].Context)
+		t.Fatalf("%d rows, want one turn of 2 coder and 2 tester candidates", len(out.Samples))
+	}
+	want := map[string][]float64{"coder": {1, 0}, "tester": {1, 0}}
+	for _, r := range out.Samples {
+		if w := want[r.Agent][r.Candidate]; math.Abs(r.TeamReward-w) > 1e-9 {
+			t.Errorf("%s candidate %d: team reward %g, want %g", r.Agent, r.Candidate, r.TeamReward, w)
+		}
+	}
+	if ep := out.Episodes[0]; !ep.Done || !ep.Success || ep.Metrics["game_turns"] != 1 {
+		t.Errorf("episode: done %v success %v metrics %v; want solved after one turn", ep.Done, ep.Success, ep.Metrics)
+	}
+}
+
+// runTurn runs one episode of task with K = 2 and the scripted answers: the
+// coder's k-th call answers coder[k%2], the tester's tester[k%2].
+func runTurn(t *testing.T, env rollout.Scorer, task rollout.Task, coder, tester []string) *rollout.Rollout {
+	t.Helper()
 	var mu sync.Mutex
 	seen := map[string]int{}
 	respond := func(prompt string, _ uint64) string {
@@ -81,22 +104,7 @@ func TestCodeTestTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Samples) != 4 {
-		for _, r := range out.Samples {
-			t.Logf("%s %d turn %d: %g", r.Agent, r.Candidate, r.Turn, r.TeamReward)
-		}
-		t.Logf("%+v", out.Episodes[0].Context)
-		t.Fatalf("%d rows, want one turn of 2 coder and 2 tester candidates", len(out.Samples))
-	}
-	want := map[string][]float64{"coder": {1, 0}, "tester": {1, 0}}
-	for _, r := range out.Samples {
-		if w := want[r.Agent][r.Candidate]; math.Abs(r.TeamReward-w) > 1e-9 {
-			t.Errorf("%s candidate %d: team reward %g, want %g", r.Agent, r.Candidate, r.TeamReward, w)
-		}
-	}
-	if ep := out.Episodes[0]; !ep.Done || !ep.Success || ep.Metrics["game_turns"] != 1 {
-		t.Errorf("episode: done %v success %v metrics %v; want solved after one turn", ep.Done, ep.Success, ep.Metrics)
-	}
+	return out
 }
 
 func TestAssertsAndOptions(t *testing.T) {
@@ -111,5 +119,59 @@ func TestAssertsAndOptions(t *testing.T) {
 	o.Tester = o.Coder
 	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "two different agents") {
 		t.Errorf("one agent twice: %v", err)
+	}
+}
+
+// HumanEval and MBPP records carry a golden program (prompt +
+// canonical_solution; code): the tester's asserts are scored against it,
+// as the reference's unit-test agent scores them against golden_code
+// (generated_test_vs_golden_code_match_ratio): right asserts earn 1, wrong
+// ones 0, and every turn's tester is judged (tester_judged).
+func TestCodeTestTesterScoredAgainstGoldenSolution(t *testing.T) {
+	needSandbox(t)
+	dir := t.TempDir()
+	records := []map[string]any{
+		{"task_id": "HumanEval/0", "prompt": "def add(a, b):\n    \"\"\"Add two numbers.\"\"\"\n", "entry_point": "add",
+			"canonical_solution": "    return a + b\n", "test": "def check(candidate):\n    assert candidate(1, 2) == 3\n    assert candidate(0, 0) == 0\n"},
+		{"task_id": 2, "text": "Write a function to double a number.", "code": "def double(x):\n    return 2 * x",
+			"test_list": []string{"assert double(2) == 4", "assert double(0) == 0"}},
+	}
+	var lines []string
+	for _, r := range records {
+		b, _ := json.Marshal(r)
+		lines = append(lines, string(b))
+	}
+	path := dir + "/tasks.jsonl"
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := coding.DefaultConfig()
+	cfg.Source, cfg.Train = "file", path
+	env, err := coding.New(cfg, "train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []struct{ fn, right, wrong string }{
+		{"add", "assert add(2, 2) == 4\nassert add(-1, 1) == 0", "assert add(2, 2) == 5"},
+		{"double", "assert double(3) == 6", "assert double(3) == 7\nassert double(1) == 3"},
+	} {
+		task := env.Task(i)
+		if task.Meta["solution"] == "" {
+			t.Fatalf("task %s: no golden solution kept", task.ID)
+		}
+		coder := []string{"```python\ndef " + c.fn + "(*args):\n    return None\n```", "```python\ndef " + c.fn + "(*args):\n    return 0\n```"}
+		tester := []string{"```python\n" + c.right + "\n```", "```python\n" + c.wrong + "\n```"}
+		out := runTurn(t, env, task, coder, tester)
+		for _, r := range out.Samples {
+			if r.Agent != "tester" || r.Turn != 0 {
+				continue
+			}
+			if want := []float64{1, 0}[r.Candidate]; math.Abs(r.TeamReward-want) > 1e-9 {
+				t.Errorf("%s: tester candidate %d earns %g, want %g (the golden program passes the right asserts only)", task.ID, r.Candidate, r.TeamReward, want)
+			}
+		}
+		if m := out.Episodes[0].Metrics; m["tester_judged"] != m["game_turns"] {
+			t.Errorf("%s: tester_judged %g in %g turns, want every turn judged", task.ID, m["tester_judged"], m["game_turns"])
+		}
 	}
 }
