@@ -19,13 +19,18 @@ import (
 
 // EvalMetrics summarises a set of finished episodes.
 type EvalMetrics struct {
-	Tasks              int                `json:"tasks"`                // distinct tasks (by Task.ID)
-	Episodes           int                `json:"episodes"`             // trajectories
-	SamplesPerTask     int                `json:"samples_per_task"`     // the smallest n over tasks (the k of avg@k)
-	Accuracy           float64            `json:"accuracy"`             // mean success over episodes
-	AvgAtK             float64            `json:"avg_at_k"`             // mean over tasks of c/n
-	PassAtK            map[int]float64    `json:"pass_at_k"`            // unbiased pass@k for each requested k
-	MeanReward         float64            `json:"mean_reward"`          // mean team reward over episodes
+	Tasks          int             `json:"tasks"`            // distinct tasks (by Task.ID)
+	Episodes       int             `json:"episodes"`         // trajectories
+	SamplesPerTask int             `json:"samples_per_task"` // the smallest n over tasks (the k of avg@k)
+	Accuracy       float64         `json:"accuracy"`         // mean success over episodes
+	AvgAtK         float64         `json:"avg_at_k"`         // mean over tasks of c/n
+	PassAtK        map[int]float64 `json:"pass_at_k"`        // unbiased pass@k for each requested k
+	MeanReward     float64         `json:"mean_reward"`      // mean team reward over episodes
+	// RowReward is the mean team reward over agent rows (every call of an
+	// episode counts the episode's reward once): Dr. MAS's logged
+	// validation score, val/<data_source>/test_score, which weighs an
+	// episode by its number of agent calls.
+	RowReward          float64            `json:"row_reward"`
 	ValidRatio         map[string]float64 `json:"valid_ratio"`          // per agent: valid rows / rows
 	TruncatedRatio     map[string]float64 `json:"truncated_ratio"`      // per agent: truncated rows / rows
 	CallsPerAgent      map[string]float64 `json:"calls_per_agent"`      // per agent: rows per episode
@@ -128,6 +133,7 @@ func EvaluateRecords(episodes []EpisodeRecord, ks ...int) (EvalMetrics, error) {
 			m.Accuracy++
 		}
 		m.MeanReward += ep.Reward
+		m.RowReward += ep.Reward * float64(len(ep.Calls))
 		for k, v := range ep.Metrics {
 			if m.Env == nil {
 				m.Env = map[string]float64{}
@@ -152,6 +158,9 @@ func EvaluateRecords(episodes []EpisodeRecord, ks ...int) (EvalMetrics, error) {
 	m.Episodes, m.Tasks = len(episodes), len(groups)
 	m.Accuracy /= e
 	m.MeanReward /= e
+	if m.MeanTurns > 0 {
+		m.RowReward /= m.MeanTurns // the sum of calls, before it becomes a mean
+	}
 	m.MeanTurns /= e
 	m.MeanResponseTokens /= e
 	m.MeanPromptTokens /= e

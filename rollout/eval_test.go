@@ -120,3 +120,31 @@ func TestPermIsUniform(t *testing.T) {
 		t.Errorf("chi-square %g > 20.5: the shuffle is biased (%v)", chi, counts)
 	}
 }
+
+// Dr. MAS logs val/<data_source>/test_score as the mean reward over agent
+// rows (verl/trainer/ppo/ray_trainer.py, _validate: the mean of every row's
+// reward_tensor sum), so a rejected episode's three rows (S, V, S) weigh
+// more than an approved one's two: two approved episodes (reward 1, two
+// rows each) and one rejected (0, three rows) give 4/7 over rows and 2/3
+// over episodes.
+func TestRowRewardWeighsEpisodesByTheirRows(t *testing.T) {
+	calls := func(n int) []rollout.CallRecord {
+		out := make([]rollout.CallRecord, n)
+		for i := range out {
+			out[i] = rollout.CallRecord{Agent: []string{"solver", "verifier"}[i%2], Valid: true}
+		}
+		return out
+	}
+	eps := []rollout.EpisodeRecord{
+		{Task: "a", Traj: 0, Done: true, Success: true, Reward: 1, Calls: calls(2)},
+		{Task: "b", Traj: 1, Done: true, Reward: 0, Calls: calls(3)},
+		{Task: "c", Traj: 2, Done: true, Success: true, Reward: 1, Calls: calls(2)},
+	}
+	m, err := rollout.EvaluateRecords(eps, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(m.RowReward-4.0/7) > 1e-15 || math.Abs(m.MeanReward-2.0/3) > 1e-15 || math.Abs(m.MeanTurns-7.0/3) > 1e-15 {
+		t.Errorf("row reward %v, mean reward %v, turns %v; want 4/7, 2/3 and 7/3", m.RowReward, m.MeanReward, m.MeanTurns)
+	}
+}

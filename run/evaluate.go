@@ -69,7 +69,8 @@ func evaluate(t *team, seed uint64, dp *dataParallel) (rollout.EvalMetrics, erro
 func evalMetrics(m rollout.EvalMetrics) map[string]float64 {
 	v := map[string]float64{
 		"eval/accuracy": m.Accuracy, "eval/avg_at_n": m.AvgAtK, "eval/mean_reward": m.MeanReward,
-		"eval/turns": m.MeanTurns, "eval/response_tokens": m.MeanResponseTokens, "eval/tasks": float64(m.Tasks),
+		"eval/row_reward": m.RowReward,
+		"eval/turns":      m.MeanTurns, "eval/response_tokens": m.MeanResponseTokens, "eval/tasks": float64(m.Tasks),
 	}
 	for k, p := range m.PassAtK {
 		v[fmt.Sprintf("eval/pass_at_%d", k)] = p
