@@ -17,7 +17,12 @@ type State interface {
 
 // StepResult is the outcome of one action.
 type StepResult struct {
-	Reward  float64            // the action's reward
+	Reward float64 // the action's reward
+	// Fixed is the part of Reward that belongs to the acting agent alone:
+	// no reward_scale multiplies it and no teammate is credited it (the
+	// games' −2 for an action that cannot be read, which PettingLLMs sets
+	// as the agent's reward whatever its role's scale).
+	Fixed   float64
 	Message string             // feedback shown to the team (e.g. "hit a wall at (2,3)")
 	Metrics map[string]float64 // per-step measures, summed over the episode's kept steps
 }

@@ -341,7 +341,7 @@ func (e *Env) Step(s rollout.State, agent, action string) rollout.StepResult {
 	st := s.(*State)
 	path, err := ParseMoves(action)
 	if err != nil {
-		return rollout.StepResult{Reward: UnparsedReward, Message: fmt.Sprintf("%s's action was not understood (%v); position stays %v", agent, err, st.Pos),
+		return rollout.StepResult{Reward: UnparsedReward, Fixed: UnparsedReward, Message: fmt.Sprintf("%s's action was not understood (%v); position stays %v", agent, err, st.Pos),
 			Metrics: map[string]float64{"moves": 0, "invalid_moves": 0, "unparsed_actions": 1}}
 	}
 	r, invalid := st.Apply(path)

@@ -238,13 +238,67 @@ func TestTreeSamplingOnPlanPath(t *testing.T) {
 		}
 	}
 	// every candidate's team reward is its own step's reward: the unparsable
-	// tool candidates earn −2, the planner's scale doubles its reward
+	// tool candidates earn −2 as their own term, the planner's scale
+	// doubles its reward
 	for _, r := range out.Samples {
-		if r.Agent == "tool" && strings.Contains(r.ResponseText, "could not") && (r.TeamReward != UnparsedReward || r.Reward != UnparsedReward-0.1) {
-			t.Errorf("unparsable tool row: team %g reward %g", r.TeamReward, r.Reward)
+		if r.Agent == "tool" && strings.Contains(r.ResponseText, "could not") && (r.TeamReward != 0 || r.LocalReward != UnparsedReward-0.1 || r.Reward != UnparsedReward-0.1) {
+			t.Errorf("unparsable tool row: team %g local %g reward %g", r.TeamReward, r.LocalReward, r.Reward)
 		}
 		if ep := out.Episodes[r.Traj]; r.Agent == "plan" && math.Abs(r.TeamReward-2*ep.Reward) > 1e-9 {
 			t.Errorf("plan row: team reward %g, want 2 × the executed step's %g", r.TeamReward, ep.Reward)
+		}
+	}
+}
+
+// A plan agent whose action cannot be read earns −2, whatever its
+// reward_scale, as PettingLLMs' plan agent sets it (plan_agent.py at
+// 244467e: agent_reward = −2, plus the empty action's step reward 0); the
+// tool agent before it (no tree) keeps its own step and is credited the
+// plan's step, 0.
+func TestUnreadablePlanEarnsMinusTwo(t *testing.T) {
+	env, err := New(Config{Seed: 1, Rows: 5, Cols: 5, WallProb: 0.2, TrainSize: 5, TestSize: 5}, "train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var agents []*rollout.Agent
+	for _, c := range []rollout.AgentConfig{
+		{Name: "tool", Model: "policy", Preset: "plan-path-tool"},
+		{Name: "plan", Model: "policy", Preset: "plan-path-plan", RewardScale: 2},
+	} {
+		a, err := rollout.NewAgent("agents", c, rollout.AgentDefaults{Sampling: rollout.DefaultSampling, MaxNewTokens: 400}, scripted.Binding())
+		if err != nil {
+			t.Fatal(err)
+		}
+		agents = append(agents, a)
+	}
+	o := tree.DefaultOptions()
+	o.Candidates, o.Mode, o.MaxTurns = 1, tree.ModeNoTree, 1
+	wf, err := rollout.NewWorkflow("tree", o, agents, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := env.Task(0)
+	respond := scripted.Match(
+		scripted.Rule{Contains: "You are the Tool agent", Reply: func(p string, _ uint64) string { return env.Demonstrate("tool", task, p, true) }},
+		scripted.Rule{Contains: "You are the Plan agent", Reply: func(string, uint64) string { return "I am not sure." }},
+	)
+	s := rollout.Sampler{Generators: map[string]rollout.Generator{"policy": scripted.New(respond)}}
+	out, err := s.Run(wf, []rollout.Task{task}, 1, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := env.Reset(task)
+	toolStep, _ := st.(*State).Apply(task.Answer) // the tool's route, simulated
+	for _, r := range out.Samples {
+		switch r.Agent {
+		case "plan":
+			if r.Reward != -2 {
+				t.Errorf("unreadable plan: reward %g (team %g, own %g), want the reference's −2", r.Reward, r.TeamReward, r.LocalReward)
+			}
+		case "tool":
+			if math.Abs(r.Reward-toolStep) > 1e-9 {
+				t.Errorf("tool: reward %g, want its simulated step %g plus the plan's 0", r.Reward, toolStep)
+			}
 		}
 	}
 }

@@ -21,10 +21,12 @@
 // Reward per move, as the reference sets it: valid −0.01, invalid (into a
 // wall, or pushing the box into a wall) −0.05; the box onto the goal +1.0,
 // off it −0.5; shaping 0.1·(0.99·φ' − φ), φ = −(box's distance to the goal);
-// solved +10; 200 moves without solving −5. Deadlock-aware: a box pushed
-// into a corner that is not the goal can never move again, so the episode
-// ends there with −5 instead of wandering to the move limit. An action that
-// cannot be parsed scores −2.
+// solved +10; 200 moves without solving −5. With deadlock_end (off by
+// default, as in the reference) a box pushed into a corner that is not the
+// goal, which can never move again, ends the episode there with −5 instead
+// of leaving it to wander to the move limit. An action that cannot be
+// parsed scores −2, the acting agent's own (StepResult.Fixed), as the
+// reference's agents set it.
 package sokoban
 
 import (
@@ -43,6 +45,9 @@ type Config struct {
 	TrainSize int    `yaml:"train_size"` // train instances
 	TestSize  int    `yaml:"test_size"`  // test instances
 	MaxMoves  int    `yaml:"max_moves"`  // moves before the timeout penalty (the reference: 200)
+	// DeadlockEnd ends an episode whose box is stuck in a corner, with the
+	// timeout's −5 (troupe's; the reference plays on to the move limit).
+	DeadlockEnd bool `yaml:"deadlock_end"`
 }
 
 // DefaultConfig is the reference's 6×6 room with one box.
@@ -331,9 +336,10 @@ func (r *Room) deadlocked() bool {
 // State is an episode's room.
 type State struct {
 	Room
-	Moves    int
-	max      int
-	deadlock bool
+	Moves       int
+	max         int
+	deadlock    bool
+	deadlockEnd bool // Config.DeadlockEnd
 }
 
 func (s *State) Clone() rollout.State {
@@ -378,7 +384,7 @@ func (s *State) Move(m byte) (float64, bool) {
 	case !on && wasOn:
 		r += OffGoalReward
 	}
-	if s.deadlocked() {
+	if s.deadlockEnd && s.deadlocked() {
 		s.deadlock = true
 		r += DeadlockReward
 	} else if !s.Success() && s.Moves >= s.max {
@@ -426,7 +432,7 @@ func (e *Env) Reset(task rollout.Task) (rollout.State, error) {
 	if max == 0 {
 		max = 200
 	}
-	return &State{Room: *room, max: max}, nil
+	return &State{Room: *room, max: max, deadlockEnd: e.cfg.DeadlockEnd}, nil
 }
 
 // Step applies an agent's move list until the room is solved or stuck.
@@ -434,7 +440,7 @@ func (e *Env) Step(s rollout.State, agent, action string) rollout.StepResult {
 	st := s.(*State)
 	path, err := actions.Moves(action)
 	if err != nil {
-		return rollout.StepResult{Reward: UnparsedReward, Message: fmt.Sprintf("%s's action was not understood (%v)", agent, err),
+		return rollout.StepResult{Reward: UnparsedReward, Fixed: UnparsedReward, Message: fmt.Sprintf("%s's action was not understood (%v)", agent, err),
 			Metrics: map[string]float64{"moves": 0, "invalid_moves": 0, "unparsed_actions": 1, "deadlocks": 0}}
 	}
 	var r float64

@@ -96,13 +96,16 @@ func TestRewardsOfHandMadeMoves(t *testing.T) {
 	//	######
 	//
 	// U pushes the box to (1,2), R and U walk to (1,3), L pushes it into the
-	// corner (1,1): the episode ends there with the deadlock penalty
+	// corner (1,1): with deadlock_end the episode ends there with the
+	// deadlock penalty
 	corner := "######\n#    #\n# $ .#\n# @  #\n#    #\n######"
-	s, err := env.Reset(rollout.Task{Meta: map[string]string{"room": corner}})
+	ends := &Env{cfg: DefaultConfig()}
+	ends.cfg.DeadlockEnd = true
+	s, err := ends.Reset(rollout.Task{Meta: map[string]string{"room": corner}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r = env.Step(s, "plan", "U R U L R R")
+	r = ends.Step(s, "plan", "U R U L R R")
 	st = s.(*State)
 	if !st.deadlock || !st.Done() || st.Success() || st.Moves != 4 || r.Metrics["deadlocks"] != 1 || r.Reward > DeadlockReward+0.5 {
 		t.Errorf("corner: deadlock %v done %v moves %d, %+v\n%s", st.deadlock, st.Done(), st.Moves, r, st.Text())
@@ -133,5 +136,41 @@ func TestBadRoomsAreErrors(t *testing.T) {
 		t.Error(err)
 	} else if _, ok := r.Solve(); !ok {
 		t.Error("the fallback room cannot be solved")
+	}
+}
+
+// Move lists played with the default rewards (deadlock_end off), against
+// PettingLLMs' own SokobanGridEnvState.step at 244467e (pettingllms/
+// multi_agent_env/stateful/env_state.py, loaded alone by the Python
+// reference environment, its room generator replaced by one that returns
+// the room below in gym-sokoban's codes): want is the reference's reward
+// after each action. The last room pushes the box into a corner, where the
+// reference plays on.
+func TestSokobanRewardMatchesReference(t *testing.T) {
+	env := &Env{cfg: DefaultConfig()}
+	for _, c := range []struct {
+		room    string
+		actions []string
+		want    []float64
+	}{
+		{"######\n#    #\n#@$ .#\n#    #\n#    #\n######", []string{"R R"}, []float64{11.181}},
+		{"######\n#    #\n#@$ .#\n#    #\n#    #\n######", []string{"L", "U R"}, []float64{-0.048, -0.016}},
+		{"######\n#    #\n# $ .#\n# @  #\n#    #\n######", []string{"U R U L R R", "D D"}, []float64{-0.239, -0.012}},
+	} {
+		s, err := env.Reset(rollout.Task{Meta: map[string]string{"room": c.room}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, a := range c.actions {
+			if r := env.Step(s, "plan", a); math.Abs(r.Reward-c.want[i]) > 1e-9 {
+				t.Errorf("%q, action %q: reward %.6f, the reference's %.6f (%s)", c.room, a, r.Reward, c.want[i], r.Message)
+			}
+		}
+		if s.Done() {
+			st := s.(*State)
+			if !st.Success() {
+				t.Errorf("%q: the episode ended unsolved after %d moves; the reference plays on", c.room, st.Moves)
+			}
+		}
 	}
 }

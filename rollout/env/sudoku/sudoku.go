@@ -14,7 +14,9 @@
 //
 // An action is a list of fills [[row, col, value], …] (1-based rows and
 // columns, as people write them) or the whole grid (n lines of n digits,
-// 0 or . for a blank). Reward per step, as the reference sets it:
+// 0 or . for a blank). Reward per step: with reward: reference (the
+// default) PettingLLMs' own (reference.go); with reward: troupe this
+// reading of it, one formula for both forms:
 //
 //	base −0.01; a value outside 1..n −1.0 (the action is rejected);
 //	a fill that breaks a rule (a clue overwritten, a duplicate in a row,
@@ -24,7 +26,9 @@
 //	solved +2.0, and +0.5 more when solved in the first step.
 //
 // Success: the grid is complete, valid and keeps every clue (the reference
-// forgets the clue check). An action that cannot be parsed scores −1.0.
+// forgets the clue check). An action that cannot be parsed scores −2 with
+// reward: reference (the reference's agents' own −2), −1.0 with troupe;
+// either is the acting agent's alone (StepResult.Fixed: no reward_scale).
 package sudoku
 
 import (
@@ -43,11 +47,14 @@ type Config struct {
 	Blanks    int    `yaml:"blanks"`     // cells to blank (fewer if uniqueness stops earlier); 0 = 6 for 4×4, 40 for 9×9
 	TrainSize int    `yaml:"train_size"` // train instances
 	TestSize  int    `yaml:"test_size"`  // test instances
+	// Reward is "reference" (PettingLLMs' step reward, reference.go) or
+	// "troupe" (Apply below).
+	Reward string `yaml:"reward"`
 }
 
-// DefaultConfig is the 4×4 game.
+// DefaultConfig is the 4×4 game with the reference's reward.
 func DefaultConfig() Config {
-	return Config{Seed: 1, Size: 4, TrainSize: 1000, TestSize: 100}
+	return Config{Seed: 1, Size: 4, TrainSize: 1000, TestSize: 100, Reward: RewardReference}
 }
 
 // Sizes returns the number of train and test instances.
@@ -62,6 +69,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("env.sudoku.blanks: must be in [0, %d), got %d", c.Size*c.Size, c.Blanks)
 	case c.TrainSize < 1 || c.TestSize < 1:
 		return fmt.Errorf("env.sudoku: train_size and test_size must be >= 1, got %d and %d", c.TrainSize, c.TestSize)
+	case c.Reward != RewardReference && c.Reward != RewardTroupe:
+		return fmt.Errorf("env.sudoku.reward: must be %q (PettingLLMs' step reward) or %q, got %q", RewardReference, RewardTroupe, c.Reward)
 	}
 	return nil
 }
@@ -86,6 +95,10 @@ const (
 	SolvedReward     = 2.0
 	EfficiencyBonus  = 0.5
 	UnparsedReward   = -1.0
+	// RefUnparsedReward is an unreadable action's with reward: reference:
+	// PettingLLMs' agents score −2 for an action they cannot extract (and
+	// the empty fill list it then steps scores 0).
+	RefUnparsedReward = -2.0
 )
 
 // Grid is an n×n Sudoku, row-major, 0 = blank.
@@ -301,11 +314,12 @@ func ParseAction(action string, n int) ([]Fill, error) {
 
 // State is an episode's grid.
 type State struct {
-	clues  Grid
-	grid   Grid
-	blanks int
-	steps  int
-	max    int
+	clues    Grid
+	grid     Grid
+	blanks   int
+	steps    int
+	max      int
+	refSteps int // the reference's step_count (reward: reference): one per fill, one per action
 }
 
 func (s *State) Clone() rollout.State {
@@ -417,7 +431,10 @@ func (s *State) Apply(fills []Fill) (float64, string) {
 }
 
 // Env is the Sudoku environment for one split.
-type Env struct{ rollout.TaskSource }
+type Env struct {
+	rollout.TaskSource
+	reference bool // reward: reference
+}
 
 func (*Env) Name() string { return "sudoku" }
 
@@ -435,7 +452,7 @@ func New(cfg Config, which string) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Env{TaskSource: tasks}, nil
+	return &Env{TaskSource: tasks, reference: cfg.Reward != RewardTroupe}, nil
 }
 
 // Reset rebuilds a task's puzzle from its Meta; a puzzle without exactly
@@ -463,10 +480,23 @@ func (e *Env) Reset(task rollout.Task) (rollout.State, error) {
 // Step applies an agent's fills.
 func (e *Env) Step(s rollout.State, agent, action string) rollout.StepResult {
 	st := s.(*State)
+	if e.reference {
+		fills, grid, err := parseReference(action, st.grid.N)
+		if err != nil {
+			st.steps++
+			return rollout.StepResult{Reward: RefUnparsedReward, Fixed: RefUnparsedReward, Message: fmt.Sprintf("%s's action was not understood (%v)", agent, err),
+				Metrics: map[string]float64{"unparsed_actions": 1, "cells_filled": 0}}
+		}
+		before := st.filled()
+		st.steps++
+		r, msg := st.applyReference(fills, grid)
+		return rollout.StepResult{Reward: r, Message: agent + ": " + msg,
+			Metrics: map[string]float64{"unparsed_actions": 0, "cells_filled": float64(st.filled() - before)}}
+	}
 	fills, err := ParseAction(action, st.grid.N)
 	if err != nil {
 		st.steps++
-		return rollout.StepResult{Reward: UnparsedReward, Message: fmt.Sprintf("%s's action was not understood (%v)", agent, err),
+		return rollout.StepResult{Reward: UnparsedReward, Fixed: UnparsedReward, Message: fmt.Sprintf("%s's action was not understood (%v)", agent, err),
 			Metrics: map[string]float64{"unparsed_actions": 1, "cells_filled": 0}}
 	}
 	before := st.filled()

@@ -16,7 +16,9 @@
 //	step each candidate's action on its own clone of the state;
 //	credit each candidate its step reward: TeamReward = r (the agent's
 //	reward_scale multiplies it, as for every workflow; AT-GRPO's α on the
-//	team reward is advantage.team_weight, applied by the estimator);
+//	team reward is advantage.team_weight, applied by the estimator), but
+//	the step's Fixed part (the −2 for an action that cannot be read) as
+//	the row's own LocalReward, unscaled, as the reference sets it;
 //	continue from the best candidate's clone (highest reward, lowest index
 //	on ties) — unless the agent is one whose actions are only simulated
 //	(simulate: the tool agent of AT-GRPO's games, whose proposal is shown to
@@ -244,7 +246,7 @@ func (w *Workflow) Advance(ep *rollout.Episode, done []*rollout.Call) ([]*rollou
 		if math.IsNaN(r.Reward) || math.IsInf(r.Reward, 0) {
 			return nil, fmt.Errorf("tree: episode %d: %s's step reward is %g", ep.Traj, c.Agent.Name, r.Reward)
 		}
-		c.TeamReward = r.Reward
+		c.TeamReward, c.LocalReward = r.Reward-r.Fixed, r.Fixed
 		if r.Reward > bestReward {
 			best, bestReward, bestState, bestStep = k, r.Reward, clone, r
 		}
@@ -267,9 +269,10 @@ func (w *Workflow) Advance(ep *rollout.Episode, done []*rollout.Call) ([]*rollou
 		}
 	} else {
 		st.state = bestState
-		st.total += bestReward
+		envReward := bestReward - bestStep.Fixed // what a teammate is credited
+		st.total += envReward
 		for _, p := range st.pending {
-			p.TeamReward += bestReward
+			p.TeamReward += envReward
 		}
 		for k, v := range bestStep.Metrics {
 			st.metrics[k] += v
