@@ -13,8 +13,10 @@
 //	resume.go     what may change on resume: ResumeChanges, CheckResume, LogResumeChanges
 //	paths.go      run.output_dir must be a directory that exists or can be created
 //	sizes.go      sizes against the machine's memory and the models; presets against the environment
+//	recipe.go     recipe: a paper's preset filled under the file (recipes.go: the values)
 //
-// Precedence: Default() < the YAML file < --set flags, in that order. Unknown
+// Precedence: Default() < a recipe (recipe.go) < the YAML file < --set
+// flags, in that order. Unknown
 // keys are errors naming their full path (and the nearest known key). The
 // resolved config (Marshal) is printed at the start of a run and saved with
 // every checkpoint.
@@ -45,8 +47,13 @@ const (
 
 // Config is one training run.
 type Config struct {
-	files fileChecks // which files Validate requires to exist
+	files  fileChecks   // which files Validate requires to exist
+	recipe recipeRecord // what Recipe filled in (recipe.go)
 
+	// Recipe names a paper's preset (drmas, atgrpo-pettingllms,
+	// magrpo-comlrl): its reference code's values for every key the file
+	// and --set leave unset (recipe.go).
+	Recipe       string           `yaml:"recipe,omitempty"`
 	Run          Run              `yaml:"run"`
 	Models       map[string]Model `yaml:"models"`         // checkpoints by name
 	Assignment   string           `yaml:"assignment"`     // separate | shared | lora

@@ -63,6 +63,10 @@ func parse(data []byte, sets []string, files fileChecks) (*Config, error) {
 			return nil, err
 		}
 	}
+	rec, err := applyRecipe(root)
+	if err != nil {
+		return nil, err
+	}
 	if err := checkNode(root, reflect.TypeOf(Config{}), ""); err != nil {
 		return nil, err
 	}
@@ -76,7 +80,7 @@ func parse(data []byte, sets []string, files fileChecks) (*Config, error) {
 	if err := dec.Decode(&c); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	c.files = files
+	c.files, c.recipe = files, rec
 	if !hasKey(root, "advantage", "magrpo", "joint") {
 		c.followJointMode()
 	}

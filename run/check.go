@@ -119,6 +119,9 @@ func printPlan(out io.Writer, cfg *config.Config) {
 		fmt.Fprintf(out, "model %s: trains %s of models.%s (%s, %s on %s) for agents %s\n", tr.Name, what, tr.Source, tr.Model.Path,
 			tr.Model.DType, tr.Model.Device, strings.Join(tr.Agents, ", "))
 	}
+	if src, set, kept := cfg.RecipeReport(); cfg.Recipe != "" {
+		fmt.Fprintf(out, "recipe: %s (%s): %d keys set from it; the config's own value kept for %d: %s\n", cfg.Recipe, src, len(set), len(kept), strings.Join(kept, ", "))
+	}
 	fmt.Fprintf(out, "assignment: %s\n", cfg.Assignment)
 	fmt.Fprintf(out, "workflow: %s, environment: %s\n", cfg.Workflow.Name, cfg.Env.Name)
 	fmt.Fprintf(out, "advantage estimator: %s\n", cfg.Advantage.Estimator)
