@@ -282,18 +282,13 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// Every shipped config that names a recipe resolves, and differs from its
-// recipe only where the file says why: the sizes a tiny config scales
-// down, and the real-size configs' choices listed here (each documented
-// in docs/departures.md).
+// Every shipped config that names a recipe resolves, and keeps the
+// recipe's value for every key the recipe covers; a tiny config may scale
+// the sizes down (steps, batch, lengths, turns, the learning rate and the
+// evaluation's cadence). A config that departs from its reference does so
+// in keys the recipe leaves alone, or names no recipe.
 func TestShippedRecipeConfigs(t *testing.T) {
 	sizes := regexp.MustCompile(`^(run\.steps|batch\.(n|prompts_per_step)|max_new_tokens|optim\.(lr|micro_batch_tokens|micro_batch_size)|eval\.(every|n|tasks)|workflow\.\w+\.max_turns)$`)
-	departs := map[string]map[string]string{
-		"drmas-search-qwen2.5-3b.yaml":     {"eval.every": "", "assignment": ""},
-		"magrpo-coding-qwen2.5-coder.yaml": {"optim.micro_batch_size": "", "eval.sampling.top_k": ""},
-		"magrpo-writing-qwen3-1.7b.yaml":   {"optim.micro_batch_size": ""},
-		"drmas-math-qwen3-4b.yaml":         {},
-	}
 	paths, _ := filepath.Glob(filepath.Join("..", "configs", "*.yaml"))
 	n := 0
 	for _, p := range paths {
@@ -331,10 +326,10 @@ func TestShippedRecipeConfigs(t *testing.T) {
 			if fmt.Sprint(got) == fmt.Sprint(want[key]) {
 				continue
 			}
-			if _, ok := departs[filepath.Base(p)][k]; ok || (sizes.MatchString(k) && (strings.Contains(p, "tiny") || !strings.Contains(p, "pettingllms"))) {
+			if sizes.MatchString(k) && strings.Contains(p, "tiny") {
 				continue
 			}
-			t.Errorf("%s: %s is %v, recipe %s's %v; keep the recipe's value or list the departure", p, k, got, cfg.Recipe, want[key])
+			t.Errorf("%s: %s is %v, recipe %s's %v; keep the recipe's value (or drop the recipe and say why)", p, k, got, cfg.Recipe, want[key])
 		}
 	}
 	if n < 7 {
