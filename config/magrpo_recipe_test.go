@@ -18,6 +18,8 @@ import (
 // clipping; the coding configs end solved branches early.
 func TestMAGRPOConfigsFollowTheReference(t *testing.T) {
 	paths, _ := filepath.Glob(filepath.Join("..", "configs", "magrpo-*.yaml"))
+	lora, _ := filepath.Glob(filepath.Join("..", "configs", "lora-magrpo-*.yaml"))
+	paths = append(paths, lora...)
 	if len(paths) < 4 {
 		t.Fatalf("%d MAGRPO configs, want a tiny and a real-size one per task", len(paths))
 	}
