@@ -13,7 +13,7 @@ LDFLAGS  := -X main.version=$(VERSION)
 SHIM_STAMP = $(shell sha256sum build/libtshim.so 2>/dev/null | cut -c1-12)
 export CGO_CFLAGS = -O2 -g -Wno-deprecated-declarations -DTSHIM_STAMP=$(SHIM_STAMP)
 
-.PHONY: all setup shim build test check-gpu-build vet bench demo lora-demo search-demo math-demo planpath-demo sokoban-demo coding-demo stability experiment-magrpo-cooperation experiment-drmas-stability experiment-atgrpo-roles experiment-math-placevalue clean
+.PHONY: all setup shim build test check-gpu-build vet bench demo lora-demo search-demo math-demo planpath-demo sokoban-demo coding-demo magrpo-baselines stability experiment-magrpo-cooperation experiment-drmas-stability experiment-atgrpo-roles experiment-math-placevalue clean
 
 all: setup build
 
@@ -120,6 +120,15 @@ coding-demo: all
 	bin/train init runs/$(@:-demo=)-demo/base --text $(@:-demo=)
 	bin/train sft -c configs/magrpo-$(@:-demo=)-tiny.yaml --set models.tiny.path=runs/$(@:-demo=)-demo/base --out runs/$(@:-demo=)-demo/sft --steps 150 --log-every 50
 	bin/train -c configs/magrpo-$(@:-demo=)-tiny.yaml -q
+
+# MAGRPO's prompt-only baselines on CPU (writing and coding): the untrained
+# team under the parallel, sequential and discussion protocols and the
+# untrained single agent, each `train eval` of a warmed-up tiny model over
+# SEEDS (default 1 2 3); TASKS= picks writing or coding. Table in
+# runs/magrpo-baselines/report.md.
+magrpo-baselines: all
+	rm -rf runs/magrpo-baselines
+	bash scripts/experiments/magrpo-baselines.sh
 
 # The Dr. MAS stability experiment (drmas, grpo, grpo-step × 3 seeds) on CPU;
 # report in runs/stability/report/report.md.

@@ -4,7 +4,10 @@
 # expansion agent) beat one agent trained on the same joint reward with the
 # same number of samples per step (configs/magrpo-writing-single-tiny.yaml:
 # one agent writes both parts, split at a "---" line), and the untrained
-# team (its step-0 held-out evaluation, after the warm-up)?
+# team (its step-0 held-out evaluation, after the warm-up)? Beside them, the
+# paper's prompt-only baselines: the untrained team under the parallel,
+# sequential and discussion protocols (workflow.joint.protocol), evaluated
+# per seed with `train eval`.
 #
 #   scripts/experiments/magrpo-cooperation.sh       # make experiment-magrpo-cooperation
 #   SEEDS="1 2" STEPS=20 scripts/experiments/magrpo-cooperation.sh
@@ -58,6 +61,16 @@ if [ -z "${REPORT_ONLY:-}" ]; then
 				--set run.steps="$steps" --set run.output_dir="$dir"
 			stamp "$arm-s$seed"
 		done
+		for protocol in parallel sequential discussion; do
+			turns=1
+			[ "$protocol" != discussion ] || turns=2
+			echo "magrpo-cooperation: prompt-only $protocol, seed $seed"
+			"$train" eval -c "$team_cfg" --json --set models.tiny.path="${model:-$out/sft-team/tiny}" --set run.seed="$seed" \
+				--set workflow.joint.protocol="$protocol" --set workflow.joint.turns="$turns" ${extra[@]+"${extra[@]}"} \
+				>"$out/prompt-$protocol-s$seed.json" 2>"$out/logs/prompt-$protocol-s$seed.log" ||
+				{ echo "$name: prompt-only $protocol failed; see $out/logs/prompt-$protocol-s$seed.log" >&2; exit 1; }
+		done
+		stamp "prompt-only-s$seed"
 	done
 	finish
 fi
@@ -112,9 +125,14 @@ for s in seeds:
     cells = {
         "untrained team (step 0)": e["team"][0],
         "untrained single (step 0)": e["single"][0],
-        f"team (step {steps})": e["team"][steps],
-        f"single (step {steps})": e["single"][steps],
     }
+    for p in ("parallel", "sequential", "discussion"):
+        f = f"{out}/prompt-{p}-s{s}.json"
+        if os.path.exists(f):
+            m = json.load(open(f))["metrics"]
+            cells[f"prompt-only {p}"] = (m["eval/accuracy"], m["eval/mean_reward"])
+    cells[f"team (step {steps})"] = e["team"][steps]
+    cells[f"single (step {steps})"] = e["single"][steps]
     for k, (a, r) in cells.items():
         acc.setdefault(k, []).append(a)
         rew.setdefault(k, []).append(r)
@@ -130,6 +148,7 @@ if os.path.exists(f"{out}/logs/init.log"):
 order = list(timings)
 per_run = {k: timings[k] - timings[order[i - 1]] for i, k in enumerate(order) if i > 0 and k != "end"}
 cols = list(rows[0][1].keys())
+prompt_cols = [c for c in cols if c.startswith("prompt-only")]
 
 L = []
 L.append("# MAGRPO cooperation experiment — " + (f"{os.path.basename(model.rstrip('/'))}\n" if model else "tiny, on CPU\n"))
@@ -149,6 +168,11 @@ L.append(f"- **Warm-up:** none; both arms start from `{model}`." if model else f
          "on demonstrations of its own role(s), once, shared by all seeds.")
 L.append(f"- **RL:** {steps} steps per arm and seed (seeds {', '.join(seeds)}), held-out evaluation on 24 tasks × 1 sample at "
          "temperature 1.0 every 10 steps. Step 0 is the untrained team / agent after the warm-up.")
+L.append("- **Prompt-only baselines:** the untrained team (after the warm-up) evaluated, not trained, under the three protocols of the paper's "
+         "baselines (CoMLRL's LLM_Collab_Writing evals/: parallel, pipeline, discussion): **parallel** — each agent writes alone "
+         "(the same computation as the team's step-0 evaluation, so the two columns must agree); **sequential** — the expansion agent "
+         "sees the summary; **discussion** — a parallel round, then each agent sees both first texts and writes again, only the second round scored. "
+         "`workflow.joint.protocol` in `rollout/workflow/joint/protocol.go`.")
 L.append("- **Metrics:** `eval/accuracy` (share of held-out tasks solved: every reward level pays in full but the transitions term — length ratio in [1.6, 3.2], unique-word ratio ≥ 2, Jaccard ≥ 0.03, some transition) and "
          "`eval/mean_reward` (the joint reward, max 2.98; the team's runs log the same value as `eval/joint_reward`, checked equal), "
          "read from each run's `metrics.jsonl`.\n")
@@ -162,6 +186,8 @@ if not model:
 L.append("# for each seed N:")
 L.append(f"bin/train -c configs/magrpo-writing-tiny.yaml -q --seed N --set models.tiny.path={model or out + '/sft-team/tiny'} --set run.steps={steps} --set run.output_dir={out}/team-sN{setargs}")
 L.append(f"bin/train -c configs/magrpo-writing-single-tiny.yaml -q --seed N --set models.tiny.path={model or out + '/sft-single/tiny'} --set run.steps={steps} --set run.output_dir={out}/single-sN{setargs}")
+L.append("# the prompt-only baselines, for each seed N and protocol P in parallel, sequential, discussion (T = 2 for discussion, else 1):")
+L.append(f"bin/train eval -c configs/magrpo-writing-tiny.yaml --json --set models.tiny.path={model or out + '/sft-team/tiny'} --set run.seed=N --set workflow.joint.protocol=P --set workflow.joint.turns=T{setargs}")
 L.append(f"bin/train compare --out {out}/compare {out}/team-s* {out}/single-s*")
 L.append("```\n")
 L.append("## Machine and time\n")
@@ -203,6 +229,16 @@ else:
 trw = {arm: ms([train_reward(f"{out}/{arm}-s{s}") for s in seeds]) for arm in ("team", "single")}
 L.append(f"Training reward (`reward/mean`, mean of the last 5 steps): team {trw['team'][0]:.2f} ± {trw['team'][1]:.2f}, "
          f"single {trw['single'][0]:.2f} ± {trw['single'][1]:.2f}.\n")
+if prompt_cols:
+    best = max(prompt_cols, key=lambda k: ms(acc[k])[0])
+    ba, bas = ms(acc[best])
+    pa = ms(acc["prompt-only parallel"])[0] if "prompt-only parallel" in acc else None
+    ua0 = ms(acc["untrained team (step 0)"])[0]
+    L.append("Prompt-only baselines (held-out accuracy, mean ± sd): " + ", ".join(
+        "{} {:.3f} ± {:.3f}".format(k.replace("prompt-only ", ""), *ms(acc[k])) for k in prompt_cols)
+        + f"; the best of them, {best.replace('prompt-only ', '')}, against the trained team's {ms(acc[f'team (step {steps})'])[0]:.3f}"
+        + ("" if pa is None else f"; parallel {'equals' if abs(pa - ua0) < 1e-12 else 'differs from'} the team's step-0 evaluation ({ua0:.3f})")
+        + ".\n")
 L.append("## Result\n")
 L.append(f"**After {steps} RL steps over {len(seeds)} seeds, the trained team reaches held-out accuracy {ta:.3f} ± {tas:.3f} "
          f"(joint reward {tr:.2f} ± {trs:.2f}) against {sa:.3f} ± {sas:.3f} ({sr:.2f} ± {srs:.2f}) for the single agent and "
