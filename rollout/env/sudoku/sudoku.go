@@ -2,7 +2,8 @@
 // with a tool agent that proposes fills and a plan agent whose fills are
 // written into the grid.
 //
-// Files: sudoku.go (options, puzzles, states, the environment), agents.go
+// Files: sudoku.go (options, puzzles, states, the environment), reference.go
+// (PettingLLMs' step reward, reward: reference), agents.go
 // (the two roles' presets, parsers, demonstrations and Score), register.go
 // (the registration).
 //
