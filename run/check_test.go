@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"troupe/config"
@@ -33,5 +34,23 @@ func TestEffectiveConfigFillsAgentLoRA(t *testing.T) {
 	}
 	if cfg.Agents[0].LoRA.Rank != 0 {
 		t.Errorf("effectiveConfig changed the config it was given: %+v", cfg.Agents[0].LoRA)
+	}
+}
+
+// train check names the recipe, the reference files it comes from, and the
+// keys the config kept over it; the resolved config shows the recipe's
+// values.
+func TestCheckShowsTheRecipe(t *testing.T) {
+	dir := t.TempDir()
+	initTiny(t, dir, 1)
+	var out strings.Builder
+	c := &Check{Config: filepath.Join("..", "configs", "magrpo-writing-qwen3-1.7b.yaml"), Sets: []string{"models.qwen3.path=" + dir, "env.writing.source=procedural"}}
+	if err := c.Run(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"recipe: magrpo-comlrl (OpenMLRL/LLM_Collab_Writing configs/magrpo_tldr_config.yaml", "keys set from it", "logprob_temperature: raw"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("train check's output lacks %q:\n%s", want, out.String())
+		}
 	}
 }
