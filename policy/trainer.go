@@ -66,6 +66,10 @@ type Trainer struct {
 	// instead of packed, to measure what packing saves.
 	pad bool
 
+	// oldPass, when set (tests), computes the old log-probs in their own
+	// no-grad pass even when the update takes one optimizer step.
+	oldPass bool
+
 	// onMicroBatch, when set (tests), sees every training forward's
 	// log-probs, the old log-probs and the mask before the backward.
 	onMicroBatch func(mini, micro int, logp, oldLogp, mask *torch.Tensor)
@@ -227,7 +231,7 @@ func (t *Trainer) Update(seqs []Sequence, step int) (metrics Metrics, err error)
 	// quarter of the update's FLOPs. Several steps need the pass: every
 	// mini-batch after the first is measured against the weights before the
 	// first.
-	oldPass := len(split)*set.Epochs > 1
+	oldPass := len(split)*set.Epochs > 1 || t.oldPass
 	if err := t.beforeUpdate(minis, oldPass); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ package policy
 // (bfloat16 where the test says so).
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -468,5 +469,53 @@ func TestUpdateWithoutRowsLeavesTheModel(t *testing.T) {
 	met := update(t, tr, nil, 0)
 	if !identical(before, snapshot(m)) || met[MetricKey("a", "rows")] != 0 || met[MetricKey("b", "updates")] != 0 {
 		t.Fatalf("an update without rows changed the model or reported work: %v", met)
+	}
+}
+
+// With one optimizer step per update the old log-probs come from the grad
+// forward itself (Update): the weights after the step, the metrics and the
+// entropy must be bit for bit those of the separate no-grad pass, for
+// packed and padded layouts, with and without an entropy bonus, in float32
+// and bf16.
+func TestOneStepUpdateEqualsTheOldLogProbPass(t *testing.T) {
+	checkLeaks(t)
+	seqs := append(contrast("a"), []Sequence{
+		{Agent: "a", Prompt: []int{7, 8}, Response: []int{30, 31, 32, 33, 34}, Advantage: 0.5},
+		{Agent: "a", Prompt: []int{9, 9, 9, 9}, Response: []int{40}, Advantage: -0.25},
+		{Agent: "a", Prompt: []int{4}, Response: []int{50, 51}, Advantage: 2},
+	}...)
+	for _, dt := range []torch.DType{torch.Float32, torch.BFloat16} {
+		for _, pad := range []bool{false, true} {
+			for _, entropy := range []float64{0, 0.01} {
+				name := fmt.Sprintf("%v pad=%v entropy=%g", dt, pad, entropy)
+				run := func(oldPass bool) ([][]float32, Metrics) {
+					m := tinyModel(t, 3, dt)
+					s := trainSettings()
+					s.MicroBatchSize, s.EntropyCoef = 2, entropy
+					tr := newTrainer(t, TrainerConfig{Group: group("m", s, "a"), Policy: m, Temperature: 0.7})
+					tr.pad, tr.oldPass = pad, oldPass
+					met := update(t, tr, seqs, 0)
+					var ws [][]float32
+					for _, p := range tr.params {
+						scoped(func() { ws = append(ws, p.ToDType(torch.Float32).Float32s()) })
+					}
+					return ws, met
+				}
+				fused, fm := run(false)
+				separate, sm := run(true)
+				for i := range fused {
+					for j := range fused[i] {
+						if math.Float32bits(fused[i][j]) != math.Float32bits(separate[i][j]) {
+							t.Fatalf("%s: parameter %d[%d] %g after the one-step update, %g with the no-grad pass", name, i, j, fused[i][j], separate[i][j])
+						}
+					}
+				}
+				for k, v := range sm {
+					if math.Float64bits(fm[k]) != math.Float64bits(v) {
+						t.Fatalf("%s: metric %s %g, with the no-grad pass %g", name, k, fm[k], v)
+					}
+				}
+			}
+		}
 	}
 }
