@@ -35,12 +35,24 @@ type DistConfig struct {
 	Rank, World int           // this process's rank among World processes
 	Timeout     time.Duration // bounds the rendezvous and every collective (0: 10 minutes)
 	Gloo, NCCL  bool          // which backends to create: Gloo for CPU tensors, NCCL for CUDA
+	// Device is the CUDA device NCCL is bound to (the rank's LOCAL_RANK);
+	// CPU tensors go through it when the group has NCCL but no Gloo.
+	Device int
+	// GlooInterfaces are the network interfaces Gloo's transport binds
+	// (GLOO_SOCKET_IFNAME's comma-separated list); without them GlooAddr, a
+	// local address; without either, the address of this host's name.
+	GlooInterfaces string
+	GlooAddr       string
 }
 
 // ProcessGroup is a joined c10d process group.
 type ProcessGroup struct {
 	h           C.ts_pg
 	Rank, World int
+	// via is where CPU tensors are reduced: the CPU with Gloo, the NCCL
+	// device in a group without Gloo (a GPU build whose torch ships no Gloo
+	// headers), copied there and back.
+	via Device
 }
 
 // DistBackends reports which backends this build of the shim has.
@@ -69,15 +81,64 @@ func NewProcessGroup(c DistConfig) (*ProcessGroup, error) {
 	if c.Timeout <= 0 {
 		c.Timeout = 10 * time.Minute
 	}
-	host := C.CString(c.Host)
+	device := -1
+	if c.NCCL {
+		device = c.Device
+	}
+	host, ifaces, addr := C.CString(c.Host), C.CString(c.GlooInterfaces), C.CString(c.GlooAddr)
 	defer C.free(unsafe.Pointer(host))
+	defer C.free(unsafe.Pointer(ifaces))
+	defer C.free(unsafe.Pointer(addr))
 	var h C.ts_pg
-	err := callErr(C.ts_dist_init(host, C.int(c.Port), C.int(c.Rank), C.int(c.World), C.int64_t(c.Timeout.Milliseconds()),
-		cbool(c.Gloo), cbool(c.NCCL), &h))
+	err := callErr(C.ts_dist_init(host, C.int(c.Port), C.int(c.Rank), C.int(c.World), C.int(device), C.int64_t(c.Timeout.Milliseconds()),
+		ifaces, addr, cbool(c.Gloo), cbool(c.NCCL), &h))
 	if err != nil {
 		return nil, err
 	}
-	return &ProcessGroup{h: h, Rank: c.Rank, World: c.World}, nil
+	pg := &ProcessGroup{h: h, Rank: c.Rank, World: c.World, via: CPU}
+	if c.NCCL && !c.Gloo {
+		pg.via = CUDA(c.Device)
+	}
+	return pg, nil
+}
+
+// Describe is the options the group's backends hold, as c10d reports them:
+// each backend's timeout, Gloo's network devices, NCCL's device.
+func (pg *ProcessGroup) Describe() (string, error) {
+	var p *C.char
+	if err := callErr(C.ts_dist_describe(pg.h, &p)); err != nil {
+		return "", err
+	}
+	defer C.free(unsafe.Pointer(p))
+	return C.GoString(p), nil
+}
+
+// staged returns ts as the collective takes them: CPU tensors copied to the
+// NCCL device in a group without Gloo (see via), with a function that copies
+// the results back; otherwise ts themselves.
+func (pg *ProcessGroup) staged(ts []*Tensor) ([]*Tensor, func()) {
+	if !pg.via.IsCUDA() {
+		return ts, func() {}
+	}
+	out := make([]*Tensor, len(ts))
+	moved := false
+	for i, t := range ts {
+		out[i] = t
+		if !t.Device().IsCUDA() {
+			out[i], moved = t.ToDevice(pg.via), true
+		}
+	}
+	if !moved {
+		return ts, func() {}
+	}
+	return out, func() {
+		for i, t := range ts {
+			if out[i] != t {
+				t.CopyFrom(out[i])
+				out[i].Free()
+			}
+		}
+	}
 }
 
 // AllReduce combines ts across ranks in place (every rank passes tensors of
@@ -86,6 +147,8 @@ func (pg *ProcessGroup) AllReduce(ts []*Tensor, op ReduceOp) error {
 	if len(ts) == 0 {
 		return nil
 	}
+	ts, back := pg.staged(ts)
+	defer back()
 	hs, n := handles(ts)
 	return callErr(C.ts_dist_all_reduce(pg.h, hs, n, C.int(op)))
 }
@@ -93,11 +156,21 @@ func (pg *ProcessGroup) AllReduce(ts []*Tensor, op ReduceOp) error {
 // AllGather returns every rank's t stacked along a new first dimension
 // (World, ...), in rank order.
 func (pg *ProcessGroup) AllGather(t *Tensor) (*Tensor, error) {
+	in, _ := pg.staged([]*Tensor{t})
 	var out C.ts_tensor
-	if err := callErr(C.ts_dist_all_gather(pg.h, t.handle(), &out)); err != nil {
+	err := callErr(C.ts_dist_all_gather(pg.h, in[0].handle(), &out))
+	if in[0] != t {
+		in[0].Free()
+	}
+	if err != nil {
 		return nil, err
 	}
-	return wrap(out), nil
+	all := wrap(out)
+	if all.Device() != t.Device() {
+		defer all.Free()
+		return all.ToDevice(t.Device()), nil
+	}
+	return all, nil
 }
 
 // Broadcast copies root's ts into every other rank's ts, in place.
@@ -105,6 +178,8 @@ func (pg *ProcessGroup) Broadcast(ts []*Tensor, root int) error {
 	if len(ts) == 0 {
 		return nil
 	}
+	ts, back := pg.staged(ts)
+	defer back()
 	hs, n := handles(ts)
 	return callErr(C.ts_dist_broadcast(pg.h, hs, n, C.int(root)))
 }

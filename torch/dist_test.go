@@ -74,6 +74,44 @@ func TestDistPeerDeathIsAnError(t *testing.T) {
 	}
 }
 
+// The configured timeout reaches the backend: a peer that stays alive but
+// never joins the collective makes it fail once the timeout passes, with
+// c10d's timeout as the call's error naming this rank (not the peer's exit
+// seconds later, nor c10d's 30-minute default).
+func TestDistTimeoutIsTheCallsError(t *testing.T) {
+	outs, errs := runRanks(t, "stall", 2)
+	if errs[1] != nil {
+		t.Fatalf("rank 1 (the staller) failed: %v\n%s", errs[1], outs[1])
+	}
+	if errs[0] != nil || !strings.Contains(outs[0], "timeout reported") || !strings.Contains(outs[0], "rank 0 of 2") {
+		t.Fatalf("rank 0 did not report the timeout as its error (%v):\n%s", errs[0], outs[0])
+	}
+	if low := strings.ToLower(outs[0]); !strings.Contains(low, "timed out") && !strings.Contains(low, "timeout") {
+		t.Fatalf("rank 0's error is not a timeout:\n%s", outs[0])
+	}
+}
+
+// The options c10d holds are the ones asked for: Gloo's timeout and the
+// network address it binds (a group of one: no peer needed).
+func TestDistOptionsReachTheBackend(t *testing.T) {
+	if gloo, _ := DistBackends(); !gloo {
+		t.Fatal("this build of the shim has no Gloo: install libgloo-dev and rebuild it (make setup)")
+	}
+	pg, err := NewProcessGroup(DistConfig{Host: "127.0.0.1", Port: freePort(t), Rank: 0, World: 1, Timeout: 1234 * time.Millisecond, Gloo: true, GlooAddr: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	d, err := pg.Describe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(d)
+	if !strings.Contains(d, "gloo: timeout 1234 ms") || !strings.Contains(d, "127.0.0.1") {
+		t.Fatalf("the group holds %q; want Gloo with timeout 1234 ms bound to 127.0.0.1", d)
+	}
+}
+
 func TestDistRefusesBadRanks(t *testing.T) {
 	for _, c := range []DistConfig{
 		{Host: "127.0.0.1", Port: 1, Rank: 2, World: 2, Gloo: true},
@@ -98,7 +136,11 @@ func TestDistChild(t *testing.T) {
 	rank, _ := strconv.Atoi(f[1])
 	world, _ := strconv.Atoi(f[2])
 	port, _ := strconv.Atoi(f[3])
-	pg, err := NewProcessGroup(DistConfig{Host: "127.0.0.1", Port: port, Rank: rank, World: world, Timeout: 20 * time.Second, Gloo: true})
+	timeout := 20 * time.Second
+	if f[0] == "stall" {
+		timeout = 5 * time.Second // the rendezvous too: long enough for both processes to start
+	}
+	pg, err := NewProcessGroup(DistConfig{Host: "127.0.0.1", Port: port, Rank: rank, World: world, Timeout: timeout, Gloo: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,6 +187,19 @@ func TestDistChild(t *testing.T) {
 			t.Fatal(err)
 		}
 		fmt.Println("collectives ok")
+	case "stall":
+		if err := pg.Barrier(); err != nil {
+			t.Fatal(err)
+		}
+		if rank == 1 {
+			time.Sleep(2 * timeout) // alive, connected, but never in the collective
+			return
+		}
+		err := pg.AllReduce([]*Tensor{FromFloat32([]float32{1})}, ReduceSum)
+		if err == nil {
+			t.Fatal("all-reduce without the peer succeeded")
+		}
+		fmt.Println("timeout reported:", err)
 	case "die":
 		if err := pg.Barrier(); err != nil {
 			t.Fatal(err)
@@ -157,5 +212,52 @@ func TestDistChild(t *testing.T) {
 			t.Fatal("all-reduce with a dead peer succeeded")
 		}
 		fmt.Println("peer failure reported:", err)
+	}
+}
+
+// NCCL gets the configured timeout and the rank's device, and a group with
+// NCCL alone (a GPU build without Gloo headers) carries CPU tensors through
+// the device: a group of one on cuda:0 (TROUPE_CUDA=1).
+func TestCUDADistNCCLOptionsAndCPUTensors(t *testing.T) {
+	dev := cudaOrSkip(t)
+	if _, nccl := DistBackends(); !nccl {
+		t.Fatal("TROUPE_CUDA=1 but this build of the shim has no NCCL (scripts/gpu/build-shim.sh builds it where nccl.h is)")
+	}
+	pg, err := NewProcessGroup(DistConfig{Host: "127.0.0.1", Port: freePort(t), Rank: 0, World: 1, Timeout: 4321 * time.Millisecond, NCCL: true, Device: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	d, err := pg.Describe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(d)
+	if !strings.Contains(d, "nccl: timeout 4321 ms, device "+dev.String()) || !strings.Contains(d, "blocking wait 1") {
+		t.Fatalf("the group holds %q; want NCCL with timeout 4321 ms on %v and a blocking wait", d, dev)
+	}
+	s := NewScope()
+	defer s.Close()
+	msg := []byte("rows of rank 0")
+	g, err := pg.AllGather(FromBytes(msg, Uint8, int64(len(msg))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Device() != CPU || string(g.Bytes()) != string(msg) {
+		t.Fatalf("all-gather of CPU bytes through NCCL: %v %q", g.Device(), g.Bytes())
+	}
+	x := FromFloat64([]float64{1.5, -2})
+	if err := pg.AllReduce([]*Tensor{x}, ReduceMax); err != nil {
+		t.Fatal(err)
+	}
+	if x.Device() != CPU || !reflect.DeepEqual(x.Float64s(), []float64{1.5, -2}) {
+		t.Fatalf("all-reduce of a CPU tensor through NCCL: %v %v", x.Device(), x.Float64s())
+	}
+	y := FromFloat32([]float32{3}).ToDevice(dev)
+	if err := pg.Broadcast([]*Tensor{y}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if y.Device() != dev || y.Item() != 3 {
+		t.Fatalf("broadcast on %v: %v %v", dev, y.Device(), y.Item())
 	}
 }

@@ -199,12 +199,17 @@ ts_err ts_adamw_load_state(ts_adamw o, int i, int64_t step, ts_tensor exp_avg, t
 
 /* ---- dist.cc: collectives across processes on c10d (Gloo for CPU tensors, NCCL for CUDA) ----
  * init blocks until all `world` ranks have joined the TCPStore that rank 0 hosts at host:port;
- * timeout_ms bounds the rendezvous and every collective. A list of tensors is reduced as one
- * buffer per dtype, in place. Failures name this rank. Backends depend on the build. */
+ * timeout_ms bounds the rendezvous and every collective (Gloo's and NCCL's options, and each
+ * wait). device: the CUDA device NCCL is bound to (LOCAL_RANK), -1 for none. Gloo's transport
+ * binds the comma-separated network interfaces gloo_ifaces, else the address gloo_addr, else the
+ * host name's address (NULL or "" skips one). A list of tensors is reduced as one buffer per
+ * dtype, in place. Failures name this rank. Backends depend on the build. describe writes the
+ * options the backends hold (timeouts, devices), as c10d reports them (malloc'd: free() it). */
 enum { TS_DIST_SUM = 0, TS_DIST_MAX = 1 };
 ts_err ts_dist_backends(int* gloo, int* nccl);
-ts_err ts_dist_init(const char* host, int port, int rank, int world, int64_t timeout_ms, int want_gloo, int want_nccl,
-                    ts_pg* out);
+ts_err ts_dist_init(const char* host, int port, int rank, int world, int device, int64_t timeout_ms,
+                    const char* gloo_ifaces, const char* gloo_addr, int want_gloo, int want_nccl, ts_pg* out);
+ts_err ts_dist_describe(ts_pg pg, char** out);
 ts_err ts_dist_free(ts_pg pg);
 ts_err ts_dist_all_reduce(ts_pg pg, const ts_tensor* ts, int n, int op);
 ts_err ts_dist_all_gather(ts_pg pg, ts_tensor t, ts_tensor* out); /* (world, *t.shape) */

@@ -14,9 +14,22 @@
 // and TSHIM_NCCL (a CUDA build with nccl.h). Without either, init reports
 // that the build has no distributed backend.
 //
+// Options: the caller's timeout bounds the rendezvous, Gloo's and NCCL's own
+// options and every wait. NCCL is bound to the caller's device (LOCAL_RANK) and
+// connects at init, so a rank that cannot reach the others fails at the
+// rendezvous, not at its first collective. Gloo binds the network interfaces
+// or the address the caller names (the Go side reads GLOO_SOCKET_IFNAME, or
+// picks the address that routes to the store's host).
+//
 // Errors: a collective that fails — a peer that died, closed its connection or
 // missed the timeout — becomes the call's error with this rank named, so the
-// Go side can stop the run with a message that says which process saw it.
+// Go side can stop the run with a message that says which process saw it. For
+// NCCL that needs a blocking wait: c10d's NCCL work otherwise returns from
+// wait() once the work is queued on the stream, and reports a failure from its
+// watchdog thread, by ending the process. init turns TORCH_NCCL_BLOCKING_WAIT
+// on unless the environment sets it, and every wait passes the timeout, which
+// makes c10d block the CPU until the work completes and throw when it fails or
+// times out.
 #include "common.h"
 
 #include <ATen/ops/cat.h>
@@ -24,7 +37,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #if defined(TSHIM_GLOO) || defined(TSHIM_NCCL)
@@ -68,7 +83,7 @@ void run(ts_pg pg, bool cuda, const char* what, Op op) {
 #ifdef TSHIM_NCCL
     if (cuda) {
       if (!pg->nccl) throw std::invalid_argument("this process group was created without NCCL; CUDA tensors need backend nccl");
-      op(*pg->nccl)->wait();
+      op(*pg->nccl)->wait(pg->timeout);  // blocking: see the header
       return;
     }
 #endif
@@ -148,14 +163,15 @@ ts_err ts_dist_backends(int* gloo, int* nccl) {
   TS_CATCH
 }
 
-ts_err ts_dist_init(const char* host, int port, int rank, int world, int64_t timeout_ms, int want_gloo,
-                    int want_nccl, ts_pg* out) {
+ts_err ts_dist_init(const char* host, int port, int rank, int world, int device, int64_t timeout_ms,
+                    const char* gloo_ifaces, const char* gloo_addr, int want_gloo, int want_nccl, ts_pg* out) {
   TS_TRY
 #ifdef TSHIM_DIST
   if (world < 1 || rank < 0 || rank >= world)
     throw std::invalid_argument("dist: rank " + std::to_string(rank) + " outside [0, world size " +
                                 std::to_string(world) + ")");
   if (port <= 0 || port > 65535) throw std::invalid_argument("dist: port " + std::to_string(port) + " outside 1..65535");
+  if (timeout_ms <= 0) throw std::invalid_argument("dist: timeout " + std::to_string(timeout_ms) + " ms; it must be > 0");
   auto pg = std::make_unique<ts_pg_s>();
   pg->rank = rank;
   pg->world = world;
@@ -175,32 +191,74 @@ ts_err ts_dist_init(const char* host, int port, int rank, int world, int64_t tim
   if (want_gloo) {
 #ifdef TSHIM_GLOO
     auto o = c10d::ProcessGroupGloo::Options::create(pg->timeout);
-    const char* iface = std::getenv("GLOO_SOCKET_IFNAME");
-    std::string h(host);
-    if (iface != nullptr && *iface) {
-      o->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(iface));
-    } else if (h == "127.0.0.1" || h == "localhost") {
-      o->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+    std::string ifaces = gloo_ifaces != nullptr ? gloo_ifaces : "", addr = gloo_addr != nullptr ? gloo_addr : "";
+    if (!ifaces.empty()) {
+      std::stringstream list(ifaces);
+      for (std::string name; std::getline(list, name, ',');)
+        if (!name.empty()) o->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(name));
+    } else if (!addr.empty()) {
+      o->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(addr));
     } else {
       o->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
     }
     pg->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(pg->store, rank, world, o);
 #else
+    (void)gloo_ifaces, (void)gloo_addr;
     throw std::invalid_argument("dist: this build of the shim has no Gloo (rebuild with gloo headers: libgloo-dev)");
 #endif
   }
   if (want_nccl) {
 #ifdef TSHIM_NCCL
-    pg->nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(pg->store, rank, world);
+    setenv("TORCH_NCCL_BLOCKING_WAIT", "1", 0);  // read by the constructor; an explicit setting wins
+    auto o = c10d::ProcessGroupNCCL::Options::create();
+    o->timeout = pg->timeout;
+    pg->nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(pg->store, rank, world, o);
+    if (device >= 0) {
+      at::Device dev(at::kCUDA, static_cast<c10::DeviceIndex>(device));
+      pg->nccl->setBoundDeviceId(dev);
+      pg->nccl->eagerConnectSingleDevice(dev);
+    }
 #else
+    (void)device;
     throw std::invalid_argument("dist: this build of the shim has no NCCL (a CUDA build with nccl.h has it)");
 #endif
   }
   *out = pg.release();
 #else
-  (void)host, (void)port, (void)rank, (void)world, (void)timeout_ms, (void)want_gloo, (void)want_nccl, (void)out;
+  (void)host, (void)port, (void)rank, (void)world, (void)device, (void)timeout_ms, (void)gloo_ifaces, (void)gloo_addr;
+  (void)want_gloo, (void)want_nccl, (void)out;
   throw std::invalid_argument("dist: this build of the shim has no distributed backend (Gloo or NCCL headers were missing)");
 #endif
+  TS_CATCH
+}
+
+ts_err ts_dist_describe(ts_pg pg, char** out) {
+  TS_TRY
+  std::string d;
+#ifdef TSHIM_DIST
+  if (pg == nullptr) throw std::invalid_argument("process group handle is NULL");
+  d = "rank " + std::to_string(pg->rank) + " of " + std::to_string(pg->world);
+#ifdef TSHIM_GLOO
+  if (pg->gloo) {
+    auto o = pg->gloo->getOptions();
+    d += "; gloo: timeout " + std::to_string(o->timeout.count()) + " ms, devices";
+    for (const auto& dev : o->devices) d += " " + dev->str();
+  }
+#endif
+#ifdef TSHIM_NCCL
+  if (pg->nccl) {
+    auto o = pg->nccl->getOptions();
+    auto dev = pg->nccl->getBoundDeviceId();
+    const char* blocking = std::getenv("TORCH_NCCL_BLOCKING_WAIT");
+    d += "; nccl: timeout " + std::to_string(o->timeout.count()) + " ms, device " + (dev ? dev->str() : "none") +
+         ", blocking wait " + (blocking != nullptr ? blocking : "unset");
+  }
+#endif
+#else
+  (void)pg;
+  throw std::invalid_argument("dist: no distributed backend in this build");
+#endif
+  *out = strdup(d.c_str());
   TS_CATCH
 }
 
