@@ -1,13 +1,14 @@
 package run
 
 // dist.go — data parallel: one process per device, a c10d process group
-// (torch/dist.go: Gloo for CPU tensors, NCCL for CUDA) over a TCPStore at
-// MASTER_ADDR:MASTER_PORT, as torchrun sets up.
+// (torch/dist.go: Gloo for CPU tensors, NCCL for CUDA) over a TCPStore that
+// rank 0 hosts at MASTER_ADDR (rendezvous.go says which port).
 //
-// `train --nproc N …` launches N ranks of this program on this node; on
-// several nodes, start one `train` per device yourself with RANK,
-// WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT set (what torchrun
-// exports). Every rank loads the same config and checkpoint. Per step:
+// `train --nproc N …` launches N ranks of this program on this node;
+// torchrun launches them on one node or several, or one `train` per device
+// is started by hand with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and
+// MASTER_PORT set. Every rank loads the same config and checkpoint, which
+// the ranks check when they meet (distconfig.go). Per step:
 //
 //  1. the task iterator (identical on every rank) draws the step's
 //     prompts_per_step tasks; rank r rolls out the r-th contiguous slice, with
@@ -25,8 +26,9 @@ package run
 //     an interrupt on any rank stops every rank after the step.
 //
 // A rank that dies makes the others' next collective fail; they stop with an
-// error naming themselves, the launcher names the rank that died first, and
-// the newest checkpoint (written atomically) stays intact.
+// error naming the step and the rank or host they lost (peers.go), the
+// launcher names the rank that died first, and the newest checkpoint
+// (written atomically) stays intact.
 
 import (
 	"encoding/json"
@@ -44,15 +46,26 @@ import (
 // weightCheckEvery is how often (in steps) the ranks compare weight hashes.
 const weightCheckEvery = 10
 
-// rankExitEnv, when "STEP:RANK", makes that rank exit abruptly in the middle
+// RankExitEnv, when "STEP:RANK", makes that rank exit abruptly in the middle
 // of that step (after its rollout, before the update): the tests' way to
 // kill a rank at a known point.
 const RankExitEnv = "TROUPE_TEST_RANK_EXIT"
+
+// RankPauseEnv, when "STEP:RANK:FILE", makes that rank write its process id
+// to FILE at the same point and wait until FILE is removed: the tests' way
+// to cut a link or kill a rank from outside at a known point. It acts once
+// (FILE.done marks it done); RankExitEnv acts on a group's first start only,
+// not after a torchrun restart.
+const RankPauseEnv = "TROUPE_TEST_RANK_PAUSE"
 
 // dataParallel is this process's place in the group; nil means one process.
 type dataParallel struct {
 	pg                 *torch.ProcessGroup
 	rank, world, local int
+	launch             *launch // what the launcher said (rendezvous.go)
+	peers              []peer  // every rank, in rank order (peers.go), once they agreed
+	stopProbes         func()
+	failed             bool // a collective failed: answer the peers' probes a while before exiting (peers.go)
 }
 
 // lead says whether this process writes the run's files.
@@ -75,76 +88,54 @@ func (d *dataParallel) worldSize() int {
 }
 
 func (d *dataParallel) close() {
-	if d != nil {
-		d.pg.Close()
+	if d == nil {
+		return
 	}
+	d.pg.Close()
+	if d.failed {
+		time.Sleep(probeTimeout)
+	}
+	d.stopProbes()
 }
 
-// joinFromEnv joins the group torchrun's variables describe, or returns nil
-// when WORLD_SIZE is unset (or 1 without MASTER_PORT). A group of one
-// (WORLD_SIZE=1 with MASTER_PORT) runs every collective: the way to check
-// the NCCL path on a machine with one GPU.
+// joinFromEnv joins the group the launcher's variables describe
+// (rendezvous.go), or returns nil for one process.
 func joinFromEnv(cuda bool) (*dataParallel, error) {
-	ws := os.Getenv("WORLD_SIZE")
-	if ws == "" || (ws == "1" && os.Getenv("MASTER_PORT") == "") {
-		return nil, nil
-	}
-	num := func(key, def string) (int, error) {
-		v := os.Getenv(key)
-		if v == "" {
-			v = def
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return 0, fmt.Errorf("data parallel: %s=%q is not a non-negative integer", key, v)
-		}
-		return n, nil
-	}
-	world, err := num("WORLD_SIZE", "")
-	if err != nil {
+	l, err := readLaunch()
+	if l == nil || err != nil {
 		return nil, err
 	}
-	rank, err := num("RANK", "")
-	if err != nil {
-		return nil, fmt.Errorf("%w (WORLD_SIZE is %d: set RANK too, 0 … %d)", err, world, world-1)
-	}
-	local, err := num("LOCAL_RANK", strconv.Itoa(rank))
-	if err != nil {
-		return nil, err
-	}
-	port, err := num("MASTER_PORT", "")
-	if err != nil || port == 0 {
-		return nil, fmt.Errorf("data parallel: WORLD_SIZE is %d but MASTER_PORT is not set; set MASTER_ADDR and MASTER_PORT to rank 0's address and a free port", world)
-	}
-	host := os.Getenv("MASTER_ADDR")
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	timeout := 30 * time.Minute // a checkpoint of a large model is written by rank 0 while the others wait
-	if s := os.Getenv("TROUPE_DIST_TIMEOUT"); s != "" {
-		if timeout, err = time.ParseDuration(s); err != nil {
-			return nil, fmt.Errorf("data parallel: TROUPE_DIST_TIMEOUT=%q: %v", s, err)
-		}
-	}
+	l.setThreads()
 	if cuda {
 		// before any CUDA work (NCCL included): this rank's device becomes the
 		// thread's current one, so nothing creates a context on cuda:0
-		if err := torch.SetDevice(local); err != nil {
-			return nil, fmt.Errorf("data parallel: rank %d (LOCAL_RANK %d): %w", rank, local, err)
+		if err := torch.SetDevice(l.local); err != nil {
+			return nil, fmt.Errorf("data parallel: %s (LOCAL_RANK %d): %w", l.where(), l.local, err)
 		}
 	}
 	gloo, nccl := torch.DistBackends()
-	if !gloo {
-		return nil, fmt.Errorf("data parallel: this build of the shim has no Gloo backend; install libgloo-dev and rebuild it (make setup)")
+	if !gloo && !(cuda && nccl) {
+		return nil, fmt.Errorf("data parallel: this build of the shim has no Gloo backend, which CPU ranks need; install libgloo-dev and rebuild it (make setup)")
 	}
 	if cuda && !nccl {
 		return nil, fmt.Errorf("data parallel: the models are on CUDA but this build of the shim has no NCCL; build it with scripts/gpu/build-shim.sh on a machine with NCCL")
 	}
-	pg, err := torch.NewProcessGroup(torch.DistConfig{Host: host, Port: port, Rank: rank, World: world, Timeout: timeout, Gloo: true, NCCL: cuda})
+	addr := l.localAddr()
+	probeAt, stopProbes, err := listenForProbes(addr, l.rank)
 	if err != nil {
-		return nil, fmt.Errorf("data parallel: joining %d ranks at %s:%d as rank %d: %w", world, host, port, rank, err)
+		return nil, err
 	}
-	return &dataParallel{pg: pg, rank: rank, world: world, local: local}, nil
+	// Gloo carries CPU tensors when the build has it; a GPU build without
+	// Gloo headers sends them through NCCL on the rank's device
+	pg, err := torch.NewProcessGroup(torch.DistConfig{Host: l.masterAddr, Port: l.storePort, Rank: l.rank, World: l.world,
+		Timeout: l.timeout, Gloo: gloo, NCCL: cuda, Device: l.local, GlooInterfaces: l.glooIfaces, GlooAddr: addr})
+	if err != nil {
+		stopProbes()
+		return nil, fmt.Errorf("data parallel: %s joining at %s:%d (the store's port: %s): %w", l.where(), l.masterAddr, l.storePort, l.storeWhy, err)
+	}
+	d := &dataParallel{pg: pg, rank: l.rank, world: l.world, local: l.local, launch: l, stopProbes: stopProbes}
+	d.peers = []peer{{Rank: l.rank, Node: l.node, Addr: addr, Probe: probeAt}} // this rank alone until agree
+	return d, nil
 }
 
 // placeOnLocalDevice moves every model configured on "cuda" to this rank's
@@ -315,14 +306,32 @@ func (d *dataParallel) checkSameWeights(t *team, step int) (err error) {
 	return nil
 }
 
-// maybeExit is the rankExitEnv hook.
+// maybeExit is the RankExitEnv and RankPauseEnv hook.
 func (d *dataParallel) maybeExit(step int) {
 	if d == nil {
 		return
 	}
-	if v := os.Getenv(RankExitEnv); v == fmt.Sprintf("%d:%d", step, d.rank) {
+	here := fmt.Sprintf("%d:%d", step, d.rank)
+	if v := os.Getenv(RankExitEnv); v == here && LauncherRestart() == 0 {
 		fmt.Fprintf(os.Stderr, "rank %d: exiting in step %d (%s)\n", d.rank, step, RankExitEnv)
 		os.Exit(3)
+	}
+	if v := os.Getenv(RankPauseEnv); strings.HasPrefix(v, here+":") {
+		file := strings.TrimPrefix(v, here+":")
+		if _, err := os.Stat(file + ".done"); err == nil {
+			return
+		}
+		if err := os.WriteFile(file, []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+			fmt.Fprintf(os.Stderr, "rank %d: %s: %v\n", d.rank, RankPauseEnv, err)
+			return
+		}
+		for {
+			if _, err := os.Stat(file); err != nil {
+				os.WriteFile(file+".done", nil, 0o644)
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 }
 

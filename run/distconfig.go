@@ -1,13 +1,17 @@
 package run
 
-// distconfig.go — the ranks of a data-parallel run agree on the config
-// before they train: each hashes its resolved config (SHA-256 of the YAML
-// the run writes into its checkpoints), the hashes are all-gathered, and on
-// a mismatch every rank gathers the configs and refuses, naming the first
-// key (in YAML order) where a rank differs from rank 0. Ranks started by
-// hand on several nodes with different --set flags or config files would
-// otherwise train on different data or settings and only fail, if at all,
-// at the weight check steps later.
+// distconfig.go — the ranks of a data-parallel group agree on what they run
+// before they train. When the group forms, each rank sends the others its
+// record (peers.go): the build (troupe's version, Go's, libtorch's, and
+// SHA-256 of the executable and of libtshim.so), a SHA-256 of its resolved
+// config (the YAML the run writes into its checkpoints) and the checkpoint
+// it continues from. Every rank compares every record with rank 0's, in that
+// order, and all refuse at once on the first difference, naming the rank,
+// its host and what differs — for configs the first key (in YAML order),
+// after gathering the configs. Nodes started with another build, other
+// --set flags or config files, or a run directory the other nodes do not
+// see would otherwise train on different code, data or settings and fail,
+// if at all, at the weight check steps later.
 //
 // What it is not: a check of the files the config names (model weights,
 // datasets); each rank reads its own, which the weight hash catches.
@@ -15,16 +19,26 @@ package run
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
 	"troupe/config"
+	"troupe/torch"
 )
 
-// checkSameConfig refuses to go on when the ranks' resolved configs differ.
-// Call it on every rank before the config is placed on the rank's device.
-func (d *dataParallel) checkSameConfig(cfg *config.Config) error {
+// agree exchanges the ranks' records and refuses to go on when a rank's
+// build, config or checkpoint differs from rank 0's. resume is the
+// checkpoint this rank continues from ("" for a fresh start). Call it on
+// every rank before the config is placed on the rank's device.
+func (d *dataParallel) agree(cfg *config.Config, resume string) error {
 	if d == nil {
 		return nil
 	}
@@ -33,29 +47,110 @@ func (d *dataParallel) checkSameConfig(cfg *config.Config) error {
 		return err
 	}
 	sum := sha256.Sum256(raw)
-	hashes, err := d.gatherBytes(sum[:])
+	me := d.peers[0]
+	me.Host, _ = os.Hostname()
+	me.Build, me.Exe, me.Shim = buildID()
+	me.Config, me.Resume = hex.EncodeToString(sum[:]), resume
+	data, err := json.Marshal(me)
 	if err != nil {
-		return fmt.Errorf("data parallel: comparing the ranks' configs: %w", err)
+		return err
 	}
-	same := true
-	for _, h := range hashes {
-		same = same && bytes.Equal(h, sum[:])
+	parts, err := d.gatherBytes(data)
+	if err != nil {
+		return fmt.Errorf("data parallel: %s: exchanging the ranks' builds and configs: %w", d.launch.where(), err)
 	}
-	if same {
-		return nil
+	peers := make([]peer, len(parts))
+	for r, p := range parts {
+		if err := json.Unmarshal(p, &peers[r]); err != nil {
+			return fmt.Errorf("data parallel: the record of rank %d is unreadable (%v); is it running another build of troupe?", r, err)
+		}
 	}
-	all, err := d.gatherBytes(raw) // every rank saw the mismatch: every rank gathers
+	d.peers = peers
+	first := peers[0]
+	for _, p := range peers[1:] {
+		switch {
+		case p.Build != first.Build || p.Exe != first.Exe || p.Shim != first.Shim:
+			return fmt.Errorf("data parallel: %s runs another build than %s: %s; start every node with the same bin/train and libtshim.so",
+				p.where(), first.where(), buildDifference(p, first))
+		case p.Config != first.Config:
+			return d.configDifference(raw, p, first)
+		case p.Resume != first.Resume:
+			return fmt.Errorf("data parallel: %s continues from %s but %s from %s; every node must see the run directory (a shared file system) or hold the same checkpoint",
+				p.where(), startName(p.Resume), first.where(), startName(first.Resume))
+		}
+	}
+	return nil
+}
+
+// buildDifference names what differs between two ranks' builds, the first
+// rank's value first.
+func buildDifference(p, first peer) string {
+	var diff []string
+	for _, f := range []struct{ what, a, b string }{{"", p.Build, first.Build}, {"executable SHA-256 ", p.Exe, first.Exe}, {"libtshim.so SHA-256 ", p.Shim, first.Shim}} {
+		if f.a != f.b {
+			diff = append(diff, fmt.Sprintf("%s%s vs %s", f.what, f.a, f.b))
+		}
+	}
+	if p.Build == first.Build {
+		diff = append(diff, "both "+p.Build)
+	}
+	return strings.Join(diff, ", ")
+}
+
+// startName words a record's checkpoint.
+func startName(resume string) string {
+	if resume == "" {
+		return "the start (no checkpoint)"
+	}
+	return resume
+}
+
+// configDifference gathers the configs (every rank saw the mismatch, so
+// every rank gathers) and names the first key where p's differs from rank 0's.
+func (d *dataParallel) configDifference(raw []byte, p, first peer) error {
+	all, err := d.gatherBytes(raw)
 	if err != nil {
 		return fmt.Errorf("data parallel: the ranks' configs differ, and gathering them failed: %w", err)
 	}
-	for r := 1; r < len(all); r++ {
-		if bytes.Equal(all[r], all[0]) {
-			continue
-		}
-		key, v0, vr := firstDifference(all[0], all[r])
-		return fmt.Errorf("data parallel: the ranks' resolved configs differ: %s is %s on rank 0 but %s on rank %d; start every rank with the same config file and --set flags", key, v0, vr, r)
+	if bytes.Equal(all[p.Rank], all[first.Rank]) {
+		return fmt.Errorf("data parallel: the ranks' config hashes differ but their configs are equal; the all-gather is broken (report this)")
 	}
-	return fmt.Errorf("data parallel: the ranks' config hashes differ but their configs are equal; the all-gather is broken (report this)")
+	key, v0, vr := firstDifference(all[first.Rank], all[p.Rank])
+	return fmt.Errorf("data parallel: the ranks' resolved configs differ: %s is %s on %s but %s on %s; start every rank with the same config file and --set flags",
+		key, v0, first.where(), vr, p.where())
+}
+
+var buildOnce struct {
+	sync.Once
+	build, exe, shim string
+}
+
+// buildID is this program's build: versions, and SHA-256 (16 hex digits) of
+// the executable and of the shim it loaded ("?" when unreadable).
+func buildID() (build, exe, shim string) {
+	buildOnce.Do(func() {
+		buildOnce.build = fmt.Sprintf("troupe %s, %s, libtorch %s", Version, runtime.Version(), torch.VersionString())
+		buildOnce.exe = "?"
+		if path, err := os.Executable(); err == nil {
+			buildOnce.exe = fileSum(path)
+		}
+		buildOnce.shim = fileSum(torch.ShimPath())
+	})
+	return buildOnce.build, buildOnce.exe, buildOnce.shim
+}
+
+// fileSum is the first 16 hex digits of a file's SHA-256, "?" when unreadable.
+func fileSum(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return "?"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "?"
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // firstDifference is the first key path (in a's YAML order, then b's) whose

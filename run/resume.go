@@ -1,11 +1,13 @@
 package run
 
 // resume.go — where a run's config and checkpoint come from (--config,
-// --resume), and the guards that keep a fresh or resumed run from mixing its
-// files with another run's.
+// --resume, or torchrun starting a group again for a run that has written
+// checkpoints: it continues from the newest), and the guards that keep a
+// fresh or resumed run from mixing its files with another run's.
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"troupe/ckpt"
@@ -26,6 +28,11 @@ func (c *Train) loadConfig() (*checkpointRef, *config.Config, error) {
 		}
 	}
 	if c.Resume == "" {
+		if cp := launcherCheckpoint(cfg.Run.OutputDir); cp != nil {
+			c.Resume, c.relaunched = cp.Dir, true // torchrun started the group again: continue the run
+		}
+	}
+	if c.Resume == "" {
 		return nil, cfg, nil
 	}
 	outputDir := ""
@@ -36,6 +43,9 @@ func (c *Train) loadConfig() (*checkpointRef, *config.Config, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if newest := launcherCheckpoint(runDirOf(cp)); newest != nil && newest.Step > cp.Step {
+		cp, c.relaunched = newest, true // restarted after the run went past the checkpoint it was started from
+	}
 	if cfg == nil {
 		if cfg, err = config.LoadSaved(filepath.Join(cp.Dir, configFile), c.Sets); err != nil {
 			return nil, nil, fmt.Errorf("resume: %w", err)
@@ -45,6 +55,39 @@ func (c *Train) loadConfig() (*checkpointRef, *config.Config, error) {
 		return nil, nil, fmt.Errorf("resume: %s: %w", cp.Dir, err)
 	}
 	return cp, cfg, nil
+}
+
+// launcherCheckpoint is the newest checkpoint of a run directory when this
+// group was started by torchrun for the run that wrote it — the same
+// TORCHELASTIC_RUN_ID, which stays the same across the restarts of one
+// torchrun job — and nil otherwise. It does not go by the restart count:
+// when one node's rank fails, torchrun restarts the other nodes' groups
+// without raising theirs.
+func launcherCheckpoint(runDir string) *checkpointRef {
+	id := os.Getenv(LauncherRunEnv)
+	if id == "" {
+		return nil
+	}
+	cp, err := ckpt.Latest(filepath.Join(runDir, "checkpoints"))
+	if err != nil {
+		return nil
+	}
+	var st trainState
+	if err := ckpt.LoadJSON(filepath.Join(cp.Dir, StateFile), &st); err != nil || st.LauncherRun != id {
+		return nil
+	}
+	return cp
+}
+
+// checkpointName names a checkpoint for the ranks' agreement
+// (distconfig.go): its step and a hash of its manifest, the same on every
+// node that sees the same checkpoint, wherever the run directory is mounted.
+// "" for a fresh start.
+func checkpointName(cp *checkpointRef) string {
+	if cp == nil {
+		return ""
+	}
+	return fmt.Sprintf("the checkpoint of step %d (manifest %s)", cp.Step, fileSum(filepath.Join(cp.Dir, ckpt.ManifestName)))
 }
 
 // refuseOverwrite keeps a fresh run from mixing its checkpoints and metrics

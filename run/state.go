@@ -41,6 +41,10 @@ type trainState struct {
 	Trainers map[string]policy.TrainerState `json:"trainers"`
 	Version  string                         `json:"troupe_version"`
 	World    int                            `json:"world,omitempty"` // data-parallel ranks (0 in checkpoints from before it was recorded: 1)
+	// LauncherRun is torchrun's TORCHELASTIC_RUN_ID of the group that wrote
+	// it: a group that torchrun starts again for the same run resumes from it
+	// by itself (resume.go)
+	LauncherRun string `json:"torchrun_run_id,omitempty"`
 }
 
 // batchState is config.Batch in train_state.json. It reads the field names
@@ -121,7 +125,7 @@ func save(t *team, iter *rollout.TaskIterator, step int, dp *dataParallel) (dir 
 			w.Abort()
 		}
 	}()
-	st := trainState{Step: step, Seed: t.cfg.Run.Seed, Batch: batchState(t.cfg.Batch), Data: iter.State(), Trainers: map[string]policy.TrainerState{}, Version: Version, World: dp.worldSize()}
+	st := trainState{Step: step, Seed: t.cfg.Run.Seed, Batch: batchState(t.cfg.Batch), Data: iter.State(), Trainers: map[string]policy.TrainerState{}, Version: Version, World: dp.worldSize(), LauncherRun: os.Getenv(LauncherRunEnv)}
 	for _, tr := range t.trainers {
 		name := tr.Model()
 		dir := w.Path(ckpt.ModelStateDir(name))

@@ -38,13 +38,13 @@ func (r *trainRun) step(step int) error {
 	ro, err := t.sampler.RunPart(t.workflow, tasks[lo:hi], cfg.Batch.N, rollout.DeriveSeed(cfg.Run.Seed, seedRollout, uint64(step)), lo)
 	t.sampler.Progress = nil // evaluation uses the sampler too
 	if err != nil {
-		return fmt.Errorf("step %d: rollout: %w", step, err)
+		return fmt.Errorf("step %d: rollout: %w", step+1, err)
 	}
 	dp.maybeExit(step + 1)
 
 	// rows: every rank's, in rank order
 	if ro.Samples, err = dp.gatherSamples(ro.Samples); err != nil {
-		return fmt.Errorf("step %d: %w", step, err)
+		return fmt.Errorf("step %d: %w", step+1, err)
 	}
 	rolled := time.Now()
 	rolloutPeaks := readPeaks(t, "rollout")
@@ -54,7 +54,7 @@ func (r *trainRun) step(step int) error {
 	// advantages: one per row, by the configured estimator
 	res, err := t.estimator.Compute(advantageRows(ro.Samples))
 	if err != nil {
-		return fmt.Errorf("step %d: advantages: %w", step, err)
+		return fmt.Errorf("step %d: advantages: %w", step+1, err)
 	}
 	r.zero.check(r.out, step+1, ro.Samples, res.Advantages) // notes.go
 	printSamples(r.out, step+1, r.printN, ro.Samples, res.Advantages)
@@ -72,7 +72,7 @@ func (r *trainRun) step(step int) error {
 		pm, err := tr.Update(seqs, step)
 		beat()
 		if err != nil {
-			return fmt.Errorf("step %d: update of model %q: %w", step, tr.Model(), err)
+			return fmt.Errorf("step %d: update of model %q: %w", step+1, tr.Model(), err)
 		}
 		maps.Copy(values, pm)
 		for _, a := range tr.Agents() {

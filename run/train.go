@@ -47,7 +47,8 @@ type Train struct {
 	// (notes.go).
 	PrintSamples int
 
-	changes []config.ConfigChange // the resumed config's changes since the checkpoint
+	changes    []config.ConfigChange // the resumed config's changes since the checkpoint
+	relaunched bool                  // torchrun started the group again; it resumes from its job's newest checkpoint
 }
 
 // trainRun is an open run: what every step reads and writes.
@@ -95,7 +96,7 @@ func (c *Train) Run(w io.Writer) (err error) {
 	}
 	for step := r.start; step < cfg.Run.Steps; step++ {
 		if err := r.step(step); err != nil {
-			return err
+			return r.dp.explain(err, step+1) // a lost rank or host is named (peers.go)
 		}
 	}
 	if !r.dp.lead() {
@@ -123,15 +124,21 @@ func (r *trainRun) open(c *Train) error {
 	}
 	r.dp = dp
 	r.closers = append(r.closers, dp.close)
-	if err := dp.check(cfg); err != nil {
+	if err := dp.agree(cfg, checkpointName(cp)); err != nil { // first: the checks below assume one config
 		return err
 	}
-	if err := dp.checkSameConfig(cfg); err != nil {
+	if err := dp.check(cfg); err != nil {
 		return err
 	}
 	dp.placeOnLocalDevice(cfg)
 	if !dp.lead() {
 		out.w = io.Discard // rank 0 speaks for the run; errors still reach stderr
+	}
+	switch {
+	case c.relaunched:
+		fmt.Fprintf(out, "torchrun started the group again (job %s): resuming from its newest checkpoint, %s\n", os.Getenv(LauncherRunEnv), cp.Dir)
+	case LauncherRestart() > 0 && cp == nil:
+		fmt.Fprintf(out, "torchrun restart %d: the job has no checkpoint yet; starting from the first step\n", LauncherRestart())
 	}
 	if !c.Quiet {
 		resolved, _ := cfg.Marshal()
@@ -217,7 +224,9 @@ func (r *trainRun) open(c *Train) error {
 	r.closers = append(r.closers, func() { r.monitor.Close() })
 	stop, stopSignals := interrupts(out, launcherGone)
 	r.stop = stop
-	r.closers = append(r.closers, stopSignals)
+	// last to go: a rank that failed is often stopped by its launcher
+	// (torchrun's SIGTERM) while it tears down, and must live to print why
+	r.closers = append([]func(){stopSignals}, r.closers...)
 	r.progress = metrics.NewProgress(out, r.start, cfg.Run.Steps, time.Now)
 	return nil
 }

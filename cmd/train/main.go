@@ -46,6 +46,7 @@ func execute(args []string, stdout, stderr io.Writer) int {
 	root.SetErr(stderr)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(stderr, "train: "+err.Error())
+		run.ReportToLauncher("train: " + err.Error()) // torchrun's summary of the failure shows it
 		return 1
 	}
 	return 0

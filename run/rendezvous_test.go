@@ -1,0 +1,103 @@
+package run
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// launchEnv clears every variable readLaunch reads, then sets kv.
+func launchEnv(t *testing.T, kv ...string) {
+	t.Helper()
+	for _, k := range []string{"WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT",
+		"TORCHELASTIC_USE_AGENT_STORE", LauncherRunEnv, StorePortEnv, TimeoutEnv, "GLOO_SOCKET_IFNAME"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		t.Setenv(kv[i], kv[i+1])
+	}
+}
+
+// Under torchrun's agent store troupe's store moves to the next port (or
+// TROUPE_STORE_PORT); otherwise rank 0 hosts on MASTER_PORT.
+func TestReadLaunchStorePort(t *testing.T) {
+	torchrun := []string{"WORLD_SIZE", "4", "RANK", "3", "LOCAL_RANK", "1", "LOCAL_WORLD_SIZE", "2", "GROUP_RANK", "1",
+		"MASTER_ADDR", "node0", "MASTER_PORT", "29500", LauncherRunEnv, "job"}
+	for _, c := range []struct {
+		name string
+		env  []string
+		port int
+	}{
+		{"by hand", []string{"WORLD_SIZE", "2", "RANK", "1", "MASTER_PORT", "29500"}, 29500},
+		{"torchrun, static rendezvous", append(torchrun, "TORCHELASTIC_USE_AGENT_STORE", "False"), 29500},
+		{"torchrun, agent store", append(torchrun, "TORCHELASTIC_USE_AGENT_STORE", "True"), 29501},
+		{"torchrun, agent store, port given", append(torchrun, "TORCHELASTIC_USE_AGENT_STORE", "True", StorePortEnv, "31000"), 31000},
+	} {
+		launchEnv(t, c.env...)
+		l, err := readLaunch()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if l.storePort != c.port {
+			t.Errorf("%s: the store's port is %d (%s), want %d", c.name, l.storePort, l.storeWhy, c.port)
+		}
+	}
+	launchEnv(t, append(torchrun, "TORCHELASTIC_USE_AGENT_STORE", "True", TimeoutEnv, "90s")...)
+	l, err := readLaunch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.rank != 3 || l.world != 4 || l.local != 1 || l.localWorld != 2 || l.node != 1 || l.masterAddr != "node0" || !l.torchrun || l.timeout != 90*time.Second {
+		t.Fatalf("read %+v", *l)
+	}
+	if got := l.where(); got != "rank 3 of 4 (node 1)" {
+		t.Fatalf("where: %q", got)
+	}
+}
+
+// Bad values are refused naming the variable and the value.
+func TestReadLaunchRefuses(t *testing.T) {
+	for _, c := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"WORLD_SIZE", "2", "RANK", "x", "MASTER_PORT", "1"}, `RANK="x"`},
+		{[]string{"WORLD_SIZE", "2", "RANK", "0"}, "MASTER_PORT"},
+		{[]string{"WORLD_SIZE", "2", "RANK", "0", "MASTER_PORT", "65535", "TORCHELASTIC_USE_AGENT_STORE", "True"}, StorePortEnv},
+		{[]string{"WORLD_SIZE", "2", "RANK", "0", "MASTER_PORT", "1", StorePortEnv, "0"}, StorePortEnv + `="0"`},
+		{[]string{"WORLD_SIZE", "2", "RANK", "0", "MASTER_PORT", "1", TimeoutEnv, "-1s"}, TimeoutEnv + `="-1s"`},
+	} {
+		launchEnv(t, c.env...)
+		if _, err := readLaunch(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error naming %s", c.env, err, c.want)
+		}
+	}
+	launchEnv(t)
+	if l, err := readLaunch(); l != nil || err != nil {
+		t.Fatalf("no WORLD_SIZE: %+v, %v; want one process", l, err)
+	}
+}
+
+// The error file has the layout torchrun's summary reads.
+func TestReportToLauncher(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "error.json")
+	t.Setenv("TORCHELASTIC_ERROR_FILE", path)
+	ReportToLauncher("train: it broke\n")
+	var got struct {
+		Message struct {
+			Message   string            `json:"message"`
+			ExtraInfo map[string]string `json:"extraInfo"`
+		} `json:"message"`
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &got); err != nil || got.Message.Message != "train: it broke" || got.Message.ExtraInfo["timestamp"] == "" {
+		t.Fatalf("%s: %v", raw, err)
+	}
+}
