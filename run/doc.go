@@ -22,7 +22,9 @@
 //	board.go        the run's TensorBoard events
 //	export.go       Export and the end-of-run export: Hugging Face and PEFT directories
 //	dist.go         data parallel membership: rank, process group, gathers, weight checks
-//	distconfig.go   data parallel: the ranks' resolved configs compared at the join
+//	rendezvous.go   data parallel: the launcher's variables (--nproc, torchrun, by hand), the store's port
+//	distconfig.go   data parallel: the ranks' builds, resolved configs and checkpoints compared at the join
+//	peers.go        data parallel: what the ranks know of each other; naming a lost rank or host
 //	launcher.go     a rank of train --nproc stops when its launcher is gone
 //	brokenpipe.go   a closed console (train | tee, Ctrl-C) stops the printing, not the run
 //	notes.go        --print-samples, the zero-advantage warning, the resolved config in the run directory
