@@ -105,7 +105,9 @@ func metricSteps(t *testing.T, run string) []int {
 
 // rankTrainEnv is the environment of a rank started from this test binary.
 func rankTrainEnv(extra ...string) []string {
-	return append(append(os.Environ(), asTrainEnv+"=1", "TROUPE_THREADS=1"), extra...)
+	// a rendezvous or collective that cannot complete ends within 2 minutes
+	// (the default, 30, would outlast the test)
+	return append(append(os.Environ(), asTrainEnv+"=1", "TROUPE_THREADS=1", runpkg.TimeoutEnv+"=2m"), extra...)
 }
 
 // torchrunCmd is `[ip netns exec NS] python -m torch.distributed.run ARGS
@@ -168,6 +170,7 @@ func start(t *testing.T, cmd *exec.Cmd) *proc {
 	p := &proc{cmd: cmd, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = &p.out, &p.out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = time.Minute // a rank left behind must not hold the output open
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -189,10 +192,11 @@ func (p *proc) wait(t *testing.T) (string, error) {
 	select {
 	case <-p.done:
 		return p.out.String(), p.err
-	case <-time.After(10 * time.Minute):
+	case <-time.After(8 * time.Minute):
+		ps, _ := exec.Command("ps", "-eo", "pid,ppid,pgid,etime,args").Output()
 		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		<-p.done
-		t.Fatalf("%s: still running after 10 minutes:\n%s", strings.Join(p.cmd.Args, " "), tail(p.out.String(), 3000))
+		t.Fatalf("%s: still running after 8 minutes:\n%s\nprocesses then:\n%s", strings.Join(p.cmd.Args, " "), tail(p.out.String(), 3000), ps)
 		return "", nil
 	}
 }

@@ -155,7 +155,7 @@ func TestTwoHosts(t *testing.T) {
 	oneProcess(t, append(args, "--set", "run.output_dir="+one)...)
 
 	// 2 × 2 ranks under torchrun
-	ps := h.torchrun(t, py, nil, append(args, "--set", "run.output_dir="+straight), runpkg.TimeoutEnv+"=2m")
+	ps := h.torchrun(t, py, nil, append(args, "--set", "run.output_dir="+straight))
 	outs := waitAll(t, ps[:], true)
 	if !strings.Contains(outs[0]+outs[1], "data parallel: 4 ranks; this is rank 0") {
 		t.Fatalf("no rank 0 reported a group of 4:\n%s\n%s", tail(outs[0], 2000), tail(outs[1], 2000))
@@ -193,7 +193,7 @@ func TestTwoHosts(t *testing.T) {
 		t.Fatalf("after the cut the newest checkpoint should be step 1, intact: %+v, %v", cp, err)
 	}
 	ranks = h.byHand(t, func(k int) ([]string, []string) {
-		return []string{"--resume=" + cut, "-q"}, []string{runpkg.TimeoutEnv + "=2m"}
+		return []string{"--resume=" + cut, "-q"}, nil
 	})
 	waitAll(t, ranks[:], true)
 	sameState(t, straight, cut, 3)
@@ -201,7 +201,7 @@ func TestTwoHosts(t *testing.T) {
 	// a rank of host 1 killed in step 2; torchrun restarts both nodes' groups
 	pause = filepath.Join(dir, "pause-kill")
 	ps = h.torchrun(t, py, []string{"--max-restarts", "1"}, append(args, "--set", "run.output_dir="+restarted),
-		runpkg.TimeoutEnv+"=2m", runpkg.RankPauseEnv+"=2:3:"+pause)
+		runpkg.RankPauseEnv+"=2:3:"+pause)
 	killPaused(t, pause)
 	outs = waitAll(t, ps[:], true)
 	if all := outs[0] + outs[1]; !strings.Contains(all, "torchrun started the group again") {
@@ -237,7 +237,7 @@ func TestTwoHosts(t *testing.T) {
 			}
 			cmd := exec.Command("ip", append([]string{"netns", "exec", h.ns[k], bin}, train...)...)
 			cmd.Env = rankTrainEnv("WORLD_SIZE=4", "RANK="+strconv.Itoa(r), "LOCAL_RANK="+strconv.Itoa(r%2), "GROUP_RANK="+strconv.Itoa(k),
-				"MASTER_ADDR="+h.addr[0], "MASTER_PORT=29500", runpkg.TimeoutEnv+"=2m")
+				"MASTER_ADDR="+h.addr[0], "MASTER_PORT=29500")
 			ranks[r] = start(t, cmd)
 		}
 		outs := waitAll(t, ranks[:], false)
