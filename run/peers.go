@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -77,11 +78,17 @@ func (p peer) hostName() string {
 const probeTimeout = 2 * time.Second
 
 // listenForProbes starts this rank's probe listener on addr (all addresses
-// when empty) and returns its address and a function that stops it.
+// when empty: the others then dial the host's name) and returns where the
+// others reach it, and a function that stops it.
 func listenForProbes(addr string, rank int) (string, func(), error) {
 	l, err := net.Listen("tcp", net.JoinHostPort(addr, "0"))
 	if err != nil {
 		return "", nil, fmt.Errorf("data parallel: rank %d: listening for the other ranks' probes on %q: %w", rank, addr, err)
+	}
+	at := l.Addr().String()
+	if addr == "" {
+		host, _ := os.Hostname()
+		at = net.JoinHostPort(host, strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
 	}
 	hello := []byte("troupe rank " + strconv.Itoa(rank) + "\n")
 	go func() {
@@ -95,7 +102,7 @@ func listenForProbes(addr string, rank int) (string, func(), error) {
 			c.Close()
 		}
 	}()
-	return l.Addr().String(), func() { l.Close() }, nil
+	return at, func() { l.Close() }, nil
 }
 
 // probeResult is what a probe of one rank found.
@@ -104,7 +111,7 @@ type probeResult int
 const (
 	peerAnswers     probeResult = iota
 	peerGone                    // the host answered, the process did not: it ended
-	peerUnreachable             // no answer from the host within probeTimeout
+	peerUnreachable             // no answer within probeTimeout
 )
 
 // probe asks one rank's listener who it is.
@@ -119,7 +126,11 @@ func probe(p peer) probeResult {
 	defer c.Close()
 	c.SetReadDeadline(time.Now().Add(probeTimeout))
 	line, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil || line != "troupe rank "+strconv.Itoa(p.Rank)+"\n" {
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return peerUnreachable // connected, but nothing answers
+	case err != nil || line != "troupe rank "+strconv.Itoa(p.Rank)+"\n":
 		return peerGone // another process has the port now
 	}
 	return peerAnswers

@@ -64,7 +64,6 @@ type launch struct {
 	storePort         int
 	storeWhy          string // how storePort was chosen, for the rendezvous error
 	timeout           time.Duration
-	torchrun          bool
 	glooIfaces        string // GLOO_SOCKET_IFNAME
 }
 
@@ -88,7 +87,7 @@ func readLaunch() (*launch, error) {
 		}
 		return n, nil
 	}
-	l := &launch{node: -1, torchrun: os.Getenv(LauncherRunEnv) != "", glooIfaces: os.Getenv("GLOO_SOCKET_IFNAME")}
+	l := &launch{node: -1, glooIfaces: os.Getenv("GLOO_SOCKET_IFNAME")}
 	var err error
 	if l.world, err = num("WORLD_SIZE", ""); err != nil {
 		return nil, err

@@ -51,7 +51,7 @@ func TestReadLaunchStorePort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.rank != 3 || l.world != 4 || l.local != 1 || l.localWorld != 2 || l.node != 1 || l.masterAddr != "node0" || !l.torchrun || l.timeout != 90*time.Second {
+	if l.rank != 3 || l.world != 4 || l.local != 1 || l.localWorld != 2 || l.node != 1 || l.masterAddr != "node0" || l.timeout != 90*time.Second {
 		t.Fatalf("read %+v", *l)
 	}
 	if got := l.where(); got != "rank 3 of 4 (node 1)" {
