@@ -11,7 +11,9 @@
 // can also write code that deletes, reads or floods what it can reach. The
 // sandbox is what stands between such code and the machine; the coding
 // reward (rollout/env/coding) adds its own protocol so that the program
-// cannot forge its score either.
+// cannot forge its score either. Tests a model wrote (the code-test
+// workflow's tester) are hostile in the same way and would run beside the
+// verdict, so they never run: the coding reward reads them as data.
 //
 // What every run gets (confine.go builds it):
 //

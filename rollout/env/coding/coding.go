@@ -224,7 +224,24 @@ func (e *Env) JointScore(task rollout.Task, turn int, outputs []string) rollout.
 	if len(outputs) != 2 {
 		return rollout.JointResult{Feedback: fmt.Sprintf("coding needs a helper and a main program, got %d", len(outputs))}
 	}
-	return total(e.score(task, Code(outputs[0]), Code(outputs[1])))
+	return total(e.score(task, Code(outputs[0]), Code(outputs[1]), nil))
+}
+
+// ScoreWrittenTests runs [helper, main] against tests a model wrote (the
+// code-test workflow's tester) instead of the task's own, by the same
+// reward. A written test is model-written code, so it is never run: the
+// test runner reads each as data, one `assert ENTRY(args) == expected`
+// (or `is None/True/False`, a bare call, `not` a call) with literal
+// arguments and expected value, calls the entry point across the pipe and
+// compares; any other test fails and says why (harness/runner.py).
+func (e *Env) ScoreWrittenTests(task rollout.Task, outputs []string, tests []string) rollout.JointResult {
+	if len(outputs) != 2 {
+		return rollout.JointResult{Feedback: fmt.Sprintf("coding needs a helper and a main program, got %d", len(outputs))}
+	}
+	if tests == nil {
+		tests = []string{}
+	}
+	return total(e.score(task, Code(outputs[0]), Code(outputs[1]), tests))
 }
 
 // total sums the terms into the reward, clamped to [0, MaxReward].
@@ -256,8 +273,9 @@ func read(helper, main, entry string) reading {
 }
 
 // score fills the terms level by level, stopping at the first gate that
-// fails; JointScore sums them.
-func (e *Env) score(task rollout.Task, helper, main string) rollout.JointResult {
+// fails; JointScore sums them. written, when not nil, replaces the task's
+// tests with tests a model wrote, which the runner reads as data.
+func (e *Env) score(task rollout.Task, helper, main string, written []string) rollout.JointResult {
 	terms := map[string]float64{"structure": 0, "syntax": 0, "tests": 0, "aux_used": 0, "not_wrapper": 0, "discarded_aux": 0}
 	res := rollout.JointResult{Terms: terms, Stats: map[string]float64{}}
 	rd := read(helper, main, task.Meta["entry_point"])
@@ -270,8 +288,13 @@ func (e *Env) score(task rollout.Task, helper, main string) rollout.JointResult 
 		return res
 	}
 	terms["structure"] += MainDefinedReward
-	var tests []string
-	if err := json.Unmarshal([]byte(task.Meta["tests"]), &tests); err != nil || len(tests) == 0 {
+	tests := written
+	if written == nil {
+		if err := json.Unmarshal([]byte(task.Meta["tests"]), &tests); err != nil {
+			tests = nil
+		}
+	}
+	if len(tests) == 0 {
 		res.Feedback = fmt.Sprintf("task %s has no tests to run", task.ID)
 		return res
 	}
@@ -279,7 +302,7 @@ func (e *Env) score(task rollout.Task, helper, main string) rollout.JointResult 
 	if imports := promptImports(task.Question); imports != "" {
 		program = imports + "\n\n" + program
 	}
-	return scored(res, e.try(program, rd.entry, tests), rd, tests)
+	return scored(res, e.try(program, rd.entry, tests, written != nil), rd, tests)
 }
 
 // scored fills the terms from the syntax check on, from what the test run
@@ -398,7 +421,7 @@ func (e *Env) Score(task rollout.Task, response string) rollout.Score {
 	if e.singleAux {
 		helper, main = SplitProgram(main)
 	}
-	r := total(e.score(task, helper, main))
+	r := total(e.score(task, helper, main, nil))
 	return rollout.Score{Reward: r.Reward, Success: r.Success, Metrics: rollout.TermMetrics(r.Terms)}
 }
 

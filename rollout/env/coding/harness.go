@@ -15,6 +15,13 @@
 // to any descriptor it holds, the one way to pass a test is to return
 // values that satisfy it.
 //
+// The task's own tests are trusted code and run in the runner. Tests a
+// model wrote (ScoreWrittenTests: the code-test workflow's tester) are not:
+// they would run beside the verdict and could report anything. The runner
+// reads each as data instead (an assert of the entry point's value on
+// literal arguments against a literal) and evaluates none of it, so no
+// model-written code, program or test, runs where the verdict is written.
+//
 // Not kept from the in-process harness this replaces: arguments and return
 // values must be plain data (numbers, strings, bytes, lists, tuples,
 // dicts, sets; the worker says so when they are not), and a test sees the
@@ -66,10 +73,11 @@ type failure struct {
 	error string
 }
 
-// try runs the task's tests against program (the joint source) and reads
-// the runner's verdict.
-func (e *Env) try(program, entry string, tests []string) trial {
-	spec, _ := json.Marshal(map[string]any{"entry": entry, "tests": tests})
+// try runs tests against program (the joint source) and reads the
+// runner's verdict. written marks tests a model wrote: the runner reads
+// them as data and runs none of them.
+func (e *Env) try(program, entry string, tests []string, written bool) trial {
+	spec, _ := json.Marshal(map[string]any{"entry": entry, "tests": tests, "written": written})
 	calls, err1 := pipe()   // runner → program
 	answers, err2 := pipe() // program → runner
 	if err := firstError(err1, err2); err != nil {

@@ -23,7 +23,11 @@
 //
 // Every program runs through the environment's harness (docs/sandbox.md):
 // the coder's function with a stub helper, the reference solution with the
-// task's own helper. The team sees how the latest function fared on the
+// task's own helper. The tester's asserts are model-written code too, and
+// never run: the harness reads each as data (the entry point called on
+// literal arguments, its value compared with a literal) and fails any other
+// assert, so `assert True`, a patch, an exit or a write to a descriptor
+// earns nothing (docs/sandbox.md, "Tests a model wrote"). The team sees how the latest function fared on the
 // latest generated tests (the reference's mismatch history); nothing of the
 // task's own tests or its reference solution.
 //
@@ -31,15 +35,18 @@
 //  1. The reference's tasks are stdin/stdout programs with input/output
 //     pairs; here they are functions with assert tests (the coding
 //     environment's procedural set, HumanEval, MBPP), and the tester writes
-//     asserts. A task without a reference solution (a JSONL record with
-//     neither canonical_solution nor code) leaves the tester's reward 0 and
-//     the run logs tester_judged 0.
+//     asserts. Each assert is read as the reference reads its test case,
+//     as data: one call of the entry point on literal arguments and its
+//     expected value (`assert f(args) == expected`, or `is None/True/False`,
+//     a bare call, `not` a call); any other assert counts as a wrong test.
+//     A task without a reference solution (a JSONL record with neither
+//     canonical_solution nor code) leaves the tester's reward 0 and the run
+//     logs tester_judged 0.
 //  2. Success is the coder's latest function passing all of the task's
 //     tests, as the reference's coder success.
 package codetest
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -86,9 +93,19 @@ func (o Options) Validate() error {
 // environments.
 func (o Options) PooledGroups() bool { return o.treeOptions().PooledGroups() }
 
+// WrittenTestScorer is an environment that scores a program on the task's
+// own tests (JointScore) and on tests a model wrote (ScoreWrittenTests),
+// which it must read as data and never run: the tester's asserts are
+// model-written code, and run beside the verdict they could grant
+// themselves any reward. The coding environment is one.
+type WrittenTestScorer interface {
+	rollout.JointScorer
+	ScoreWrittenTests(task rollout.Task, outputs []string, tests []string) rollout.JointResult
+}
+
 // game is the code task as a turn-based environment over the harness.
 type game struct {
-	rollout.JointScorer
+	WrittenTestScorer
 	opts Options
 }
 
@@ -121,17 +138,17 @@ func (g game) Reset(task rollout.Task) (rollout.State, error) {
 
 const stubHelper = "def aux(*args):\n    return None\n"
 
-// share runs main (with helper) against tests and returns the share passed,
-// whether all passed, and the harness's feedback.
-func (g game) share(task rollout.Task, tests []string, helper, main string) (float64, bool, string) {
-	enc, _ := json.Marshal(tests)
-	t := task
-	t.Meta = map[string]string{}
-	for k, v := range task.Meta {
-		t.Meta[k] = v
+// share runs main (with helper) against the task's own tests (asserts
+// nil) or the tester's asserts, and returns the share passed, whether all
+// passed, and the harness's feedback.
+func (g game) share(task rollout.Task, asserts []string, helper, main string) (float64, bool, string) {
+	outputs := []string{helper, main}
+	var r rollout.JointResult
+	if asserts == nil {
+		r = g.JointScore(task, 0, outputs)
+	} else {
+		r = g.ScoreWrittenTests(task, outputs, asserts)
 	}
-	t.Meta["tests"] = string(enc)
-	r := g.JointScore(t, 0, []string{helper, main})
 	return r.Stats[TestsShareStat], r.Success, r.Feedback
 }
 
@@ -146,10 +163,8 @@ func (g game) Step(s rollout.State, agent, action string) rollout.StepResult {
 	st := s.(*state)
 	turn := len(st.history) + 1
 	if agent == g.opts.Coder {
-		var tests []string
-		json.Unmarshal([]byte(st.task.Meta["tests"]), &tests)
 		st.code = action
-		share, all, _ := g.share(st.task, tests, stubHelper, "```python\n"+action+"\n```")
+		share, all, _ := g.share(st.task, nil, stubHelper, "```python\n"+action+"\n```")
 		st.passed = all
 		return rollout.StepResult{Reward: share, Message: "the coder wrote a new version of the function",
 			Metrics: map[string]float64{"coder_tests_passed": share}}
@@ -229,7 +244,7 @@ func init() {
 	rollout.RegisterPreset("codetest-coder", rollout.Preset{System: system, User: user, Parser: "codetest-function",
 		Role: "You are the Coder. Write the complete function in one ```python block. If the tester's asserts failed against your last version, decide whether your function or the test is wrong, and fix your function if it is."})
 	rollout.RegisterPreset("codetest-tester", rollout.Preset{System: system, User: user, Parser: "codetest-asserts",
-		Role: "You are the Tester. Write unit tests for the function as single-line assert statements (assert f(args) == expected), one per line, in one ```python block. Work out each expected value from the task itself, not from the coder's function."})
+		Role: "You are the Tester. Write unit tests for the function as single-line assert statements (assert f(args) == expected, with literal arguments and a literal expected value), one per line, in one ```python block. Work out each expected value from the task itself, not from the coder's function."})
 	tree.RegisterTeam("code-test", tree.Team[Options]{
 		Key:      "code_test",
 		Defaults: DefaultOptions,
@@ -249,9 +264,9 @@ func New(opts Options, agents []*rollout.Agent, env rollout.Scorer) (rollout.Wor
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	js, ok := env.(rollout.JointScorer)
+	ws, ok := env.(WrittenTestScorer)
 	if !ok {
-		return nil, fmt.Errorf("workflow code-test: the environment (%T) does not run programs against tests; use the coding environment", env)
+		return nil, fmt.Errorf("workflow code-test: the environment (%T) does not run programs against written tests; use the coding environment", env)
 	}
-	return tree.New(opts.treeOptions(), agents, game{JointScorer: js, opts: opts})
+	return tree.New(opts.treeOptions(), agents, game{WrittenTestScorer: ws, opts: opts})
 }

@@ -65,6 +65,39 @@ func TestCodeTestTurn(t *testing.T) {
 	}
 }
 
+// A tester's asserts are model-written code: asserts that pass on anything
+// or reach for the verdict (a constant, a patched runner, passes written
+// to the verdict and an exit 0, a SystemExit) earn the tester nothing,
+// and do not end the episode as if the function passed them.
+func TestTesterCannotReachTheVerdict(t *testing.T) {
+	needSandbox(t)
+	env, err := coding.New(coding.DefaultConfig(), "train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := env.Task(0)
+	f := task.Meta["entry_point"]
+	coder := []string{
+		"```python\n" + task.Meta["helper"] + "\n\n" + task.Meta["main"] + "\n```",
+		"```python\ndef " + f + "(*args):\n    return None\n```",
+	}
+	tester := []string{
+		"```python\nassert True\nassert " + f + "([1]) == " + f + "([1])\n```",
+		"```python\nassert not setattr(__import__('__main__'), 'report', lambda **k: __import__('__main__').verdict.write('{\"test\": 0, \"passed\": true}\\n'))\n" +
+			"assert [__import__('__main__').report(test=i, passed=True) for i in range(10)] and not __import__('__main__').report(done=True) and __import__('os')._exit(0)\n" +
+			"assert (_ for _ in ()).throw(SystemExit(0))\n```",
+	}
+	out := runTurn(t, env, task, coder, tester)
+	for _, r := range out.Samples {
+		if r.Agent == "tester" && r.TeamReward != 0 {
+			t.Errorf("tester candidate %d, turn %d: team reward %g, want 0", r.Candidate, r.Turn, r.TeamReward)
+		}
+	}
+	if ep := out.Episodes[0]; ep.Metrics["game_turns"] < 2 {
+		t.Errorf("the exploits ended the episode as if the function passed them: %v", ep.Metrics)
+	}
+}
+
 // runTurn runs one episode of task with K = 2 and the scripted answers: the
 // coder's k-th call answers coder[k%2], the tester's tester[k%2].
 func runTurn(t *testing.T, env rollout.Scorer, task rollout.Task, coder, tester []string) *rollout.Rollout {

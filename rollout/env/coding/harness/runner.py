@@ -11,6 +11,16 @@
 # program's process cannot write: one JSON line for the syntax check, one
 # per test, and {"done": true} at the end. What the tests print goes to
 # standard error.
+#
+# Tests come in two kinds. The task's own (spec "written": false) are
+# trusted code and run here. Tests a model wrote (spec "written": true: the
+# code-test workflow's tester) are model-written code too, so they never
+# run anywhere near the verdict: each is read as data — one
+# `assert ENTRY(args) == expected` (or `is None/True/False`, a bare call, or
+# `not` a call) whose arguments and expected value are literals — and only
+# the call crosses to the program's process. Anything else (`assert True`,
+# an import, a patch, an exit, a write to a descriptor) is a failing test
+# that says so; no part of it is evaluated.
 import ast
 import builtins
 import os
@@ -98,6 +108,82 @@ def proxy(program, name):
     return call
 
 
+class NotCheckable(Exception):
+    """A written test outside the form that is read as data."""
+
+
+WRITTEN_FORM = "write assert %s(args) == expected with literal arguments and a literal expected value"
+SINGLETONS = (None, True, False)
+
+
+def literal(node):
+    try:
+        return ast.literal_eval(node)
+    except Exception:  # ValueError, TypeError, SyntaxError, RecursionError, MemoryError
+        raise NotCheckable("not a literal: " + describe_node(node)) from None
+
+
+def describe_node(node):
+    try:
+        return ast.unparse(node)[:200]
+    except Exception:
+        return type(node).__name__
+
+
+def entry_call(node, entry):
+    """The literal arguments of a call to the entry point, or None."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == entry):
+        return None
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        raise NotCheckable("arguments must be literals, not unpacked")
+    return [literal(a) for a in node.args], {k.arg: literal(k.value) for k in node.keywords}
+
+
+def read_written(source, entry):
+    """A written test as (args, kwargs, check): the call and how its value
+    is judged. Parsing and literal_eval evaluate nothing of the test."""
+    try:
+        tree = ast.parse(source, mode="exec")
+    except Exception as e:
+        raise NotCheckable("does not parse: " + describe(e)) from None
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assert):
+        raise NotCheckable("not one assert statement")
+    test = tree.body[0].test
+    call = entry_call(test, entry)
+    if call is not None:
+        return call[0], call[1], ("truthy", None)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        call = entry_call(test.operand, entry)
+        if call is not None:
+            return call[0], call[1], ("falsy", None)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        op, left, right = test.ops[0], test.left, test.comparators[0]
+        call, other = entry_call(left, entry), right
+        if call is None:
+            call, other = entry_call(right, entry), left
+        if call is not None and entry_call(other, entry) is None:
+            expected = literal(other)
+            if isinstance(op, ast.Eq):
+                return call[0], call[1], ("equal", expected)
+            if isinstance(op, ast.Is) and any(expected is s for s in SINGLETONS):
+                return call[0], call[1], ("is", expected)
+    raise NotCheckable("not a checkable assert")
+
+
+def run_written(program, entry, source):
+    """Judges a written test: the entry point called across the pipe, its
+    plain-data value compared with the literal here."""
+    try:
+        args, kwargs, (how, expected) = read_written(source, entry)
+    except NotCheckable as e:
+        raise NotCheckable("%s (%s)" % (e, WRITTEN_FORM % entry)) from None
+    value = program.call(entry, args, kwargs)
+    ok = {"truthy": lambda: bool(value), "falsy": lambda: not value,
+          "equal": lambda: value == expected, "is": lambda: value is expected}[how]()
+    if not ok:
+        raise AssertionError("%s returned %s" % (entry, repr(value)[:200]))
+
+
 with open("tests.json", encoding="utf-8") as f:
     spec = json.load(f)
 with open("solution.py", "rb") as f:
@@ -115,11 +201,14 @@ report(syntax=True)
 names = {spec["entry"]} | {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not hasattr(builtins, n.name)}
 program = Program()
 for i, test in enumerate(spec["tests"]):
-    scope = {"__name__": "__test__"}
-    for name in names:
-        scope[name] = proxy(program, name)
     try:
-        exec(compile(test, "<test %d>" % i, "exec"), scope)
+        if spec.get("written"):
+            run_written(program, spec["entry"], test)
+        else:
+            scope = {"__name__": "__test__"}
+            for name in names:
+                scope[name] = proxy(program, name)
+            exec(compile(test, "<test %d>" % i, "exec"), scope)
         report(test=i, passed=True)
     except BaseException as e:
         report(test=i, passed=False, error=describe(e))
