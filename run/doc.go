@@ -11,6 +11,7 @@
 //	train.go        Train: opening the run, the steps, the end (export, plot)
 //	step.go         one step top to bottom: rollout, rows, advantages, update, metrics, checkpoint
 //	resume.go       which config and checkpoint a run starts from; the guards on output_dir
+//	rundir.go       one writer per run directory: its lock, then the guards, on rank 0 for every rank
 //	console.go      progress lines, interrupts, the held-out summary
 //	build.go        the team: a resolved config turned into models, trainers, agents, workflow
 //	engine.go       one generation engine per trained model behind the sampler's Engine interface

@@ -144,22 +144,13 @@ func (r *trainRun) open(c *Train) error {
 		resolved, _ := cfg.Marshal()
 		fmt.Fprintf(out, "# resolved config\n%s\n", resolved)
 	}
-	if cp == nil {
-		if err := refuseOverwrite(cfg.Run.OutputDir); err != nil {
-			return err
-		}
-	} else {
+	if cp != nil {
 		if note := resumeHere(cp, cfg); note != "" {
 			fmt.Fprintln(out, note)
 		}
-		if dp.lead() {
-			if err := refuseRewind(cp, filepath.Join(cfg.Run.OutputDir, "checkpoints"), c.Force); err != nil {
-				return err
-			}
-		}
 	}
-	if err := os.MkdirAll(cfg.Run.OutputDir, 0o755); err != nil {
-		return fmt.Errorf("run.output_dir %s: cannot create it (%v); set run.output_dir (--set run.output_dir=DIR) to a directory you can write", cfg.Run.OutputDir, err)
+	if err := r.claimRunDir(cp, c.Force); err != nil { // rundir.go: one writer per run directory
+		return err
 	}
 	if dp.lead() {
 		if _, err := writeRunConfig(cfg); err != nil {

@@ -22,6 +22,7 @@ import (
 	runpkg "troupe/run"
 
 	"troupe/ckpt"
+	"troupe/internal/dirlock"
 	"troupe/safetensors"
 )
 
@@ -202,6 +203,17 @@ func TestBadInputTable(t *testing.T) {
 	writeTestFile(t, filepath.Join(d, "array.jsonl"), []byte(`["What is 1 + 1?", "2"]`+"\n"))
 	writeTestFile(t, filepath.Join(d, "bom.jsonl"), []byte("\ufeff"+`{"question": "What is 1 + 1?", "answer": "2"}`+"\n42\n"))
 	writeTestFile(t, filepath.Join(d, "blank.jsonl"), []byte("\n  \n"))
+
+	// a copy of the run whose directory this process holds, as a second
+	// writer would
+	if err := os.CopyFS(filepath.Join(d, "heldrun"), os.DirFS(run)); err != nil {
+		t.Fatal(err)
+	}
+	held, err := dirlock.Acquire(filepath.Join(d, "heldrun"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
 
 	expand := strings.NewReplacer("$D", d, "$BASE", base, "$CFG", cfg, "$RUN", run)
 	for _, c := range cases {

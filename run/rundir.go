@@ -1,0 +1,74 @@
+package run
+
+// rundir.go — one writer per run directory. Before a run (fresh or resumed)
+// writes anything, rank 0 creates run.output_dir, takes its lock
+// (internal/dirlock: run.lock, held with flock for the life of the process,
+// dropped by the kernel however the process ends, naming its holder), and
+// only then, under the lock, looks at what the directory holds: a fresh run
+// refuses an earlier run's checkpoints, a resume refuses to rewind past
+// newer ones without --force. Every rank learns rank 0's verdict, so a
+// refused data-parallel run stops on every rank with the same line instead
+// of hanging in its first collective.
+//
+// What it is not: a lock for the commands that read a run (eval, export,
+// plot, compare); export writes its own directory (guard.go).
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"troupe/internal/dirlock"
+)
+
+// claimRunDir makes this run the one writer of cfg.Run.OutputDir; the lock
+// is released by r.close. cp is the checkpoint resumed from (nil: a fresh
+// run).
+func (r *trainRun) claimRunDir(cp *checkpointRef, force bool) error {
+	var err error
+	if r.dp.lead() {
+		err = r.claim(cp, force)
+	}
+	return r.dp.fromLead(err)
+}
+
+func (r *trainRun) claim(cp *checkpointRef, force bool) error {
+	dir := r.cfg.Run.OutputDir
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("run.output_dir %s: cannot create it (%v); set run.output_dir (--set run.output_dir=DIR) to a directory you can write", dir, err)
+	}
+	lock, err := dirlock.Acquire(dir)
+	var busy *dirlock.BusyError
+	switch {
+	case errors.As(err, &busy):
+		return fmt.Errorf("run.output_dir %s is being written by another run (%s); wait for it to end or stop it, or write elsewhere (--set run.output_dir=DIR, or copy the run with cp -a and resume the copy)", dir, busy.Holder)
+	case err != nil:
+		return fmt.Errorf("run.output_dir: %w", err)
+	}
+	r.closers = append(r.closers, lock.Release)
+	if cp == nil {
+		return refuseOverwrite(dir)
+	}
+	return refuseRewind(cp, filepath.Join(dir, "checkpoints"), force)
+}
+
+// fromLead returns rank 0's error on every rank (nil when rank 0 had none).
+// Every rank calls it at the same point.
+func (d *dataParallel) fromLead(err error) error {
+	if d == nil {
+		return err
+	}
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	parts, gerr := d.gatherBytes([]byte(msg))
+	if gerr != nil {
+		return fmt.Errorf("data parallel: learning rank 0's check of run.output_dir: %w", gerr)
+	}
+	if d.lead() || len(parts[0]) == 0 {
+		return err
+	}
+	return errors.New(string(parts[0]))
+}
