@@ -412,3 +412,39 @@ func BenchmarkCommitOpen64MiB(b *testing.B) {
 		}
 	}
 }
+
+// Abandon deletes the checkpoints after a step, keeps the others, and
+// leaves nothing that List reports or a save trips over.
+func TestAbandonDropsTheLaterSteps(t *testing.T) {
+	root := t.TempDir()
+	for _, step := range []int{1, 2, 3, 4} {
+		w, err := Begin(root, step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(w.Path("x"), []byte{byte(step)}, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed, err := Abandon(root, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != 2 || filepath.Base(removed[0]) != DirName(3) || filepath.Base(removed[1]) != DirName(4) {
+		t.Errorf("removed %v, want steps 3 and 4", removed)
+	}
+	entries, _ := List(root)
+	if len(entries) != 2 || entries[1].Step != 2 {
+		t.Errorf("left %v, want steps 1 and 2", entries)
+	}
+	all, _ := os.ReadDir(root)
+	if len(all) != 2 {
+		t.Errorf("the root holds %d entries, want the two checkpoints", len(all))
+	}
+	if removed, err := Abandon(root, 2); err != nil || len(removed) != 0 {
+		t.Errorf("a second Abandon: %v %v, want nothing", removed, err)
+	}
+}

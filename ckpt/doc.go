@@ -19,8 +19,9 @@
 //   - manifest.go: MANIFEST.json, the files with their sizes and hashes.
 //   - listing.go: Open and Latest verify every file against the manifest, so a
 //     truncated or bit-flipped checkpoint is refused, never loaded.
-//   - retention.go: Prune keeps the newest K checkpoints and cleans up
-//     after interrupted saves.
+//   - retention.go: Prune keeps the newest K checkpoints, Abandon drops
+//     those after a step (a run resumed from an older one), and both clean
+//     up after interrupted saves.
 //   - integrity.go: a refused checkpoint's error names the checkpoint to
 //     use instead; CheckStep cross-checks the step a checkpoint's train
 //     state records against its manifest and directory name.

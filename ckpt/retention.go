@@ -1,5 +1,6 @@
-// retention.go: keeping the newest K checkpoints, and cleaning up after
-// crashed saves.
+// retention.go: keeping the newest K checkpoints, dropping the later
+// checkpoints of an abandoned timeline, and cleaning up after crashed
+// saves.
 //
 // Deleting a checkpoint first renames it to a .tmp-prune-* name, so that a
 // crash halfway through the deletion never leaves a half-deleted step-*
@@ -58,6 +59,45 @@ func Prune(root string, keep int, protect string) ([]string, error) {
 	if len(removed) > 0 {
 		if err := atomicfile.SyncDir(root); err != nil {
 			return removed, fmt.Errorf("ckpt: %w", err)
+		}
+	}
+	return removed, nil
+}
+
+// Abandon deletes every committed checkpoint under root whose step is
+// above step: the later checkpoints of a run resumed, on purpose, from an
+// older one. It renames them out of the listing newest first, then deletes
+// them, so at every instant of a crash what List still reports is a prefix
+// of the old timeline (whose logs are intact, the caller truncates them
+// afterwards), never a mix. It returns the deleted directories, oldest
+// first.
+func Abandon(root string, step int) ([]string, error) {
+	all, err := List(root)
+	if err != nil {
+		return nil, err
+	}
+	var doomed, removed []string
+	for i := len(all) - 1; i >= 0 && all[i].Step > step; i-- {
+		e := all[i]
+		tmp, err := unusedName(root, prunePrefix+filepath.Base(e.Dir)+"-")
+		if err != nil {
+			return removed, err
+		}
+		if err := os.Rename(e.Dir, tmp); err != nil {
+			return removed, fmt.Errorf("ckpt: abandoning %s: %w", e.Dir, err)
+		}
+		doomed = append(doomed, tmp)
+		removed = append([]string{e.Dir}, removed...)
+	}
+	if len(doomed) == 0 {
+		return nil, nil
+	}
+	if err := atomicfile.SyncDir(root); err != nil {
+		return removed, fmt.Errorf("ckpt: %w", err)
+	}
+	for _, d := range doomed {
+		if err := os.RemoveAll(d); err != nil { // a leftover .tmp-* is removed by the next save
+			return removed, fmt.Errorf("ckpt: deleting %s: %w", d, err)
 		}
 	}
 	return removed, nil

@@ -123,8 +123,8 @@ func resumeHere(cp *checkpointRef, cfg *config.Config) string {
 
 // refuseRewind keeps a resume from a checkpoint older than the newest in
 // root (the run's checkpoints/) from silently dropping the later steps:
-// their metrics lines, samples and events are truncated and their
-// checkpoints and export replaced as the run goes on.
+// their checkpoints and export are deleted before the first new step
+// (rundir.go), their metrics lines, samples and events truncated.
 func refuseRewind(cp *checkpointRef, root string, force bool) error {
 	entries, err := ckpt.List(root)
 	if err != nil || len(entries) == 0 || force {
@@ -138,5 +138,5 @@ func refuseRewind(cp *checkpointRef, root string, force bool) error {
 	if newest.Step == cp.Step+1 {
 		later = fmt.Sprintf("step %d", newest.Step)
 	}
-	return fmt.Errorf("resume: %s is at step %d but the run already has a checkpoint at step %d (%s); resuming from the older one would drop %s from the logs and replace the newer checkpoints. Pass --force to do that, or copy the run directory (cp -a) and resume the copy", cp.Dir, cp.Step, newest.Step, newest.Dir, later)
+	return fmt.Errorf("resume: %s is at step %d but the run already has a checkpoint at step %d (%s); resuming from the older one would delete the newer checkpoints and the export and drop %s from the logs. Pass --force to do that, or copy the run directory (cp -a) and resume the copy", cp.Dir, cp.Step, newest.Step, newest.Dir, later)
 }

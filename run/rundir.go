@@ -6,7 +6,8 @@ package run
 // dropped by the kernel however the process ends, naming its holder), and
 // only then, under the lock, looks at what the directory holds: a fresh run
 // refuses an earlier run's checkpoints, a resume refuses to rewind past
-// newer ones without --force. Every rank learns rank 0's verdict, so a
+// newer ones without --force, and with it deletes them (and the export)
+// before the first new step. Every rank learns rank 0's verdict, so a
 // refused data-parallel run stops on every rank with the same line instead
 // of hanging in its first collective.
 //
@@ -16,9 +17,12 @@ package run
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"troupe/ckpt"
 	"troupe/internal/dirlock"
 )
 
@@ -50,7 +54,42 @@ func (r *trainRun) claim(cp *checkpointRef, force bool) error {
 	if cp == nil {
 		return refuseOverwrite(dir)
 	}
-	return refuseRewind(cp, filepath.Join(dir, "checkpoints"), force)
+	root := filepath.Join(dir, "checkpoints")
+	if err := refuseRewind(cp, root, force); err != nil {
+		return err
+	}
+	return abandonLater(r.out, cp, dir)
+}
+
+// abandonLater deletes what a resume from an older checkpoint (--force)
+// drops, before the run writes anything: the later checkpoints, newest
+// first (ckpt.Abandon: a crash leaves a prefix of the old timeline, never a
+// mix), then the export, made at a later step. The logs are truncated to
+// the checkpoint's step next (openLogs), so a plain --resume afterwards
+// can only continue the new timeline.
+func abandonLater(out io.Writer, cp *checkpointRef, dir string) error {
+	removed, err := ckpt.Abandon(filepath.Join(dir, "checkpoints"), cp.Step)
+	if err != nil {
+		return fmt.Errorf("resume --force: %w", err)
+	}
+	if len(removed) == 0 {
+		return nil
+	}
+	export := filepath.Join(dir, "export")
+	if _, err := os.Stat(export); err == nil {
+		// out of sight at once (one rename), then deleted
+		doomed, err := os.MkdirTemp(dir, ".abandoned-export-")
+		if err == nil {
+			err = os.Rename(export, filepath.Join(doomed, "export"))
+		}
+		if err != nil {
+			return fmt.Errorf("resume --force: removing %s, made at a later step than %s: %w", export, cp.Dir, err)
+		}
+		os.RemoveAll(doomed)
+		removed = append(removed, export)
+	}
+	fmt.Fprintf(out, "resume --force: deleted what resuming from step %d abandons: %s\n", cp.Step, strings.Join(removed, ", "))
+	return nil
 }
 
 // fromLead returns rank 0's error on every rank (nil when rank 0 had none).

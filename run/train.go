@@ -241,7 +241,7 @@ func (r *trainRun) openLogs(next int) (err error) {
 	}
 	r.closers = append(r.closers, func() { r.log.Close() })
 	if report.Dropped > 0 {
-		fmt.Fprintf(out, "metrics: dropped %d lines of steps ≥ %d from an earlier run\n", report.Dropped, r.start)
+		fmt.Fprintf(out, "metrics: dropped %d lines of steps ≥ %d from an earlier run\n", report.Dropped, next)
 	}
 	tb, tbReport, err := openBoard(files, next)
 	if err != nil {
@@ -250,7 +250,7 @@ func (r *trainRun) openLogs(next int) (err error) {
 	r.tb = tb
 	r.closers = append(r.closers, func() { r.tb.Close() })
 	if tbReport.Dropped > 0 {
-		fmt.Fprintf(out, "tensorboard: dropped %d events of steps ≥ %d from an earlier run\n", tbReport.Dropped, r.start)
+		fmt.Fprintf(out, "tensorboard: dropped %d events of steps ≥ %d from an earlier run\n", tbReport.Dropped, next)
 	}
 	r.samples = &sampleLog{}
 	if r.dp.lead() {
