@@ -30,6 +30,7 @@ type team struct {
 	models      map[string]*model.Model // by trained model name (an adapter's view under assignment: lora)
 	refs        map[string]*model.Model // KL references, by trained model name
 	bases       map[string]*model.Model // assignment: lora: the frozen model per models.<source>, shared by its adapters
+	baseRecords map[string]baseRecord   // and its identity, recorded in every checkpoint (lorabase.go)
 	tokenizers  map[string]*tokenizer.Tokenizer
 	trainers    []*policy.Trainer // in cfg.Trained() order
 	agents      []*rollout.Agent
@@ -172,11 +173,18 @@ func buildTeam(cfg *config.Config, withTrainers bool, from string, dp *dataParal
 func (t *team) loadAdapter(tr config.Trained, i int, opt model.Options, withTrainers bool, from string) error {
 	base, ok := t.bases[tr.Source]
 	if !ok {
-		var err error
-		if base, err = model.Load(tr.Model.Path, opt); err != nil {
+		path, rec, err := resolveBase(tr, from)
+		if err != nil {
+			return err
+		}
+		if base, err = model.Load(path, opt); err != nil {
 			return fmt.Errorf("models.%s (the frozen base of the adapters): %w", tr.Source, err)
 		}
 		t.bases[tr.Source] = base
+		if t.baseRecords == nil {
+			t.baseRecords = map[string]baseRecord{}
+		}
+		t.baseRecords[tr.Source] = rec
 	}
 	tokPath, what := tr.Model.Tokenizer, "models."+tr.Source
 	var a *model.Adapter
@@ -194,7 +202,7 @@ func (t *team) loadAdapter(tr config.Trained, i int, opt model.Options, withTrai
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	a.BaseModel = tr.Model.Path
+	a.BaseModel = t.baseRecords[tr.Source].Path
 	t.models[tr.Name] = a.Model()
 	tok, err := tokenizer.Load(tokPath)
 	if err != nil {

@@ -22,6 +22,7 @@
 //	state.go        checkpoints of a run, resuming from them, the samples log
 //	board.go        the run's TensorBoard events
 //	export.go       Export and the end-of-run export: Hugging Face and PEFT directories
+//	lorabase.go     the frozen base of LoRA adapters: recorded in checkpoints, checked when loaded
 //	dist.go         data parallel membership: rank, process group, gathers, weight checks
 //	rendezvous.go   data parallel: the launcher's variables (--nproc, torchrun, by hand), the store's port
 //	distconfig.go   data parallel: the ranks' builds, resolved configs and checkpoints compared at the join

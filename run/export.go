@@ -117,7 +117,7 @@ func (c *Export) Run(out io.Writer, _ []string) (err error) {
 			}
 		}
 	}
-	bases := map[string]*model.Model{}
+	bases, basePaths := map[string]*model.Model{}, map[string]string{}
 	defer func() {
 		for _, b := range bases {
 			b.Free()
@@ -130,16 +130,20 @@ func (c *Export) Run(out io.Writer, _ []string) (err error) {
 		if tr.LoRA != nil {
 			base, ok := bases[tr.Source]
 			if !ok {
-				if base, err = model.Load(tr.Model.Path, opt); err != nil {
+				path, rec, err := resolveBase(tr, cp.Dir)
+				if err != nil {
+					return fmt.Errorf("export: adapter %q: %w", tr.Name, err)
+				}
+				if base, err = model.Load(path, opt); err != nil {
 					return fmt.Errorf("export: adapter %q: its base models.%s: %w", tr.Name, tr.Source, err)
 				}
-				bases[tr.Source] = base
+				bases[tr.Source], basePaths[tr.Source] = base, rec.Path
 			}
 			a, err := base.LoadAdapter(dir)
 			if err != nil {
 				return fmt.Errorf("export: adapter %q: %w", tr.Name, err)
 			}
-			a.BaseModel = tr.Model.Path
+			a.BaseModel = basePaths[tr.Source]
 			m = a.Model()
 		} else if m, err = model.Load(dir, opt); err != nil {
 			return fmt.Errorf("export: model %q: %w", tr.Name, err)

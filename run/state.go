@@ -5,7 +5,8 @@ package run
 // A checkpoint (ckpt.Begin … Commit: temporary directory, fsync, rename) holds:
 //
 //	config.yaml                 the resolved config
-//	train_state.json            the next step, the data position, trainer counters
+//	train_state.json            the next step, the data position, trainer counters,
+//	                            the LoRA bases' identities (lorabase.go)
 //	models/<name>/              per trained model: config.json, model.safetensors,
 //	                            optimizer.safetensors, and its tokenizer files
 //
@@ -45,6 +46,9 @@ type trainState struct {
 	// it: a group that torchrun starts again for the same run resumes from it
 	// by itself (resume.go)
 	LauncherRun string `json:"torchrun_run_id,omitempty"`
+	// Bases are the frozen bases of LoRA adapters, by models.<name>
+	// (lorabase.go); absent before they were recorded.
+	Bases map[string]baseRecord `json:"lora_bases,omitempty"`
 }
 
 // batchState is config.Batch in train_state.json. It reads the field names
@@ -125,7 +129,7 @@ func save(t *team, iter *rollout.TaskIterator, step int, dp *dataParallel) (dir 
 			w.Abort()
 		}
 	}()
-	st := trainState{Step: step, Seed: t.cfg.Run.Seed, Batch: batchState(t.cfg.Batch), Data: iter.State(), Trainers: map[string]policy.TrainerState{}, Version: Version, World: dp.worldSize(), LauncherRun: os.Getenv(LauncherRunEnv)}
+	st := trainState{Step: step, Seed: t.cfg.Run.Seed, Batch: batchState(t.cfg.Batch), Data: iter.State(), Trainers: map[string]policy.TrainerState{}, Version: Version, World: dp.worldSize(), LauncherRun: os.Getenv(LauncherRunEnv), Bases: t.baseRecords}
 	for _, tr := range t.trainers {
 		name := tr.Model()
 		dir := w.Path(ckpt.ModelStateDir(name))
