@@ -108,11 +108,19 @@ func (c *Export) Run(out io.Writer, _ []string) (err error) {
 		c.Out = filepath.Join(filepath.Dir(filepath.Dir(cp.Dir)), "export")
 	}
 	for _, tr := range cfg.Trained() {
-		if err := RefuseReplace("export", filepath.Join(c.Out, tr.Name), "--out", c.Force); err != nil {
-			return err
-		}
+		dsts := []string{filepath.Join(c.Out, tr.Name)}
 		if tr.LoRA != nil && cfg.Export.MergeAdapters {
-			if err := RefuseReplace("export", filepath.Join(c.Out, tr.Name+mergedSuffix), "--out", c.Force); err != nil {
+			dsts = append(dsts, filepath.Join(c.Out, tr.Name+mergedSuffix))
+		}
+		inputs := []string{cp.Dir}
+		if tr.LoRA != nil {
+			inputs = append(inputs, tr.Model.Path) // the frozen base
+		}
+		for _, dst := range dsts {
+			if err := RefuseInputAsOutput("export", dst, "--out", inputs...); err != nil {
+				return err
+			}
+			if err := RefuseReplace("export", dst, "--out", c.Force); err != nil {
 				return err
 			}
 		}

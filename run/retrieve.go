@@ -89,6 +89,14 @@ func (c *Index) Run(out io.Writer) error {
 	if c.Out == "" {
 		return fmt.Errorf("index: --out FILE is required")
 	}
+	if err := RefuseInputAsOutput("index", c.Out, "--out", c.Source.Corpus, c.Source.Index, c.Source.Config); err != nil {
+		return err
+	}
+	if c.WriteCorpus {
+		if err := RefuseInputAsOutput("index", c.Out+".corpus.jsonl", "--out (its .corpus.jsonl)", c.Source.Corpus, c.Source.Index, c.Source.Config); err != nil {
+			return err
+		}
+	}
 	if !c.Force {
 		if _, err := os.Stat(c.Out); err == nil {
 			return fmt.Errorf("index: %s exists; pass --force to replace it", c.Out)
@@ -97,6 +105,9 @@ func (c *Index) Run(out io.Writer) error {
 	start := time.Now()
 	ix, from, err := c.Source.load("index")
 	if err != nil {
+		return err
+	}
+	if err := RefuseInputAsOutput("index", c.Out, "--out", from); err != nil { // the corpus a config names
 		return err
 	}
 	if err := ix.Save(c.Out); err != nil {

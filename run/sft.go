@@ -116,11 +116,18 @@ func (c *SFT) check(cfg *config.Config) error {
 	case c.LogEvery < 1:
 		return fmt.Errorf("sft: --log-every must be ≥ 1, got %d", c.LogEvery)
 	}
+	inputs := []string{c.Config} // every model and tokenizer the config names, and the config
+	for _, m := range cfg.Models {
+		inputs = append(inputs, m.Path, m.Tokenizer)
+	}
 	for _, src := range slices.Sorted(maps.Keys(cfg.Models)) {
 		dst := filepath.Join(c.Out, src)
 		m := cfg.Models[src]
 		if sameFile(dst, m.Path) || (m.Tokenizer != "" && sameFile(dst, m.Tokenizer)) {
 			return fmt.Errorf("sft: --out %s would write model %s over its own input (%s); choose another --out", c.Out, src, m.Path)
+		}
+		if err := RefuseInputAsOutput("sft", dst, "--out", inputs...); err != nil {
+			return err
 		}
 		if err := RefuseReplace("sft", dst, "--out", c.Force); err != nil {
 			return err

@@ -188,6 +188,9 @@ norm exceeds 3× the median of that agent's earlier norms in the run.`,
 			if out == "" {
 				return fmt.Errorf("compare: --out DIR is required")
 			}
+			if err := run.RefuseInputAsOutput("compare", out, "--out", args...); err != nil {
+				return err
+			}
 			if err := run.RefuseReplace("compare", out, "--out", force); err != nil {
 				return err
 			}
@@ -201,6 +204,7 @@ norm exceeds 3× the median of that agent's earlier norms in the run.`,
 
 func newPlot() *cobra.Command {
 	var out string
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "plot METRICS.jsonl",
 		Short: "Render a run's charts (evaluation, rewards, grad norms, losses, amplification, KL, clipping, time, memory) to PNG",
@@ -212,6 +216,12 @@ func newPlot() *cobra.Command {
 			if out == "" {
 				out = filepath.Join(filepath.Dir(args[0]), "metrics.png")
 			}
+			if err := run.RefuseInputAsOutput("plot", out, "--out", args[0]); err != nil {
+				return err
+			}
+			if err := run.RefuseForeignFile("plot", out, "--out", "PNG image", force, run.IsPNG); err != nil {
+				return err
+			}
 			if err := metrics.PlotJSONL(args[0], out, run.DefaultCharts, metrics.PlotOptions{}); err != nil {
 				return err
 			}
@@ -220,5 +230,6 @@ func newPlot() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "PNG path (default: metrics.png beside the metrics file)")
+	cmd.Flags().BoolVar(&force, "force", false, "replace an existing file that is not a PNG image")
 	return cmd
 }
