@@ -448,3 +448,35 @@ func TestAbandonDropsTheLaterSteps(t *testing.T) {
 		t.Errorf("a second Abandon: %v %v, want nothing", removed, err)
 	}
 }
+
+// A checkpoint holding a file its manifest does not list is refused by
+// name (the loaders would read it unverified); dot files are let be.
+func TestOpenRefusesUnlistedFiles(t *testing.T) {
+	root := t.TempDir()
+	w, err := Begin(root, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(w.Path("models/a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(w.Path("models/a/tokenizer.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := w.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cp.Path(".DS_Store"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(cp.Dir); err != nil {
+		t.Fatalf("a dot file beside the manifest's files: %v", err)
+	}
+	if err := os.WriteFile(cp.Path("models/a/chat_template.jinja"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(cp.Dir); err == nil || !strings.Contains(err.Error(), "holds models/a/chat_template.jinja, which its manifest does not list") {
+		t.Fatalf("an unlisted file: %v", err)
+	}
+}

@@ -18,7 +18,8 @@
 //     complete checkpoint.
 //   - manifest.go: MANIFEST.json, the files with their sizes and hashes.
 //   - listing.go: Open and Latest verify every file against the manifest, so a
-//     truncated or bit-flipped checkpoint is refused, never loaded.
+//     truncated or bit-flipped checkpoint is refused, never loaded, and so
+//     is one holding a file the manifest does not list.
 //   - retention.go: Prune keeps the newest K checkpoints, Abandon drops
 //     those after a step (a run resumed from an older one), and both clean
 //     up after interrupted saves.

@@ -5,7 +5,7 @@
 // copies) are never listed. List is cheap and does not verify; Open and
 // Latest verify every file against the manifest and refuse a corrupt
 // checkpoint with an error naming the file and the expected and actual
-// values. Latest does not fall back to an older checkpoint when the newest is
+// values, or one holding a file the manifest does not list (manifest.go). Latest does not fall back to an older checkpoint when the newest is
 // corrupt: silently resuming from further back would hide the damage, so the
 // caller decides (the error says how).
 package ckpt

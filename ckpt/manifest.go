@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -131,6 +132,9 @@ func parseManifest(dir string) (*Manifest, error) {
 
 // verify checks every listed file of dir against the manifest.
 func (m *Manifest) verify(dir string) error {
+	if err := m.refuseUnlisted(dir); err != nil {
+		return err
+	}
 	for _, f := range m.Files {
 		p := filepath.Join(dir, filepath.FromSlash(f.Name))
 		st, err := os.Stat(p)
@@ -152,6 +156,43 @@ func (m *Manifest) verify(dir string) error {
 		}
 	}
 	return nil
+}
+
+// refuseUnlisted refuses a file under dir that the manifest does not list
+// (other than the manifest): the loaders read files by name, so a file
+// added after the save (a tokenizer_config.json, say) would be loaded
+// unverified. Names starting with '.' are not loaded by anything and are
+// let be.
+func (m *Manifest) refuseUnlisted(dir string) error {
+	listed := map[string]bool{ManifestName: true}
+	for _, f := range m.Files {
+		listed[f.Name] = true
+	}
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("ckpt: %w", err)
+		}
+		if p == dir {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return fmt.Errorf("ckpt: %w", err)
+		}
+		if name := filepath.ToSlash(rel); !listed[name] {
+			return fmt.Errorf("ckpt: %s holds %s, which its manifest does not list (added after the save?); a checkpoint loads only what its manifest lists and hashes: move the file out of the checkpoint", dir, name)
+		}
+		return nil
+	})
 }
 
 // validRelativePath reports whether name is a clean, slash-separated path

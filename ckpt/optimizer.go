@@ -257,6 +257,27 @@ func (o *optimizerState) load() (err error) {
 
 func (o *optimizerState) close() { o.f.Close() }
 
+// OptimizerStepCount reads the step counts of an optimizer state file and
+// returns the highest: the optimizer steps its state has seen (a parameter
+// that missed some, having had no gradient, counts fewer). A resume checks
+// it against the train state's count of applied steps.
+func OptimizerStepCount(path string) (int64, error) {
+	f, err := safetensors.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("ckpt: optimizer state %s: %w", path, err)
+	}
+	defer f.Close()
+	steps, err := readSteps(f)
+	if err != nil {
+		return 0, fmt.Errorf("ckpt: optimizer state %s: %w", path, err)
+	}
+	var n int64
+	for _, s := range steps {
+		n = max(n, s)
+	}
+	return n, nil
+}
+
 // readSteps checks the header's format and reads the step counts.
 func readSteps(f *safetensors.File) (map[string]int64, error) {
 	meta := f.Metadata()

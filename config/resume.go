@@ -4,9 +4,10 @@ package config
 // resolved config (saved with it) is compared with the resumed run's, key
 // by key. A key that changes what is trained — the estimator, the workflow
 // and its roles, the environment, the agents and the models they train,
-// the assignment and adapter shapes, the model paths and dtypes, the
-// optimizer, loss and sampling settings — is refused by name unless the
-// caller allows it; keys that only change how long, how often or where the
+// the assignment, the model paths and dtypes, the optimizer, loss and
+// sampling settings — is refused by name unless the caller allows it (a
+// trained model's adapter shape is refused even then: the checkpoint's
+// adapter cannot take another); keys that only change how long, how often or where the
 // run logs, evaluates, checkpoints, exports or generates may change freely.
 //
 // The rule is a whitelist: a key not listed as harmless below is treated as
@@ -75,7 +76,7 @@ func ResumeChanges(saved, now *Config) ([]ConfigChange, error) {
 	for _, k := range keys {
 		was, okA := a[k]
 		is, okB := b[k]
-		if okA && okB && was == is || unused(k) {
+		if okA && okB && was == is || unused(k) || loraKey.MatchString(k) {
 			continue
 		}
 		if !okA || !okB {
@@ -144,6 +145,9 @@ func CheckResume(savedPath string, now *Config, allow bool, flag string) ([]Conf
 	if err != nil {
 		return nil, err
 	}
+	if err := sameAdapters(saved, now); err != nil {
+		return nil, err
+	}
 	changes, err := ResumeChanges(saved, now)
 	if err != nil {
 		return nil, err
@@ -195,6 +199,42 @@ func LogResumeChanges(runDir, checkpoint string, step int, changes []ConfigChang
 		return fmt.Errorf("config: logging the resume's config changes: %w", err)
 	}
 	return f.Close()
+}
+
+// loraKey matches the keys of adapter shapes. They are not compared key by
+// key: what a resume must keep is each trained model's effective adapter
+// (sameAdapters), and a key that changes none (lora.rank in a run without
+// adapters, a run-wide value every agent overrides) changes nothing.
+var loraKey = regexp.MustCompile(`^(lora|agents\[[0-9]+\]\.lora)(\.|$)`)
+
+// sameAdapters refuses a resume that changes a trained model's adapter
+// (its rank, alpha, targets, rsLoRA, or adapter versus full weights): the
+// checkpoint's adapter keeps the shape it was trained with, so the change
+// could be neither applied nor honestly logged, whatever
+// --allow-config-change says.
+func sameAdapters(saved, now *Config) error {
+	was := map[string]*LoRA{}
+	for _, tr := range saved.Trained() {
+		was[tr.Name] = tr.LoRA
+	}
+	for _, tr := range now.Trained() {
+		old, ok := was[tr.Name]
+		if !ok {
+			continue // a model the checkpoint lacks: the resume refuses it by name
+		}
+		if describeAdapter(old) != describeAdapter(tr.LoRA) {
+			return fmt.Errorf("trained model %q: its adapter is %s in the checkpoint and %s in the config; a checkpoint's adapter keeps the shape it was trained with, so this cannot change on resume (not even with --allow-config-change): undo the change (resume with the checkpoint's own config: --resume=DIR without --config), or start a new run",
+				tr.Name, describeAdapter(old), describeAdapter(tr.LoRA))
+		}
+	}
+	return nil
+}
+
+func describeAdapter(l *LoRA) string {
+	if l == nil {
+		return "none (full weights)"
+	}
+	return fmt.Sprintf("rank %d, alpha %g, targets [%s], rslora %v", l.Rank, l.Alpha, strings.Join(l.Targets, ","), l.RSLoRA)
 }
 
 // inactiveSections reports keys under env.<key> and workflow.<key> whose

@@ -86,3 +86,51 @@ func TestResumeRefusesChangesToWhatIsTrained(t *testing.T) {
 		}
 	}
 }
+
+// A resume cannot change a trained model's adapter, allowed or not: the
+// checkpoint's adapter keeps its shape, so the change would be logged and
+// never applied. Keys that change no adapter are not changes at all.
+func TestResumeKeepsAdapters(t *testing.T) {
+	doc := base(t)
+	savedPath := func(sets ...string) string {
+		c, err := Parse([]byte(doc), sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := c.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(p, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	lora := savedPath("assignment=lora", "lora.rank=4")
+	full := savedPath()
+	for _, c := range []struct {
+		name  string
+		saved string
+		sets  []string
+		want  string // in the refusal; "": accepted with no change listed
+	}{
+		{"the run-wide rank", lora, []string{"assignment=lora", "lora.rank=8"}, `trained model "solver": its adapter is rank 4, alpha 32`},
+		{"an agent's targets", lora, []string{"assignment=lora", "lora.rank=4", "agents[1].lora.targets=[q_proj]"}, `trained model "verifier"`},
+		{"an adapter made full", lora, []string{"assignment=lora", "lora.rank=4", "agents[0].lora.full=true"}, "none (full weights) in the config"},
+		{"every agent overrides the new rank", lora, []string{"assignment=lora", "lora.rank=8", "agents[0].lora.rank=4", "agents[1].lora.rank=4"}, ""},
+		{"lora keys of a run without adapters", full, []string{"lora.rank=8", "lora.targets=[q_proj]"}, ""},
+	} {
+		now, err := Parse([]byte(doc), c.sets)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		changes, err := CheckResume(c.saved, now, true, "--allow-config-change")
+		switch {
+		case c.want == "" && (err != nil || len(changes) != 0):
+			t.Errorf("%s: %v, changes %v; want accepted with none", c.name, err, changes)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v (changes %v), want a refusal naming %q even with --allow-config-change", c.name, err, changes, c.want)
+		}
+	}
+}

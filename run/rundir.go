@@ -7,7 +7,7 @@ package run
 // only then, under the lock, looks at what the directory holds: a fresh run
 // refuses an earlier run's checkpoints, a resume refuses to rewind past
 // newer ones without --force, and with it deletes them (and the export)
-// before the first new step. Every rank learns rank 0's verdict, so a
+// once the resume's own checks passed, before the first new step. Every rank learns rank 0's verdict, so a
 // refused data-parallel run stops on every rank with the same line instead
 // of hanging in its first collective.
 //
@@ -54,20 +54,26 @@ func (r *trainRun) claim(cp *checkpointRef, force bool) error {
 	if cp == nil {
 		return refuseOverwrite(dir)
 	}
-	root := filepath.Join(dir, "checkpoints")
-	if err := refuseRewind(cp, root, force); err != nil {
-		return err
-	}
-	return abandonLater(r.out, cp, dir)
+	return refuseRewind(cp, filepath.Join(dir, "checkpoints"), force)
 }
 
 // abandonLater deletes what a resume from an older checkpoint (--force)
-// drops, before the run writes anything: the later checkpoints, newest
-// first (ckpt.Abandon: a crash leaves a prefix of the old timeline, never a
-// mix), then the export, made at a later step. The logs are truncated to
-// the checkpoint's step next (openLogs), so a plain --resume afterwards
-// can only continue the new timeline.
-func abandonLater(out io.Writer, cp *checkpointRef, dir string) error {
+// drops, once every check of the resume has passed and before the run
+// writes anything: the later checkpoints, newest first (ckpt.Abandon: a
+// crash leaves a prefix of the old timeline, never a mix), then the
+// export, made at a later step. The logs are truncated to the
+// checkpoint's step next (openLogs), so a plain --resume afterwards can
+// only continue the new timeline. Rank 0 deletes; every rank learns how it
+// went.
+func (r *trainRun) abandonLater(cp *checkpointRef) error {
+	var err error
+	if cp != nil && r.dp.lead() {
+		err = abandonAfter(r.out, cp, r.cfg.Run.OutputDir)
+	}
+	return r.dp.fromLead(err)
+}
+
+func abandonAfter(out io.Writer, cp *checkpointRef, dir string) error {
 	removed, err := ckpt.Abandon(filepath.Join(dir, "checkpoints"), cp.Step)
 	if err != nil {
 		return fmt.Errorf("resume --force: %w", err)
@@ -104,7 +110,7 @@ func (d *dataParallel) fromLead(err error) error {
 	}
 	parts, gerr := d.gatherBytes([]byte(msg))
 	if gerr != nil {
-		return fmt.Errorf("data parallel: learning rank 0's check of run.output_dir: %w", gerr)
+		return fmt.Errorf("data parallel: learning how rank 0's work on run.output_dir went: %w", gerr)
 	}
 	if d.lead() || len(parts[0]) == 0 {
 		return err

@@ -187,12 +187,20 @@ func restore(dir string, t *team, iter *rollout.TaskIterator, dp *dataParallel) 
 		if _, err := os.Stat(md); err != nil {
 			return 0, "", fmt.Errorf("resume: the checkpoint has no state for trained model %q (%v); was it made with another agent/model assignment?", name, err)
 		}
-		if err := ckpt.LoadModelState(md, t.models[name], tr.Optimizer()); err != nil {
-			return 0, "", fmt.Errorf("resume: model %q: %w", name, err)
-		}
 		ts, ok := st.Trainers[name]
 		if !ok {
 			return 0, "", fmt.Errorf("resume: %s has no counters for model %q", StateFile, name)
+		}
+		// the optimizer file and the train state must tell of the same steps
+		steps, err := ckpt.OptimizerStepCount(filepath.Join(md, ckpt.OptimizerFileName))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) { // a missing file: LoadModelState says what it means
+			return 0, "", fmt.Errorf("resume: model %q: %w", name, err)
+		}
+		if err == nil && steps != ts.OptimizerSteps {
+			return 0, "", fmt.Errorf("resume: model %q: %s records %d AdamW steps but %s says %d were applied; the two files come from different saves: resume from a checkpoint that was not edited or mixed", name, ckpt.OptimizerFileName, steps, StateFile, ts.OptimizerSteps)
+		}
+		if err := ckpt.LoadModelState(md, t.models[name], tr.Optimizer()); err != nil {
+			return 0, "", fmt.Errorf("resume: model %q: %w", name, err)
 		}
 		tr.Restore(ts)
 	}

@@ -152,17 +152,6 @@ func (r *trainRun) open(c *Train) error {
 	if err := r.claimRunDir(cp, c.Force); err != nil { // rundir.go: one writer per run directory
 		return err
 	}
-	if dp.lead() {
-		if _, err := writeRunConfig(cfg); err != nil {
-			return err
-		}
-	}
-	if cp != nil && dp.lead() && len(c.changes) > 0 {
-		fmt.Fprintf(out, "resume: %d config changes since the checkpoint, logged in %s\n", len(c.changes), filepath.Join(cfg.Run.OutputDir, config.ResumeLogName))
-		if err := config.LogResumeChanges(cfg.Run.OutputDir, cp.Dir, cp.Step, c.changes); err != nil {
-			return err
-		}
-	}
 	fmt.Fprintf(out, "troupe %s, libtorch %s, %d threads\n", Version, torch.VersionString(), torch.NumThreads())
 	if dp != nil {
 		fmt.Fprintf(out, "data parallel: %d ranks; this is rank %d; each rolls out %d of the %d tasks per step\n", dp.world, dp.rank, cfg.Batch.PromptsPerStep/dp.world, cfg.Batch.PromptsPerStep)
@@ -200,12 +189,28 @@ func (r *trainRun) open(c *Train) error {
 			fmt.Fprintf(out, "note: %s\n", note)
 		}
 	}
+	// every check passed: only now is anything of the run directory
+	// replaced or recorded (a refused start leaves it as it was)
+	if err := r.abandonLater(cp); err != nil { // rundir.go: what --force drops
+		return err
+	}
 	next := 0 // metrics lines from this step on are replaced (all of them for a fresh run)
 	if cp != nil {
 		next = r.start + 1
 	}
 	if err := r.openLogs(next); err != nil {
 		return err
+	}
+	if dp.lead() {
+		if _, err := writeRunConfig(cfg); err != nil {
+			return err
+		}
+	}
+	if cp != nil && dp.lead() && len(c.changes) > 0 {
+		fmt.Fprintf(out, "resume: %d config changes since the checkpoint, logged in %s\n", len(c.changes), filepath.Join(cfg.Run.OutputDir, config.ResumeLogName))
+		if err := config.LogResumeChanges(cfg.Run.OutputDir, cp.Dir, cp.Step, c.changes); err != nil {
+			return err
+		}
 	}
 	var monitorLog io.Writer = out
 	if len(cudaDevices(t)) == 0 {

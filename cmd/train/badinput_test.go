@@ -85,11 +85,18 @@ func readFileString(t *testing.T, path string) string { return string(readFile(t
 // rehashes its manifest, as a hand edit that "fixes" the hashes would.
 func editTrainState(t *testing.T, dir string, step int) {
 	t.Helper()
+	editTrainStateWith(t, dir, func(st map[string]any) { st["step"] = step })
+}
+
+// editTrainStateWith changes a checkpoint's train state by edit and
+// rehashes its manifest.
+func editTrainStateWith(t *testing.T, dir string, edit func(map[string]any)) {
+	t.Helper()
 	var st map[string]any
 	if err := json.Unmarshal(readFile(t, filepath.Join(dir, runpkg.StateFile)), &st); err != nil {
 		t.Fatal(err)
 	}
-	st["step"] = step
+	edit(st)
 	raw, err := json.Marshal(st)
 	if err != nil {
 		t.Fatal(err)
@@ -189,6 +196,18 @@ func TestBadInputTable(t *testing.T) {
 	writeTestFile(t, filepath.Join(d, "emptyrun", manifest2), nil)
 	writeTestFile(t, filepath.Join(d, "cutrun", manifest2), readFile(t, filepath.Join(run, manifest2))[:100])
 	editTrainState(t, filepath.Join(d, "rehashed", "checkpoints", "step-000002"), 5)
+	// a copy whose step-2 train state counts other optimizer steps than its
+	// optimizer file (rehashed), and one whose step-2 checkpoint holds a
+	// file its manifest does not list
+	for _, name := range []string{"mixedrun", "extrarun"} {
+		if err := os.CopyFS(filepath.Join(d, name), os.DirFS(run)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	editTrainStateWith(t, filepath.Join(d, "mixedrun", "checkpoints", "step-000002"), func(st map[string]any) {
+		st["trainers"].(map[string]any)["solver"].(map[string]any)["optimizer_steps"] = 99
+	})
+	writeTestFile(t, filepath.Join(d, "extrarun", "checkpoints", "step-000002", "models", "solver", "chat_template.jinja"), []byte("{{ messages }}"))
 
 	// weights a model cannot use: a NaN in the final norm, an embedding
 	// stored as int32, copies of $BASE otherwise
@@ -215,6 +234,20 @@ func TestBadInputTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer held.Release()
+
+	// the finished run's records, to compare after the table
+	records := func() map[string]string {
+		out := map[string]string{}
+		for _, name := range []string{"config.yaml", "config-changes.log", "metrics.jsonl", "samples.jsonl"} {
+			b, err := os.ReadFile(filepath.Join(run, name))
+			if err != nil {
+				b = []byte("(absent)")
+			}
+			out[name] = string(b)
+		}
+		return out
+	}
+	before := records()
 
 	expand := strings.NewReplacer("$D", d, "$BASE", base, "$CFG", cfg, "$RUN", run)
 	for _, c := range cases {
@@ -244,5 +277,11 @@ func TestBadInputTable(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(base, "model.safetensors")); err != nil {
 		t.Errorf("the base model is gone: %v", err)
+	}
+	// and no refused command recorded anything in it
+	for name, was := range before {
+		if now := records()[name]; now != was {
+			t.Errorf("a refused command changed the run's %s:\nwas %.300q\nnow %.300q", name, was, now)
+		}
 	}
 }
