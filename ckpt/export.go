@@ -158,8 +158,8 @@ func Export(dst string, m *model.Model, tokenizerDir string, opt ExportOptions) 
 	if err != nil {
 		return fmt.Errorf("ckpt: export: %w", err)
 	}
-	if tok.VocabSize() > m.Config.VocabSize {
-		return fmt.Errorf("ckpt: export: the tokenizer in %s has ids up to %d, the model's vocab_size is %d: it is not this model's tokenizer", tokenizerDir, tok.VocabSize()-1, m.Config.VocabSize)
+	if err := tok.CheckModel(m.Config.VocabSize, m.Config.EOSTokenIDs, m.Config.BOSTokenID, "it is not this model's tokenizer"); err != nil {
+		return fmt.Errorf("ckpt: export: the tokenizer in %s: %w", tokenizerDir, err)
 	}
 	genJSON, err := generationJSON(m.Config, tok, opt.Generation)
 	if err != nil {

@@ -236,7 +236,7 @@ func TestExportRefusals(t *testing.T) {
 		{"eos outside vocab", filepath.Join(root, "d"), m, tok, ExportOptions{Generation: GenerationDefaults{EOSTokenIDs: []int{999}}}, "eos token id 999 is outside the vocabulary [0, 272)"},
 		{"no tokenizer", filepath.Join(root, "e"), m, filepath.Join(root, "missing"), ExportOptions{}, "missing"},
 		{"no tokenizer dir", filepath.Join(root, "e"), m, "", ExportOptions{}, "no tokenizer directory given"},
-		{"tokenizer of another model", filepath.Join(root, "f"), smallModel, tok, ExportOptions{}, "has ids up to 260, the model's vocab_size is 200"},
+		{"tokenizer of another model", filepath.Join(root, "f"), smallModel, tok, ExportOptions{}, "the tokenizer has 261 tokens but the model's vocabulary is 200; it is not this model's tokenizer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := Export(tc.dst, tc.m, tc.tok, tc.opt)

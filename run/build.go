@@ -116,8 +116,8 @@ func buildTeam(cfg *config.Config, withTrainers bool, from string, dp *dataParal
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		t.models[tr.Name], t.tokenizers[tr.Name] = m, tok
-		if tok.VocabSize() > m.Config.VocabSize {
-			return nil, fmt.Errorf("%s: the tokenizer has %d tokens but the model's vocabulary is %d", what, tok.VocabSize(), m.Config.VocabSize)
+		if err := tok.CheckModel(m.Config.VocabSize, m.Config.EOSTokenIDs, m.Config.BOSTokenID, tokenizerFix(tr)); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		if withTrainers && cfg.Settings(tr).NeedsReference() {
 			// The KL reference is the base model: the one thing a
@@ -208,14 +208,19 @@ func (t *team) loadAdapter(tr config.Trained, i int, opt model.Options, withTrai
 	if err != nil {
 		return fmt.Errorf("%s, tokenizer: %w", what, err)
 	}
-	if tok.VocabSize() > base.Config.VocabSize {
-		return fmt.Errorf("%s: the tokenizer has %d tokens but the model's vocabulary is %d", what, tok.VocabSize(), base.Config.VocabSize)
+	if err := tok.CheckModel(base.Config.VocabSize, base.Config.EOSTokenIDs, base.Config.BOSTokenID, tokenizerFix(tr)); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	t.tokenizers[tr.Name] = tok
 	if withTrainers && t.cfg.Settings(tr).NeedsReference() {
 		t.refs[tr.Name] = base
 	}
 	return nil
+}
+
+// tokenizerFix is how to name the right tokenizer for tr.
+func tokenizerFix(tr config.Trained) string {
+	return fmt.Sprintf("set models.%s.tokenizer to the model's own tokenizer (default: its path)", tr.Source)
 }
 
 // buildAgents compiles the agents, each bound to its trained model's
@@ -231,6 +236,9 @@ func (t *team) buildAgents(cfgs []rollout.AgentConfig, def rollout.AgentDefaults
 			return rollout.Binding{}, fmt.Errorf("chat_date: %w", err)
 		}
 		if family, err := tok.DetectChatTemplate(); err == nil {
+			if err := tok.CheckTemplate(family); err != nil {
+				return rollout.Binding{}, err
+			}
 			for _, w := range tokenizer.IgnoredSettings(family, thinking, date) {
 				fmt.Fprintf(os.Stderr, "warning: agent %s (model %s): %s\n", ac.Name, ac.Model, w)
 			}

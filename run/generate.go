@@ -75,8 +75,8 @@ func (c *Generate) Run(out io.Writer, args []string) (err error) {
 		}
 		m = a.Model() // freed with the base
 	}
-	if tok.VocabSize() > m.Config.VocabSize {
-		return fmt.Errorf("generate: the tokenizer has %d tokens but the model's vocabulary is %d; is --tokenizer the model's own?", tok.VocabSize(), m.Config.VocabSize)
+	if err := tok.CheckModel(m.Config.VocabSize, m.Config.EOSTokenIDs, m.Config.BOSTokenID, "is --tokenizer the model's own?"); err != nil {
+		return fmt.Errorf("generate: %w", err)
 	}
 	text := strings.Join(args, " ")
 	if !c.Raw {

@@ -21,6 +21,7 @@
 //	chat_llama.go                 the Llama 3.0 and 3.1+ header-token templates
 //	writer.go, trainmerges.go     WriteByteLevel and TrainMerges for tiny models
 //	describe.go                   Describe / WriteTokenTable for `train tokenize`
+//	fit.go                        CheckModel, CheckTemplate: a tokenizer of another family refused
 //
 // Where it departs from Hugging Face, knowingly:
 //

@@ -49,6 +49,11 @@ func (c *tokenizeCmd) run(cmd *cobra.Command, args []string) error {
 		if err != nil {
 			return fmt.Errorf("tokenize: --template: %w", err)
 		}
+		if tmpl != tokenizer.ChatTemplateAuto {
+			if err := tok.CheckTemplate(tmpl); err != nil {
+				return fmt.Errorf("tokenize: --template %s: %w", c.template, err)
+			}
+		}
 		var msgs []tokenizer.Message
 		if c.system != "" {
 			msgs = append(msgs, tokenizer.Message{Role: "system", Content: c.system})
