@@ -208,6 +208,26 @@ func Export(dst string, m *model.Model, tokenizerDir string, opt ExportOptions) 
 	return swapDir(parent, tmp, dst, exportOldPrefix+base+"-")
 }
 
+// Install moves an export already written elsewhere on the same file
+// system (staged: a directory Export wrote) to dst, replacing dst as Export
+// does: only a model or adapter directory, moved aside and removed after
+// the rename. A command that exports several models stages them all first
+// and installs them only once every one is written.
+func Install(staged, dst string) error {
+	dst = filepath.Clean(dst)
+	parent, base := filepath.Dir(dst), filepath.Base(dst)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("ckpt: export: %w", err)
+	}
+	if err := recoverExport(parent, base); err != nil {
+		return err
+	}
+	if err := checkReplaceable(dst); err != nil {
+		return err
+	}
+	return swapDir(parent, staged, dst, exportOldPrefix+base+"-")
+}
+
 // generationJSON renders generation_config.json.
 func generationJSON(cfg model.Config, tok *tokenizer.Tokenizer, g GenerationDefaults) ([]byte, error) {
 	out := generationConfig{BOSTokenID: cfg.BOSTokenID, DoSample: g.DoSample}

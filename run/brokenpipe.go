@@ -1,6 +1,7 @@
 package run
 
-// brokenpipe.go — a console that goes away never kills a run. `train … |
+// brokenpipe.go — a console that goes away never kills a run, or any
+// other command (QuietConsole). `train … |
 // tee log` and Ctrl-C interrupts tee as well as the run; the run's next
 // line would then meet a closed pipe, and Go ends a program whose standard
 // output meets a closed pipe with SIGPIPE, without a message or a
@@ -18,6 +19,15 @@ import (
 	"sync"
 	"syscall"
 )
+
+// QuietConsole is what every command prints through (cmd/train): SIGPIPE
+// ignored, and the first write that meets a closed pipe silences the
+// console instead of ending the command, which finishes its work
+// (`train export … | head -1` still writes the whole export).
+func QuietConsole(w io.Writer) io.Writer {
+	ignoreBrokenPipe()
+	return quietOnBrokenPipe(w)
+}
 
 // ignoreBrokenPipe makes writes to a closed pipe return EPIPE instead of
 // ending the process.

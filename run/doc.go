@@ -28,7 +28,8 @@
 //	distconfig.go   data parallel: the ranks' builds, resolved configs and checkpoints compared at the join
 //	peers.go        data parallel: what the ranks know of each other; naming a lost rank or host
 //	launcher.go     a rank of train --nproc stops when its launcher is gone
-//	brokenpipe.go   a closed console (train | tee, Ctrl-C) stops the printing, not the run
+//	brokenpipe.go   a closed console (train | tee, Ctrl-C) stops the printing, not the run or any command
+//	interrupt.go    SIGINT and SIGTERM in export and sft: stop at a safe point, say what was written
 //	notes.go        --print-samples, the zero-advantage warning, the resolved config in the run directory
 //	heartbeat.go    "still running" lines of silent phases; SFT's progress line
 //	check.go        Check: the resolved config (effective per-agent values) and the plan, loading nothing

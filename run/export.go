@@ -3,11 +3,15 @@ package run
 // export.go — Hugging Face directories of the trained models: at the end of
 // a run, and `train export` from a checkpoint. An adapter (assignment: lora)
 // is exported as a PEFT directory, and on request also merged into its base
-// as a full model (<name>-merged).
+// as a full model (<name>-merged). `train export` writes all of a
+// checkpoint's models or none: they are staged in a hidden directory under
+// --out and installed together; SIGINT or SIGTERM stops it after the model
+// being written, with nothing installed (interrupt.go).
 
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"troupe/ckpt"
@@ -131,7 +135,27 @@ func (c *Export) Run(out io.Writer, _ []string) (err error) {
 			b.Free()
 		}
 	}()
+	// every model is written into a hidden stage first and installed only
+	// once all are: an interrupt or an error leaves --out as it was
+	_, statErr := os.Stat(c.Out)
+	stage, err := newExportStage(c.Out)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		os.RemoveAll(stage)
+		if statErr != nil {
+			os.Remove(c.Out) // made for this export, and empty unless it succeeded
+		}
+	}()
+	stopped, release := commandStop(out, "export", "stopping after this model; nothing will be written to "+c.Out,
+		"nothing was written to "+c.Out+" (a hidden "+filepath.Base(stage)+" is left, which the next export removes)")
+	defer release()
+	var staged []string
 	for _, tr := range cfg.Trained() {
+		if sig := stopped(); sig != nil {
+			return fmt.Errorf("export: interrupted by %v before every model was written: nothing was written to %s (an export is all of the checkpoint's models or none)", sig, c.Out)
+		}
 		dir := cp.Path(ckpt.ModelStateDir(tr.Name))
 		opt := model.Options{DType: mustDType(tr.Model.DType), Device: torch.CPU}
 		var m *model.Model
@@ -159,16 +183,49 @@ func (c *Export) Run(out io.Writer, _ []string) (err error) {
 		if note := ckpt.NarrowingNote(m.DType(), cfg.Export.DType); note != "" {
 			fmt.Fprintf(out, "export: warning: model %q: %s\n", tr.Name, note)
 		}
-		dirs, err := exportModel(cfg, tr.Name, m, dir, c.Out)
+		dirs, err := exportModel(cfg, tr.Name, m, dir, stage)
 		m.Free()
 		if err != nil {
 			return err
 		}
-		for _, d := range dirs {
-			fmt.Fprintf(out, "export: %s\n", d)
+		staged = append(staged, dirs...)
+		afterStagedModel()
+	}
+	if sig := stopped(); sig != nil {
+		return fmt.Errorf("export: interrupted by %v before every model was written: nothing was written to %s (an export is all of the checkpoint's models or none)", sig, c.Out)
+	}
+	for _, d := range staged {
+		dst := filepath.Join(c.Out, filepath.Base(d))
+		if err := ckpt.Install(d, dst); err != nil {
+			return err
 		}
+		fmt.Fprintf(out, "export: %s\n", dst)
 	}
 	return nil
+}
+
+// afterStagedModel runs after each model is staged (a seam for tests).
+var afterStagedModel = func() {}
+
+// exportStagePrefix names the hidden directory under --out that an export
+// writes its models into before it installs them.
+const exportStagePrefix = ".tmp-export-stage-"
+
+// newExportStage makes the stage under out, removing the stages of
+// exports that were killed.
+func newExportStage(out string) (string, error) {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return "", fmt.Errorf("export: --out %s: %w", out, err)
+	}
+	old, _ := filepath.Glob(filepath.Join(out, exportStagePrefix+"*"))
+	for _, o := range old {
+		os.RemoveAll(o)
+	}
+	stage, err := os.MkdirTemp(out, exportStagePrefix)
+	if err != nil {
+		return "", fmt.Errorf("export: --out %s: %w", out, err)
+	}
+	return stage, nil
 }
 
 func mustDType(s string) torch.DType {

@@ -18,6 +18,10 @@ package run
 // where fixed demonstrations, seen many times, teach it which questions to
 // get wrong.
 //
+// SIGINT or SIGTERM stops it after the step being taken: the model trained
+// so far is written (atomically, as every model is), the models not yet
+// trained are named, and the command exits non-zero (interrupt.go).
+//
 // What it is not: general instruction tuning. For that, train with your own
 // data elsewhere and point models.<name>.path at the result.
 
@@ -26,6 +30,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -80,23 +85,44 @@ func (c *SFT) Run(out io.Writer, _ []string) (err error) {
 	if err != nil {
 		return err
 	}
-	for _, src := range slices.Sorted(maps.Keys(first)) {
+	stopped, release := commandStop(out, "sft", "finishing this step and writing the model trained so far",
+		"the model being trained is not written; those written before it stay")
+	defer release()
+	sources := slices.Sorted(maps.Keys(first))
+	for i, src := range sources {
 		m, tokDir := t.modelOfSource(src)
 		redrawn := ""
 		if c.Redraw {
 			redrawn = ", drawn anew for every pass"
 		}
 		fmt.Fprintf(out, "sft: model %s: %d demonstrations%s\n", src, len(first[src]), redrawn)
-		if err := c.train(out, m, func(k int) ([]policy.Sequence, error) { return p.of(src, k) }); err != nil {
+		done, err := c.train(out, m, func(k int) ([]policy.Sequence, error) { return p.of(src, k) }, stopped)
+		if err != nil {
 			return fmt.Errorf("sft: model %s: %w", src, err)
 		}
 		dst := filepath.Join(c.Out, src)
-		if err := ckpt.Export(dst, m, tokDir, ckpt.ExportOptions{}); err != nil {
-			return err
+		if done > 0 {
+			if err := ckpt.Export(dst, m, tokDir, ckpt.ExportOptions{}); err != nil {
+				return err
+			}
+		}
+		if sig := stopped(); sig != nil {
+			wrote := "nothing written for it"
+			if done > 0 {
+				wrote = "written to " + dst + " as trained so far"
+			}
+			return fmt.Errorf("sft: interrupted by %v: model %s took %d of its %d steps (%s); not trained: %s", sig, src, done, c.Steps, wrote, listOrNone(sources[i+1:]))
 		}
 		fmt.Fprintf(out, "sft: wrote %s (set models.%s.path to it)\n", dst, src)
 	}
 	return nil
+}
+
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 // check refuses bad flags, naming the flag, and an --out that would replace
@@ -278,12 +304,13 @@ func findTask(prompt string, tasks []rollout.Task) (rollout.Task, bool) {
 }
 
 // train fits m to the demonstrations: cross-entropy on the response tokens
-// (mean over tokens), AdamW, batches in a seeded order.
-func (c *SFT) train(out interface{ Write([]byte) (int, error) }, m *model.Model, pass func(k int) ([]policy.Sequence, error)) (err error) {
+// (mean over tokens), AdamW, batches in a seeded order. It returns the
+// steps taken: fewer than c.Steps when stopped returns a signal.
+func (c *SFT) train(out interface{ Write([]byte) (int, error) }, m *model.Model, pass func(k int) ([]policy.Sequence, error), stopped func() os.Signal) (done int, err error) {
 	defer torch.Recover(&err)
 	seqs, err := pass(0)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	m.SetRequiresGrad(true)
 	opt := torch.NewAdamW([]torch.AdamWGroup{{Params: m.Parameters(), LR: c.Lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.01}}, m.DType() != torch.Float32)
@@ -294,13 +321,18 @@ func (c *SFT) train(out interface{ Write([]byte) (int, error) }, m *model.Model,
 	began := time.Now()
 	lastLine := began // a line at least every heartbeatEvery, whatever --log-every
 	running := 0.0
+	defer m.SetRequiresGrad(false)
 	for step := 0; step < c.Steps; step++ {
+		if stopped() != nil {
+			fmt.Fprintln(out, sftProgress(step, c.Steps, running, time.Since(began)))
+			return step, nil
+		}
 		batch := make([]policy.Sequence, 0, c.Batch)
 		for len(batch) < c.Batch && len(batch) < len(seqs) {
 			if pos == len(order) {
 				k++
 				if seqs, err = pass(k); err != nil {
-					return err
+					return step, err
 				}
 				order, pos = r.Perm(len(seqs)), 0
 			}
@@ -309,8 +341,9 @@ func (c *SFT) train(out interface{ Write([]byte) (int, error) }, m *model.Model,
 		}
 		loss, err := sftStep(m, opt, batch, c.Lr*math.Min(1, float64(step+1)/10))
 		if err != nil {
-			return err
+			return step, err
 		}
+		afterSFTStep(step + 1)
 		running = 0.9*running + 0.1*loss
 		if step == 0 {
 			running = loss
@@ -320,9 +353,12 @@ func (c *SFT) train(out interface{ Write([]byte) (int, error) }, m *model.Model,
 			lastLine = time.Now()
 		}
 	}
-	m.SetRequiresGrad(false)
-	return nil
+	return c.Steps, nil
 }
+
+// afterSFTStep runs after each step with the steps taken (a seam for
+// tests).
+var afterSFTStep = func(int) {}
 
 func sftStep(m *model.Model, opt *torch.AdamW, batch []policy.Sequence, lr float64) (loss float64, err error) {
 	defer torch.Recover(&err)

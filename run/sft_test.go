@@ -2,6 +2,7 @@ package run
 
 import (
 	"io"
+	"os"
 	"slices"
 	"testing"
 
@@ -51,14 +52,14 @@ func TestSFTRedraw(t *testing.T) {
 	p := &passes{c: c, t: team}
 	var asked []int
 	n := 0
-	err := c.train(io.Discard, team.models[team.trained[0].Name], func(k int) ([]policy.Sequence, error) {
+	done, err := c.train(io.Discard, team.models[team.trained[0].Name], func(k int) ([]policy.Sequence, error) {
 		asked = append(asked, k)
 		seqs, err := p.of("tiny", k)
 		n = len(seqs)
 		return seqs, err
-	})
-	if err != nil {
-		t.Fatal(err)
+	}, func() os.Signal { return nil })
+	if err != nil || done != 12 {
+		t.Fatal(done, err)
 	}
 	if want := (12*8 - 1) / n; len(asked) != want+1 || asked[len(asked)-1] != want {
 		t.Errorf("12 steps × 8 of ~%d demonstrations: passes asked for %v, want 0..%d", n, asked, want)

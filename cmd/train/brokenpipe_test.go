@@ -82,3 +82,34 @@ func TestBrokenPipeStillCheckpoints(t *testing.T) {
 		}
 	}
 }
+
+// Every command outlives a closed console: with its stdout a pipe whose
+// reader is gone (`train sft … | head -1`), sft and init finish their work,
+// write it and exit 0, rather than die by SIGPIPE at their first line.
+func TestCommandsOutliveAClosedPipe(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath, _ := tinyRun(t, dir)
+	for _, args := range [][]string{
+		{"init", filepath.Join(dir, "fresh"), "--merges", "0"},
+		{"sft", "-c", cfgPath, "--out", filepath.Join(dir, "sft"), "--steps", "3", "--tasks", "8", "--batch", "4", "--log-every", "1"},
+	} {
+		cmd := trainProcess(args)
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr.Close() // the reader is gone before the first line
+		var stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = pw, &stderr
+		err = cmd.Run()
+		pw.Close()
+		if err != nil {
+			t.Errorf("train %s with a closed stdout: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		}
+	}
+	for _, p := range []string{filepath.Join(dir, "fresh", "model.safetensors"), filepath.Join(dir, "sft", "tiny", "model.safetensors")} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("not written with a closed stdout: %v", err)
+		}
+	}
+}

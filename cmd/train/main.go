@@ -40,6 +40,7 @@ func execute(args []string, stdout, stderr io.Writer) int {
 	}
 	commandArgs = args
 	run.Version = version
+	stdout = run.QuietConsole(stdout) // a closed pipe silences a command, never kills it
 	root := newRoot()
 	root.SetArgs(args)
 	root.SetOut(stdout)
