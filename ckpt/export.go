@@ -342,7 +342,7 @@ func checkReplaceable(dst string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("ckpt: export: %s exists and holds neither %s nor %s, so it is not a model or adapter directory this export may replace; choose another destination or remove it", dst, ConfigFileName, model.AdapterConfigFile)
+	return fmt.Errorf("ckpt: %s exists and holds neither %s nor %s, so it is not a model or adapter directory that may be replaced; choose another destination or remove it", dst, ConfigFileName, model.AdapterConfigFile)
 }
 
 // recoverExport cleans up after an interrupted export to parent/base: it

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,5 +36,35 @@ func TestRefuseInputAsOutput(t *testing.T) {
 		case err != nil && (want == "" || !strings.Contains(err.Error(), want)):
 			t.Errorf("%s: %v, want %q", out, err, want)
 		}
+	}
+}
+
+// init writes its directory whole, under a hidden name, and installs it:
+// nothing of it is left beside DIR, --force replaces an earlier model, and
+// never a directory of other files.
+func TestInitInstallsWhole(t *testing.T) {
+	d := t.TempDir()
+	dir := filepath.Join(d, "m")
+	initTiny(t, dir, 1)
+	c := &Init{Family: "qwen3", Hidden: 64, Layers: 2, Heads: 4, KvHeads: 2, HeadDim: 16, Intermediate: 128, Seed: 2, Dtype: "float32", Text: "math", Force: true}
+	if err := c.Run(io.Discard, []string{dir}); err != nil {
+		t.Fatalf("init --force over an earlier model: %v", err)
+	}
+	if entries, _ := os.ReadDir(d); len(entries) != 1 {
+		t.Errorf("beside DIR: %v, want DIR alone", entries)
+	}
+	foreign := filepath.Join(d, "notes")
+	if err := os.MkdirAll(foreign, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(foreign, "todo.txt"), []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Run(io.Discard, []string{foreign})
+	if err == nil || !strings.Contains(err.Error(), "not a model or adapter directory") {
+		t.Errorf("init --force over a directory of other files: %v", err)
+	}
+	if entries, _ := os.ReadDir(foreign); len(entries) != 1 {
+		t.Errorf("the refused init changed %s: %v", foreign, entries)
 	}
 }

@@ -7,9 +7,12 @@ package run
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
+	"troupe/ckpt"
+	"troupe/internal/atomicfile"
 	"troupe/model"
 	"troupe/rollout"
 	"troupe/tokenizer"
@@ -67,9 +70,23 @@ func mergeCorpus(env string) ([]string, error) {
 
 func (c *Init) Run(out io.Writer, args []string) (err error) {
 	defer torch.Recover(&err)
-	dir := args[0]
-	if err := RefuseReplace("init", dir, "DIR", c.Force); err != nil {
+	final := args[0]
+	if err := RefuseReplace("init", final, "DIR", c.Force); err != nil {
 		return err
+	}
+	// written under a hidden name beside DIR and installed whole: a crash
+	// or a signal never leaves a tokenizer without its model
+	parent := filepath.Dir(filepath.Clean(final))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
+	dir, err := os.MkdirTemp(parent, ".tmp-init-"+filepath.Base(final)+"-")
+	if err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
+	defer os.RemoveAll(dir) // gone once installed
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return fmt.Errorf("init: %w", err)
 	}
 	var fam model.Family
 	format := tokenizer.FormatQwen
@@ -116,7 +133,13 @@ func (c *Init) Run(out io.Writer, args []string) (err error) {
 	if err := m.Save(dir, dt, 0); err != nil {
 		return err
 	}
-	abs, _ := filepath.Abs(dir)
+	if err := atomicfile.SyncDir(dir); err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
+	if err := ckpt.Install(dir, final); err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
+	abs, _ := filepath.Abs(final)
 	fmt.Fprintf(out, "init: wrote %s\n  %s\n  %d parameters, tokenizer: %d tokens (%d merges)\n",
 		abs, cfg.Describe(), m.NumParams(), tok.VocabSize(), len(merges))
 	return nil
