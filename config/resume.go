@@ -114,6 +114,28 @@ func ResumeChanges(saved, now *Config) ([]ConfigChange, error) {
 	return out, nil
 }
 
+// Differences is every way two configs differ in what they run: the keys
+// of ResumeChanges, plus each trained model's adapter where it differs
+// (key "trained model <name>: adapter"). `train compare` groups runs as
+// seeds of one experiment only when this holds nothing but the seed and
+// keys that do not change what is trained or measured.
+func Differences(a, b *Config) ([]ConfigChange, error) {
+	out, err := ResumeChanges(a, b)
+	if err != nil {
+		return nil, err
+	}
+	was := map[string]*LoRA{}
+	for _, tr := range a.Trained() {
+		was[tr.Name] = tr.LoRA
+	}
+	for _, tr := range b.Trained() {
+		if old, ok := was[tr.Name]; ok && describeAdapter(old) != describeAdapter(tr.LoRA) {
+			out = append(out, ConfigChange{Key: "trained model " + tr.Name + ": adapter", Was: describeAdapter(old), Now: describeAdapter(tr.LoRA), Trains: true})
+		}
+	}
+	return out, nil
+}
+
 // absentElement is the shortest list-element prefix of key ("agents[1]")
 // of which flat holds no key at all, or "".
 func absentElement(key string, flat map[string]string) string {

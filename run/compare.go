@@ -3,7 +3,8 @@ package run
 // compare.go — `train compare`: one report over several runs (the Dr. MAS
 // stability experiment, or any sweep): per-agent gradient-norm curves,
 // spike counts, amplification factors, rewards and held-out accuracy, as
-// PNG charts and a Markdown table.
+// PNG charts and a Markdown table; per group of seeds (comparegroups.go:
+// runs whose configs agree but for the seed) their mean and spread.
 //
 // A spike is a step whose pre-clip gradient norm exceeds spikeFactor times
 // the median of that agent's earlier norms in the same run (counted from the
@@ -16,7 +17,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -36,29 +36,23 @@ type runSeries struct {
 	records      []metrics.Record
 }
 
-var seedSuffix = regexp.MustCompile(`-s\d+$`)
-
 func CompareRuns(w io.Writer, out string, dirs []string) error {
 	var runs []runSeries
 	agents := map[string]bool{}
-	seen := map[string]string{}
-	for _, d := range dirs {
-		// the same run given twice would count its steps twice in its group's
-		// mean and spread
-		abs, err := filepath.Abs(d)
-		if err != nil {
-			return fmt.Errorf("compare: %w", err)
-		}
-		if first, dup := seen[abs]; dup {
-			return fmt.Errorf("compare: run %s is given twice (also as %s); name each run once", d, first)
-		}
-		seen[abs] = d
+	// the same run given twice would count its steps twice in its group's
+	// mean and spread
+	if err := distinctRuns(dirs); err != nil {
+		return err
+	}
+	labels := runLabels(dirs)
+	var info []compareRun
+	for i, d := range dirs {
 		recs, err := metrics.ReadJSONL(filepath.Join(d, "metrics.jsonl"))
 		if err != nil {
 			return fmt.Errorf("compare: %w", err)
 		}
-		label := filepath.Base(filepath.Clean(d))
-		runs = append(runs, runSeries{label: label, group: seedSuffix.ReplaceAllString(label, ""), records: recs})
+		info = append(info, loadCompareRun(d))
+		runs = append(runs, runSeries{label: labels[i], records: recs})
 		for _, r := range recs {
 			for k := range r.Values {
 				if a, ok := strings.CutPrefix(k, "grad_norm/"); ok {
@@ -66,6 +60,10 @@ func CompareRuns(w io.Writer, out string, dirs []string) error {
 				}
 			}
 		}
+	}
+	notes := groupSeeds(runs, info) // comparegroups.go
+	for _, n := range notes {
+		fmt.Fprintf(w, "compare: %s\n", n)
 	}
 	names := slices.Sorted(func(yield func(string) bool) {
 		for a := range agents {
@@ -123,7 +121,7 @@ func CompareRuns(w io.Writer, out string, dirs []string) error {
 			return err
 		}
 	}
-	report := compareReport(runs, names, charts)
+	report := compareReport(runs, names, charts, notes)
 	if err := atomicfile.Write(filepath.Join(out, "report.md"), func(w io.Writer) error { _, err := io.WriteString(w, report); return err }); err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
@@ -303,9 +301,16 @@ func last(v []float64) float64 {
 
 func tail5(v []float64) []float64 { return v[max(0, len(v)-5):] }
 
-func compareReport(runs []runSeries, agents, charts []string) string {
+func compareReport(runs []runSeries, agents, charts, notes []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Run comparison\n\nA spike is a step whose pre-clip gradient norm exceeds %g× the median of that agent's earlier nonzero norms in the run (once there are %d of them). Amplification is Dr. MAS's (σ_k² + (μ_k − μ)²)/σ², averaged over the run.\n\n", spikeFactor, spikeMinSteps)
+	b.WriteString("Runs are grouped as seeds of one experiment only when their config.yaml files agree but for run.seed (and where they write, log and run).\n\n")
+	for _, n := range notes {
+		fmt.Fprintf(&b, "- %s\n", n)
+	}
+	if len(notes) > 0 {
+		b.WriteString("\n")
+	}
 	head := []string{"run", "steps"}
 	for _, a := range agents {
 		head = append(head, "spikes "+a, "max grad norm "+a, "amplification "+a)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"troupe/config"
 	"troupe/internal/metrics"
 )
 
@@ -55,20 +56,13 @@ func TestCompareRefusesARunGivenTwice(t *testing.T) {
 // mean over seeds at each step, and the lowest and highest seed.
 func TestCompareGroupsSeeds(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		d := dir + "/" + name
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(d+"/metrics.jsonl", []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return d
+	write := func(name, body string, sets ...string) string {
+		return writeCompareRun(t, dir, name, body, sets...)
 	}
 	runs := []string{
-		write("team-s1", `{"step":0,"eval/accuracy":0.1}`+"\n"+`{"step":1,"reward/mean":1,"eval/accuracy":0.4}`+"\n"),
-		write("team-s2", `{"step":0,"eval/accuracy":0.1}`+"\n"+`{"step":1,"reward/mean":3,"eval/accuracy":0.2}`+"\n"),
-		write("single-s1", `{"step":0,"eval/accuracy":0.05}`+"\n"+`{"step":1,"reward/mean":2,"eval/accuracy":0.3}`+"\n"),
+		write("team-s1", `{"step":0,"eval/accuracy":0.1}`+"\n"+`{"step":1,"reward/mean":1,"eval/accuracy":0.4}`+"\n", "run.seed=1"),
+		write("team-s2", `{"step":0,"eval/accuracy":0.1}`+"\n"+`{"step":1,"reward/mean":3,"eval/accuracy":0.2}`+"\n", "run.seed=2", "run.output_dir=elsewhere"),
+		write("single-s1", `{"step":0,"eval/accuracy":0.05}`+"\n"+`{"step":1,"reward/mean":2,"eval/accuracy":0.3}`+"\n", "run.seed=1", "optim.lr=1e-2"),
 	}
 	if err := CompareRuns(io.Discard, dir+"/report", runs); err != nil {
 		t.Fatal(err)
@@ -84,9 +78,13 @@ func TestCompareGroupsSeeds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		label := filepath.Base(d)
-		series = append(series, runSeries{label: label, group: seedSuffix.ReplaceAllString(label, ""), records: recs})
+		series = append(series, runSeries{label: filepath.Base(d), records: recs})
 	}
+	var info []compareRun
+	for _, d := range runs {
+		info = append(info, loadCompareRun(d))
+	}
+	groupSeeds(series, info)
 	recs, groups := groupOverlay(series, "eval/accuracy")
 	if strings.Join(groups, ",") != "single,team" || len(recs) != 2 {
 		t.Fatalf("groups %v over %d steps, want single and team over 2", groups, len(recs))
@@ -101,5 +99,85 @@ func TestCompareGroupsSeeds(t *testing.T) {
 	}
 	if _, err := os.Stat(dir + "/plain/accuracy-by-group.png"); err == nil {
 		t.Error("runs of one seed each were charted by group")
+	}
+}
+
+// writeCompareRun writes a run directory with metrics body and the
+// config.yaml of the tiny config with sets.
+func writeCompareRun(t *testing.T, dir, name, body string, sets ...string) string {
+	t.Helper()
+	d := filepath.Join(dir, name)
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(d+"/metrics.jsonl", []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(dir, "model") // config.json and tokenizer.json, as config requires
+	for _, f := range []string{"config.json", "tokenizer.json"} {
+		if err := os.MkdirAll(model, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(model, f), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	yaml := strings.ReplaceAll(strings.ReplaceAll(tinyConfigYAML, "OUT", d), "MODEL", model)
+	cfg, err := config.Parse([]byte(yaml), append([]string{"run.output_dir=" + d}, sets...))
+	if err == nil {
+		var raw []byte
+		if raw, err = cfg.Marshal(); err == nil {
+			err = os.WriteFile(filepath.Join(d, RunConfigFile), raw, 0o644)
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// Runs are grouped by what their configs say, not by their names: a run
+// named as a seed but trained otherwise, a copy of a run (same seed), runs
+// of one name in two directories and a run without a config each stand
+// alone, and the report says why; a symbolic link to a run is the run.
+func TestCompareGroupsOnlyLikeRuns(t *testing.T) {
+	dir := t.TempDir()
+	body := `{"step":1,"reward/mean":1,"eval/accuracy":0.4}` + "\n"
+	s1 := writeCompareRun(t, dir, "team-s1", body, "run.seed=1")
+	s2 := writeCompareRun(t, dir, "team-s2", body, "run.seed=2", "engine.enabled=false", "run.log_samples=0")
+	lr := writeCompareRun(t, dir, "team-s3", body, "run.seed=3", "optim.lr=5e-4")
+	cp := writeCompareRun(t, dir, "copy/team-s1", body, "run.seed=1")
+	bare := dir + "/bare-s4"
+	if err := os.MkdirAll(bare, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bare+"/metrics.jsonl", []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := dir + "/link"
+	if err := os.Symlink(s1, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := CompareRuns(io.Discard, dir+"/r0", []string{s1, link}); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("a run and a symbolic link to it: %v, want 'given twice'", err)
+	}
+	var console strings.Builder
+	if err := CompareRuns(&console, dir+"/r1", []string{s1, s2, lr, cp, bare}); err != nil {
+		t.Fatal(err)
+	}
+	report, err := os.ReadFile(dir + "/r1/report.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"group team: " + s1 + ", team-s2 (configs that agree but for run.seed)",
+		"team-s3 is not grouped with " + s1 + ": its config differs in optim.lr: 0.001 → 0.0005",
+		cp + " is not grouped with " + s1 + ": it repeats the config and run.seed 1",
+		"bare-s4 stands alone: its config.yaml cannot be read",
+		"| team (2 runs) |",
+	} {
+		if !strings.Contains(string(report), want) || (!strings.HasPrefix(want, "|") && !strings.Contains(console.String(), want)) {
+			t.Errorf("the report and the console should say %q:\n%s", want, report)
+		}
 	}
 }

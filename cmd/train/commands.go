@@ -176,8 +176,10 @@ func newCompare() *cobra.Command {
 		Use:   "compare --out DIR RUN_DIR...",
 		Short: "Compare runs: per-agent grad-norm curves and spikes, amplification, reward and accuracy (Markdown + PNG)",
 		Long: `compare reads metrics.jsonl of every RUN_DIR and writes DIR/report.md with one
-row per run and one per group of runs (runs named NAME-sN are seeds of
-group NAME), and PNG charts of each agent's pre-clip gradient norm and
+row per run and one per group of seeds (runs whose config.yaml files agree
+but for run.seed and where they write, log and run; the group is named
+after its first run, NAME-sN giving NAME; the report says which runs it
+grouped and why others were not), and PNG charts of each agent's pre-clip gradient norm and
 amplification factor, the mean reward and the held-out accuracy, one line
 per run; when a group has several seeds, also the reward and accuracy per
 group (reward-by-group.png, accuracy-by-group.png): the mean over its seeds,
