@@ -62,8 +62,8 @@ func prompts(rows, length, vocab int) [][]int {
 // size prefill then decode, then the update.
 func Run(m *model.Model, dev torch.Device, opt Options) (rows []Row, err error) {
 	defer torch.Recover(&err)
-	if opt.Reps < 1 {
-		opt.Reps = 1
+	if err := CheckSizes(m.Config, 4, opt, 0, ""); err != nil { // the counts (run.Bench checks the memory first)
+		return nil, err
 	}
 	if !opt.SkipGen {
 		if opt.NewTokens < 2 || opt.PromptLen < 1 {

@@ -11,4 +11,5 @@
 //	report.go  the rows as a table or as JSON lines
 //	profile.go --profile: a Go CPU profile and an ATen operator table
 //	shape.go   named and key=value model shapes for random models
+//	size.go    the sizes asked for, checked against the model and the device before loading
 package bench

@@ -174,10 +174,16 @@ func DefaultSettings() Settings {
 // Validate reports the first invalid setting as "key: problem, got value;
 // fix", the key being the YAML key.
 func (s Settings) Validate() error {
-	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	// the update computes in float32: a value beyond its range is infinite
+	// there (and an eps below its smallest step is 0)
+	finite := func(x float64) bool { return !math.IsNaN(x) && math.Abs(x) <= math.MaxFloat32 }
 	switch {
+	case s.LR > math.MaxFloat32:
+		return fmt.Errorf("lr: must be finite in float32, where the update computes (at most %.4g), got %g; the reference uses 1e-06", math.MaxFloat32, s.LR)
 	case !(s.LR >= 0) || !finite(s.LR):
 		return fmt.Errorf("lr: must be >= 0 and finite, got %g; the reference uses 1e-06 (0 freezes the model)", s.LR)
+	case s.Eps > 0 && s.Eps < math.SmallestNonzeroFloat32:
+		return fmt.Errorf("eps: must be at least float32's smallest value, %.4g, got %g (it would be 0); AdamW's usual value is 1e-08", math.SmallestNonzeroFloat32, s.Eps)
 	case !(s.Beta1 >= 0 && s.Beta1 < 1):
 		return fmt.Errorf("beta1: must be in [0, 1), got %g; AdamW's usual value is 0.9", s.Beta1)
 	case !(s.Beta2 >= 0 && s.Beta2 < 1):

@@ -30,17 +30,31 @@ func (c *Bench) Run(out io.Writer) (err error) {
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
-	var m *model.Model
+	var cfg model.Config
 	switch {
 	case (c.Model == "") == (c.Shape == ""):
 		return fmt.Errorf("bench: give exactly one of --model DIR and --shape")
 	case c.Model != "":
-		m, err = model.Load(c.Model, opt)
+		cfg, err = model.LoadConfig(c.Model)
 	default:
-		var cfg model.Config
-		if cfg, err = bench.ParseShape(c.Shape); err == nil {
-			m, err = model.New(cfg, 1, opt)
-		}
+		cfg, err = bench.ParseShape(c.Shape)
+	}
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	elem := 4
+	if opt.DType != torch.Float32 {
+		elem = 2
+	}
+	// before a weight is loaded (size.go)
+	if err := bench.CheckSizes(cfg, elem, c.Options, bench.DeviceMemory(opt.Device), opt.Device.String()); err != nil {
+		return err
+	}
+	var m *model.Model
+	if c.Model != "" {
+		m, err = model.Load(c.Model, opt)
+	} else {
+		m, err = model.New(cfg, 1, opt)
 	}
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)

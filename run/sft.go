@@ -137,8 +137,8 @@ func (c *SFT) check(cfg *config.Config) error {
 		return fmt.Errorf("sft: --batch must be ≥ 1, got %d", c.Batch)
 	case c.Tasks < 1:
 		return fmt.Errorf("sft: --tasks must be ≥ 1, got %d", c.Tasks)
-	case !(c.Lr > 0) || math.IsInf(c.Lr, 0):
-		return fmt.Errorf("sft: --lr must be a finite number > 0, got %g", c.Lr)
+	case !(c.Lr > 0) || c.Lr > math.MaxFloat32:
+		return fmt.Errorf("sft: --lr must be a number > 0 and finite in float32 (at most %.4g), got %g", math.MaxFloat32, c.Lr)
 	case c.LogEvery < 1:
 		return fmt.Errorf("sft: --log-every must be ≥ 1, got %d", c.LogEvery)
 	}
