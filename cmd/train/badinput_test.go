@@ -223,6 +223,9 @@ func TestBadInputTable(t *testing.T) {
 	writeTestFile(t, filepath.Join(d, "bom.jsonl"), []byte("\ufeff"+`{"question": "What is 1 + 1?", "answer": "2"}`+"\n42\n"))
 	writeTestFile(t, filepath.Join(d, "blank.jsonl"), []byte("\n  \n"))
 	writeTestFile(t, filepath.Join(d, "notprofile.cpu.pprof"), []byte("not a profile\n"))
+	if err := os.Symlink(run, filepath.Join(d, "runlink")); err != nil {
+		t.Fatal(err)
+	}
 
 	// a copy of the run whose directory this process holds, as a second
 	// writer would
