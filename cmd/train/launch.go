@@ -96,7 +96,7 @@ func launch(nproc int, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if first != nil {
-		return fmt.Errorf("rank %d of %d failed first (%v); every rank has stopped, and the newest checkpoint is intact", first.rank, nproc, first.err)
+		return fmt.Errorf("rank %d of %d failed first (%v); every rank has stopped; a checkpoint is written whole or not at all, so whatever the run saved is intact", first.rank, nproc, first.err)
 	}
 	return nil
 }
