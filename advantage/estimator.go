@@ -9,6 +9,8 @@ package advantage
 import (
 	"fmt"
 	"strings"
+
+	"troupe/internal/suggest"
 )
 
 // Estimator turns rows into advantages.
@@ -91,7 +93,7 @@ func New(name string, opt Options) (Estimator, error) {
 	case nameRLOO:
 		est = RLOO{opt}
 	default:
-		return nil, fmt.Errorf("advantage.estimator: unknown estimator %q; valid: %s", name, strings.Join(Names(), ", "))
+		return nil, fmt.Errorf("advantage.estimator: unknown estimator %q%s; valid: %s", name, suggest.DidYouMean(name, Names()), strings.Join(Names(), ", "))
 	}
 	if err := opt.validateFor(name); err != nil {
 		return nil, err

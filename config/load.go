@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"troupe/advantage"
+	suggestpkg "troupe/internal/suggest"
 )
 
 // Load reads the YAML file at path ("" for none), applies the --set
@@ -357,41 +358,15 @@ func kindName(t reflect.Type) string {
 	return t.String()
 }
 
-// suggest names the closest known key (edit distance ≤ 2), or lists them.
+// suggest names the closest known key (internal/suggest), or lists them.
 func suggest(key string, known map[string]reflect.StructField) string {
 	var names []string
 	for k := range known {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	best, bestD := "", 3
-	for _, k := range names {
-		if d := editDistance(key, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	if best != "" {
-		return fmt.Sprintf(" (did you mean %s?)", best)
+	if hint := suggestpkg.DidYouMean(key, names); hint != "" {
+		return hint
 	}
 	return fmt.Sprintf("; known keys here: %s", strings.Join(names, ", "))
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -19,6 +19,8 @@ import (
 	"troupe/internal/kind"
 	"troupe/optim"
 	"troupe/rollout"
+
+	suggestpkg "troupe/internal/suggest"
 )
 
 // Validate checks every section; the error names the key and the fix. It
@@ -375,7 +377,7 @@ func (c *Config) validateEngine() error {
 
 func (c *Config) validateAdvantage() error {
 	if !slices.Contains(advantage.Names(), c.Advantage.Estimator) {
-		return fmt.Errorf("advantage.estimator: unknown estimator %q; valid: %s", c.Advantage.Estimator, strings.Join(advantage.Names(), ", "))
+		return fmt.Errorf("advantage.estimator: unknown estimator %q%s; valid: %s", c.Advantage.Estimator, suggestpkg.DidYouMean(c.Advantage.Estimator, advantage.Names()), strings.Join(advantage.Names(), ", "))
 	}
 	_, err := advantage.New(c.Advantage.Estimator, c.Advantage.Options)
 	return err

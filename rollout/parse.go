@@ -23,6 +23,8 @@ import (
 	"strings"
 
 	"troupe/rollout/answer"
+
+	"troupe/internal/suggest"
 )
 
 // Parsed is a parser's reading of one response.
@@ -97,7 +99,7 @@ func ParserNames() []string {
 func ParserByName(name string) (Parser, error) {
 	p, ok := parsers[name]
 	if !ok {
-		return nil, fmt.Errorf("unknown parser %q; use one of %s", name, strings.Join(ParserNames(), ", "))
+		return nil, fmt.Errorf("unknown parser %q%s; use one of %s", name, suggest.DidYouMean(name, ParserNames()), strings.Join(ParserNames(), ", "))
 	}
 	return p, nil
 }

@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"troupe/internal/suggest"
 )
 
 // TeamAndRole ends a user template: the teammates' outputs (only when
@@ -96,7 +98,7 @@ func PresetNames() []string {
 func PresetByName(name string) (Preset, error) {
 	p, ok := presets[name]
 	if !ok {
-		return Preset{}, fmt.Errorf("unknown preset %q; use one of %s", name, strings.Join(PresetNames(), ", "))
+		return Preset{}, fmt.Errorf("unknown preset %q%s; use one of %s", name, suggest.DidYouMean(name, PresetNames()), strings.Join(PresetNames(), ", "))
 	}
 	return p, nil
 }

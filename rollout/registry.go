@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"troupe/internal/suggest"
 )
 
 // EnvironmentSpec is what an environment package registers.
@@ -135,7 +137,7 @@ func (r *registry[S]) names() []string {
 func (r *registry[S]) of(name string) (S, error) {
 	s, ok := r.specs[name]
 	if !ok {
-		return s, fmt.Errorf("%s.name: unknown %s %q; valid: %s", r.section, r.noun, name, strings.Join(r.names(), ", "))
+		return s, fmt.Errorf("%s.name: unknown %s %q%s; valid: %s", r.section, r.noun, name, suggest.DidYouMean(name, r.names()), strings.Join(r.names(), ", "))
 	}
 	return s, nil
 }

@@ -23,7 +23,6 @@ from the chosen estimator, and a clipped policy-gradient update of every
 trained model under its own optimizer settings. Metrics go to
 <output_dir>/metrics.jsonl, checkpoints to <output_dir>/checkpoints/, exports to
 <output_dir>/export/.`,
-		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE:          t.run,
@@ -45,6 +44,7 @@ trained model under its own optimizer settings. Metrics go to
 		return stopProfile()
 	}
 	root.AddCommand(newInit(), newSFT(), newEval(), newGenerate(), newExport(), newTokenize(), newPlot(), newCompare(), newIndex(), newServe(), newPlan(), newBench(), newCheck(), newVersion())
+	installSuggestions(root) // suggest.go: unknown commands and flags get the closest name
 	return root
 }
 
