@@ -35,10 +35,11 @@ func truncated(err error) bool {
 
 // elsewhere is the suggestion appended to an error refusing dir: the
 // newest other checkpoint beside it that verifies, or, for a run directory,
-// its newest checkpoint. "" when there is nothing to suggest.
+// its newest checkpoint. "" when there is nothing to suggest. It names
+// directories, not flags: resume, eval and export all open checkpoints.
 func elsewhere(dir string) string {
 	if all, err := List(filepath.Join(dir, "checkpoints")); err == nil && len(all) > 0 {
-		return fmt.Sprintf(" — %s is a run directory; resume from its newest checkpoint: --resume=%s", dir, all[len(all)-1].Dir)
+		return fmt.Sprintf(" — %s is a run directory; its newest checkpoint is %s", dir, all[len(all)-1].Dir)
 	}
 	parent := filepath.Dir(filepath.Clean(dir))
 	all, err := List(parent)
@@ -51,7 +52,7 @@ func elsewhere(dir string) string {
 			continue
 		}
 		if verifies(e.Dir) {
-			return fmt.Sprintf(" — resume from %s instead (--resume=%s)", filepath.Base(e.Dir), e.Dir)
+			return fmt.Sprintf(" — use %s instead (%s), the newest checkpoint beside it that verifies", filepath.Base(e.Dir), e.Dir)
 		}
 	}
 	names := make([]string, len(all))

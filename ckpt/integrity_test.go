@@ -50,11 +50,11 @@ func TestManifestErrorsSayWhatToDo(t *testing.T) {
 		dir      string
 		want     []string
 	}{
-		{"empty manifest", []byte{}, bad.Dir, []string{"the manifest is empty or truncated (the save was interrupted)", "resume from step-000001 instead", good.Dir}},
-		{"truncated manifest", raw[:len(raw)/2], bad.Dir, []string{"empty or truncated", "resume from step-000001 instead"}},
+		{"empty manifest", []byte{}, bad.Dir, []string{"the manifest is empty or truncated (the save was interrupted)", "use step-000001 instead", good.Dir}},
+		{"truncated manifest", raw[:len(raw)/2], bad.Dir, []string{"empty or truncated", "use step-000001 instead"}},
 		{"whitespace manifest", []byte("  \n"), bad.Dir, []string{"empty or truncated", "step-000001"}},
 		{"not a manifest", []byte(`{"format_version": 1, "stepp": 2}`), bad.Dir, []string{"not a manifest", "unknown field", "step-000001"}},
-		{"missing directory", raw, filepath.Join(root, "step-000007"), []string{"checkpoint directory " + filepath.Join(root, "step-000007") + " does not exist", "resume from step-000002 instead"}},
+		{"missing directory", raw, filepath.Join(root, "step-000007"), []string{"checkpoint directory " + filepath.Join(root, "step-000007") + " does not exist", "use step-000002 instead"}},
 	} {
 		if err := os.WriteFile(manifest, c.manifest, 0o644); err != nil {
 			t.Fatal(err)
@@ -79,7 +79,7 @@ func TestRunDirectoryPointsAtItsCheckpoint(t *testing.T) {
 	run := t.TempDir()
 	cp := save(t, filepath.Join(run, "checkpoints"), 3, map[string]string{"a": "b"})
 	_, err := Open(run)
-	if err == nil || !strings.Contains(err.Error(), "is a run directory") || !strings.Contains(err.Error(), "--resume="+cp.Dir) {
+	if err == nil || !strings.Contains(err.Error(), "is a run directory") || !strings.Contains(err.Error(), "its newest checkpoint is "+cp.Dir) {
 		t.Fatalf("opening a run directory: %v", err)
 	}
 }
@@ -100,7 +100,7 @@ func TestCheckStepCatchesARehashedEdit(t *testing.T) {
 		t.Fatalf("the rehashed checkpoint should verify (that is the point): %v", err)
 	}
 	err := CheckStep(cp.Dir, "train_state.json", 5)
-	for _, w := range []string{"train_state.json records step 5", "manifest says step 2", "resume from step-000001 instead"} {
+	for _, w := range []string{"train_state.json records step 5", "manifest says step 2", "use step-000001 instead"} {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("CheckStep: %v, want %q", err, w)
 		}

@@ -43,12 +43,39 @@ func load(path string, sets []string, files fileChecks) (*Config, error) {
 	}
 	c, err := parse(data, sets, files)
 	if err != nil {
-		if path != "" {
+		if set := setOf(err, sets); set != "" {
+			return nil, fmt.Errorf("--set %s: %w", set, err) // the flag, not the file, gave the value
+		}
+		if path != "" && !strings.HasPrefix(err.Error(), "config: --set ") {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		return nil, err
 	}
 	return c, nil
+}
+
+// setOf is the last --set whose key is the key an error names ("config:
+// KEY: …"), or a section holding it, or a key inside it; "" when the
+// error is not about a key a --set gave.
+func setOf(err error, sets []string) string {
+	msg := strings.TrimPrefix(err.Error(), "config: ")
+	if strings.HasPrefix(msg, "--set ") {
+		return "" // a malformed --set names itself
+	}
+	key, _, ok := strings.Cut(msg, ":")
+	if !ok || strings.ContainsAny(key, " \t") {
+		return ""
+	}
+	norm := func(k string) string { return strings.Join(splitPath(strings.TrimSpace(k)), ".") }
+	key = norm(key)
+	for i := len(sets) - 1; i >= 0; i-- {
+		k, _, _ := strings.Cut(sets[i], "=")
+		k = norm(k)
+		if k == key || strings.HasPrefix(key, k+".") || strings.HasPrefix(k, key+".") {
+			return sets[i]
+		}
+	}
+	return ""
 }
 
 // Parse is Load for YAML already in memory.

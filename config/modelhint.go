@@ -10,6 +10,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"troupe/internal/cmdline"
+	suggestpkg "troupe/internal/suggest"
 )
 
 // demoTargets maps the run directory of a tiny config's model
@@ -27,6 +30,16 @@ var hfOrgs = []struct{ prefix, org string }{
 	{"Mistral", "mistralai"}, {"gemma", "google"}, {"SmolLM", "HuggingFaceTB"},
 }
 
+// modelHint says what a models.<name>.path that holds no model was
+// probably meant to be (a model directory beside or inside it,
+// internal/suggest), or else how to get the model.
+func modelHint(key, path string) string {
+	if hint := suggestpkg.ModelDir(path); hint != "" {
+		return hint
+	}
+	return missingModelHint(key, path)
+}
+
 // missingModelHint says how to get the model a models.<name> entry points
 // at, from what its path looks like.
 func missingModelHint(key, path string) string {
@@ -35,7 +48,8 @@ func missingModelHint(key, path string) string {
 	// runs/<dir>/sft/<model>: the warm-up output of a tiny demo
 	if len(parts) == 4 && parts[0] == "runs" && parts[2] == "sft" {
 		base := "runs/" + parts[1] + "/base"
-		by := fmt.Sprintf("`train init %s` (a tiny random model), then `train sft -c CONFIG --set %s.path=%s --out runs/%s/sft` (its warm-up)", base, key, base, parts[1])
+		by := fmt.Sprintf("`%s` (a tiny random model), then `%s` (its warm-up)", cmdline.Train("init", base),
+			cmdline.Train("sft", "-c", "CONFIG", "--set", key+".path="+base, "--out", "runs/"+parts[1]+"/sft"))
 		if target, ok := demoTargets[parts[1]]; ok {
 			return fmt.Sprintf("it is built by `make %s` (from the repository root), or by hand: %s", target, by)
 		}
@@ -48,7 +62,7 @@ func missingModelHint(key, path string) string {
 		}
 	}
 	if strings.Contains(strings.ToLower(clean), "tiny") {
-		return fmt.Sprintf("create a tiny random model there with `train init %s`, or point %s.path at a Hugging Face model directory", path, key)
+		return fmt.Sprintf("create a tiny random model there with `%s`, or point %s.path at a Hugging Face model directory", cmdline.Train("init", path), key)
 	}
-	return fmt.Sprintf("point %s.path at a Hugging Face model directory (config.json, model.safetensors, tokenizer.json), e.g. one downloaded with `hf download ORG/NAME --local-dir %s`; for a tiny random model to try troupe on a CPU, `train init %s`", key, path, path)
+	return fmt.Sprintf("point %s.path at a Hugging Face model directory (config.json, model.safetensors, tokenizer.json), e.g. one downloaded with `hf download ORG/NAME --local-dir %s`; for a tiny random model to try troupe on a CPU, `%s`", key, path, cmdline.Train("init", path))
 }

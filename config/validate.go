@@ -135,7 +135,7 @@ func (c *Config) modelNames() []string {
 // with tokenizer, its tokenizer exist.
 func checkModelFiles(key string, m Model, tokenizer bool) error {
 	if _, err := os.Stat(filepath.Join(m.Path, "config.json")); err != nil {
-		return fmt.Errorf("%s.path: %q has no config.json (%v); %s", key, m.Path, errors.Unwrap(err), missingModelHint(key, m.Path))
+		return fmt.Errorf("%s.path: %q has no config.json (%v); %s", key, m.Path, errors.Unwrap(err), modelHint(key, m.Path))
 	}
 	if !tokenizer {
 		return nil
@@ -389,10 +389,27 @@ func (c *Config) validateOptim() error {
 	}
 	for i, a := range c.Agents {
 		if err := c.agentSettings(a.Name).Validate(); err != nil {
-			return fmt.Errorf("agents[%d].optim.%w", i, err)
+			// the value this config gives every other agent is the
+			// nearest sensible one
+			return fmt.Errorf("agents[%d].optim.%w; this config's optim section has %s", i, err, sectionValue(c.Optim, err))
 		}
 	}
 	return nil
+}
+
+// sectionValue is "key: value" of the optim setting an error of
+// optim.Settings.Validate names (the key before its first colon).
+func sectionValue(s optim.Settings, err error) string {
+	key, _, _ := strings.Cut(err.Error(), ":")
+	raw, merr := yaml.Marshal(s)
+	if merr != nil {
+		return key + " unset"
+	}
+	var m map[string]any
+	if yaml.Unmarshal(raw, &m) != nil {
+		return key + " unset"
+	}
+	return fmt.Sprintf("%s: %v", key, m[key])
 }
 
 // validateSharing refuses agents that train one model with different

@@ -179,9 +179,9 @@ func (s Settings) Validate() error {
 	finite := func(x float64) bool { return !math.IsNaN(x) && math.Abs(x) <= math.MaxFloat32 }
 	switch {
 	case s.LR > math.MaxFloat32:
-		return fmt.Errorf("lr: must be finite in float32, where the update computes (at most %.4g), got %g; the reference uses 1e-06", math.MaxFloat32, s.LR)
+		return fmt.Errorf("lr: must be finite in float32, where the update computes (at most %.4g), got %g; troupe's default is 1e-06", math.MaxFloat32, s.LR)
 	case !(s.LR >= 0) || !finite(s.LR):
-		return fmt.Errorf("lr: must be >= 0 and finite, got %g; the reference uses 1e-06 (0 freezes the model)", s.LR)
+		return fmt.Errorf("lr: must be >= 0 and finite, got %g; troupe's default is 1e-06 (0 freezes the model)", s.LR)
 	case s.Eps > 0 && s.Eps < math.SmallestNonzeroFloat32:
 		return fmt.Errorf("eps: must be at least float32's smallest value, %.4g, got %g (it would be 0); AdamW's usual value is 1e-08", math.SmallestNonzeroFloat32, s.Eps)
 	case !(s.Beta1 >= 0 && s.Beta1 < 1):
@@ -191,9 +191,9 @@ func (s Settings) Validate() error {
 	case !(s.Eps > 0) || !finite(s.Eps):
 		return fmt.Errorf("eps: must be > 0 and finite, got %g; AdamW's usual value is 1e-08", s.Eps)
 	case !(s.WeightDecay >= 0) || !finite(s.WeightDecay):
-		return fmt.Errorf("weight_decay: must be >= 0 and finite, got %g; the reference uses 0.01", s.WeightDecay)
+		return fmt.Errorf("weight_decay: must be >= 0 and finite, got %g; troupe's default is 0.01", s.WeightDecay)
 	case !(s.GradClip >= 0) || !finite(s.GradClip):
-		return fmt.Errorf("grad_clip: must be >= 0 and finite, got %g; the reference uses 1.0 (0 disables clipping)", s.GradClip)
+		return fmt.Errorf("grad_clip: must be >= 0 and finite, got %g; troupe's default is 1.0 (0 disables clipping)", s.GradClip)
 	}
 	if err := oneOf("lr_schedule", s.LRSchedule, ScheduleConstant, ScheduleCosine); err != nil {
 		return err
@@ -220,11 +220,11 @@ func (s Settings) Validate() error {
 	case s.DrGRPOLength < 0:
 		return fmt.Errorf("dr_grpo_length: must be >= 0, got %d", s.DrGRPOLength)
 	case !(s.ClipLow >= 0 && s.ClipLow < 1):
-		return fmt.Errorf("clip_low: must be in [0, 1), got %g; the reference uses 0.2", s.ClipLow)
+		return fmt.Errorf("clip_low: must be in [0, 1), got %g; troupe's default is 0.2", s.ClipLow)
 	case !(s.ClipHigh >= 0) || !finite(s.ClipHigh):
-		return fmt.Errorf("clip_high: must be >= 0 and finite, got %g; the reference uses 0.2 (DAPO's clip-higher uses 0.28)", s.ClipHigh)
+		return fmt.Errorf("clip_high: must be >= 0 and finite, got %g; troupe's default is 0.2 (DAPO's clip-higher uses 0.28)", s.ClipHigh)
 	case !(s.DualClip == 0 || s.DualClip > 1) || !finite(s.DualClip):
-		return fmt.Errorf("dual_clip: must be > 1, or 0 to turn it off, got %g; the reference uses 3", s.DualClip)
+		return fmt.Errorf("dual_clip: must be > 1, or 0 to turn it off, got %g; troupe's default is 3", s.DualClip)
 	case !(s.EntropyCoef >= 0) || !finite(s.EntropyCoef):
 		return fmt.Errorf("entropy_coef: must be >= 0 and finite, got %g; 0 turns the bonus off", s.EntropyCoef)
 	case !(s.KLCoef >= 0) || !finite(s.KLCoef):

@@ -134,12 +134,23 @@ func (c *Eval) Run(out io.Writer, _ []string) (err error) {
 	defer torch.Recover(&err)
 	var cp *ckpt.Checkpoint
 	if c.Checkpoint != "" {
-		if cp, err = ckpt.Open(c.Checkpoint); err != nil {
+		var note string
+		if cp, note, err = openCheckpointArg(c.Checkpoint); err != nil { // checkpointarg.go
 			return fmt.Errorf("eval: %w", err)
+		}
+		if note != "" && !c.JSON {
+			fmt.Fprintf(out, "eval: %s\n", note)
 		}
 	}
 	var cfg *config.Config
 	switch {
+	case c.Config != "" && cp != nil:
+		// the weights and tokenizers come from the checkpoint: the
+		// config's model paths need not exist, its team must be the
+		// checkpoint's
+		if cfg, err = config.LoadSaved(c.Config, c.Sets); err == nil {
+			err = sameTeam(cp, cfg, "eval: --checkpoint")
+		}
 	case c.Config != "":
 		cfg, err = config.Load(c.Config, c.Sets)
 	case cp != nil:

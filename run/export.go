@@ -88,9 +88,12 @@ type Export struct {
 
 func (c *Export) Run(out io.Writer, _ []string) (err error) {
 	defer torch.Recover(&err)
-	cp, err := ckpt.Open(c.Checkpoint)
+	cp, note, err := openCheckpointArg(c.Checkpoint) // checkpointarg.go
 	if err != nil {
-		return err
+		return fmt.Errorf("export: %w", err)
+	}
+	if note != "" {
+		fmt.Fprintf(out, "export: %s\n", note)
 	}
 	cfg, err := config.LoadSaved(cp.Path(configFile), nil)
 	if err != nil {

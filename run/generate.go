@@ -16,6 +16,8 @@ import (
 	"troupe/model"
 	"troupe/tokenizer"
 	"troupe/torch"
+
+	"troupe/internal/suggest"
 )
 
 type Generate struct {
@@ -54,7 +56,11 @@ func (c *Generate) Run(out io.Writer, args []string) (err error) {
 		return fmt.Errorf("generate: --device/--dtype: %w", err)
 	}
 	if _, err := os.Stat(filepath.Join(c.Model, "config.json")); err != nil {
-		return fmt.Errorf("generate: --model %s has no config.json (%v); point it at a Hugging Face model directory", c.Model, errors.Unwrap(err))
+		hint := suggest.ModelDir(c.Model)
+		if hint == "" {
+			hint = "point it at a Hugging Face model directory (config.json, model.safetensors, tokenizer.json)"
+		}
+		return fmt.Errorf("generate: --model %s has no config.json (%v); %s", c.Model, errors.Unwrap(err), hint)
 	}
 	if c.Tokenizer == "" {
 		c.Tokenizer = c.Model

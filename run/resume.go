@@ -12,6 +12,7 @@ import (
 
 	"troupe/ckpt"
 	"troupe/config"
+	"troupe/internal/cmdline"
 )
 
 // loadConfig reads --config (or the resumed checkpoint's config) with the
@@ -97,7 +98,7 @@ func refuseOverwrite(dir string) error {
 	if err != nil || len(entries) == 0 {
 		return nil
 	}
-	return fmt.Errorf("run.output_dir %s already holds checkpoints of an earlier run (newest: step %d); continue it with --resume, or choose another run.output_dir (--set run.output_dir=...), or delete the directory", dir, entries[len(entries)-1].Step)
+	return fmt.Errorf("run.output_dir %s already holds checkpoints of an earlier run (newest: step %d); continue that run with `%s`, or start this one elsewhere with --set run.output_dir=DIR, or delete the directory", dir, entries[len(entries)-1].Step, cmdline.Resume(dir))
 }
 
 // runDirOf is the run directory a checkpoint belongs to

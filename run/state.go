@@ -88,7 +88,7 @@ type checkpointRef = ckpt.Checkpoint
 func findCheckpoint(resume, outputDir string) (*ckpt.Checkpoint, error) {
 	if resume == "latest" {
 		if outputDir == "" {
-			return nil, fmt.Errorf("resume: --resume without a directory needs --config to know run.output_dir")
+			return nil, fmt.Errorf("resume: --resume without a directory continues the run in the config's run.output_dir, and no --config was given; name the run instead: --resume=RUN_DIR (a run directory or one of its checkpoints)")
 		}
 		cp, err := ckpt.Latest(filepath.Join(outputDir, "checkpoints"))
 		if err != nil {

@@ -138,7 +138,7 @@ func (r *trainRun) step(step int) error {
 		fmt.Fprintf(out, "checkpoint: %s\n", dir)
 	}
 	if interrupted {
-		return fmt.Errorf("interrupted after step %d; continue with --resume", done)
+		return interruptedError(cfg.Run.OutputDir, done, saveNow, dp.worldSize()) // nextcommand.go
 	}
 	return nil
 }

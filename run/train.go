@@ -22,6 +22,7 @@ import (
 
 	"troupe/ckpt"
 	"troupe/config"
+	"troupe/internal/cmdline"
 	"troupe/internal/gpu"
 	"troupe/internal/metrics"
 	"troupe/rollout"
@@ -81,6 +82,13 @@ func (c *Train) Run(w io.Writer) (err error) {
 		return err
 	}
 	cfg := r.cfg
+	if r.start > 0 && r.start >= cfg.Run.Steps && r.dp.lead() { // a finished run, resumed
+		fmt.Fprintf(r.out, "resume: the run has done its %d steps (run.steps); nothing to train. To train on, raise run.steps: %s\n",
+			cfg.Run.Steps, cmdline.Train("--resume="+cfg.Run.OutputDir, "--set", fmt.Sprintf("run.steps=%d", 2*cfg.Run.Steps)))
+		if exported(r.t) {
+			return nil // its export is there: nothing is replaced
+		}
+	}
 	if cfg.Eval.AtStart && r.start == 0 {
 		values, err := evalStep(r.out, r.t, 0, r.dp)
 		if err != nil {
@@ -271,6 +279,20 @@ func (r *trainRun) close() {
 	for i := len(r.closers) - 1; i >= 0; i-- {
 		r.closers[i]()
 	}
+}
+
+// exported says whether export.at_end is off, or every trained model's
+// export is in the run directory.
+func exported(t *team) bool {
+	if !t.cfg.Export.AtEnd {
+		return true
+	}
+	for _, tr := range t.trained {
+		if !fileExists(filepath.Join(t.cfg.Run.OutputDir, "export", tr.Name, "config.json")) && !fileExists(filepath.Join(t.cfg.Run.OutputDir, "export", tr.Name, "adapter_config.json")) {
+			return false
+		}
+	}
+	return true
 }
 
 // finish exports the trained models and plots the metrics.

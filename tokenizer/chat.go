@@ -92,7 +92,7 @@ const qwen25DefaultSystem = "You are Qwen, created by Alibaba Cloud. You are a h
 // reads add_generation_prompt. Anything else is an error, not a guess.
 func (t *Tokenizer) DetectChatTemplate() (ChatTemplate, error) {
 	src := t.chatTemplate
-	const fix = "set ChatOptions.Template (chat_template in the config) to qwen2.5, qwen3, llama3 or llama3.1 if it renders the same"
+	const fix = "troupe renders the Qwen2.5, Qwen3, Llama 3 and Llama 3.1 chat templates: give the model one of them as chat_template in its tokenizer_config.json (or a chat_template.jinja beside it), e.g. from the base model it was trained from"
 	switch {
 	case src == "":
 		return 0, fmt.Errorf("chat template: %s has no chat_template in a tokenizer_config.json or chat_template.jinja beside it; %s", t.source, fix)

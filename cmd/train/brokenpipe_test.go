@@ -55,7 +55,7 @@ func TestBrokenPipeStillCheckpoints(t *testing.T) {
 	if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		t.Fatalf("the run died by %v after its stdout closed:\n%s", ws.Signal(), stderr.String())
 	}
-	m := regexp.MustCompile(`interrupted after step (\d+); continue with --resume`).FindStringSubmatch(stderr.String())
+	m := regexp.MustCompile(`interrupted after step (\d+), saved; continue with: \S+ --resume=`).FindStringSubmatch(stderr.String())
 	if m == nil {
 		t.Fatalf("no interrupt message on stderr:\n%s", stderr.String())
 	}

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 
+	"troupe/internal/cmdline"
 	"troupe/run"
 )
 
@@ -24,7 +25,10 @@ var commandArgs []string
 
 func init() { runtime.LockOSThread() }
 
-func main() { os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	cmdline.Program = os.Args[0] // the commands messages print start as this one did
+	os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr))
+}
 
 // execute runs the command line and returns the exit status; an error is
 // printed as one line on stderr.

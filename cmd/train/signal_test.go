@@ -16,18 +16,21 @@ import (
 )
 
 // SIGINT during training finishes the step, writes a checkpoint, exits
-// non-zero naming the step, and --resume continues from it.
+// non-zero naming the step and the exact command that continues the run —
+// here a run whose output directory came from --set, not from the config
+// (a bare --resume, or -c CONFIG --resume, would continue another run) —
+// and that command, as printed, continues it.
 func TestInterruptCheckpointsAndResumes(t *testing.T) {
 	dir := t.TempDir()
 	base := filepath.Join(dir, "base")
 	cli(t, "init", base, "--merges", "0")
-	out := filepath.Join(dir, "out")
-	yaml := strings.ReplaceAll(strings.ReplaceAll(e2eConfig, "OUT", out), "MODEL", base)
+	yaml := strings.ReplaceAll(strings.ReplaceAll(e2eConfig, "OUT", filepath.Join(dir, "config-out")), "MODEL", base)
 	cfgPath := filepath.Join(dir, "run.yaml")
 	if err := os.WriteFile(cfgPath, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	common := []string{"-c", cfgPath, "-q", "--set", "checkpoint.every=0", "--set", "export.at_end=false",
+	out := filepath.Join(dir, "elsewhere")
+	common := []string{"-c", cfgPath, "-q", "--set", "run.output_dir=" + out, "--set", "checkpoint.every=0", "--set", "export.at_end=false",
 		"--set", "max_new_tokens=8", "--set", "batch.prompts_per_step=1"}
 	stop := make(chan struct{})
 	go func() {
@@ -46,7 +49,7 @@ func TestInterruptCheckpointsAndResumes(t *testing.T) {
 	var o, e bytes.Buffer
 	code := execute(append(common, "--set", "run.steps=200"), &o, &e)
 	close(stop)
-	m := regexp.MustCompile(`interrupted after step (\d+); continue with --resume`).FindStringSubmatch(e.String())
+	m := regexp.MustCompile(`interrupted after step (\d+), saved; continue with: (.*)\n`).FindStringSubmatch(e.String())
 	if code == 0 || m == nil {
 		t.Fatalf("exit %d, stderr %q", code, e.String())
 	}
@@ -55,9 +58,18 @@ func TestInterruptCheckpointsAndResumes(t *testing.T) {
 	if err != nil || cp.Step != step {
 		t.Fatalf("latest checkpoint %+v (%v), want step %d", cp, err, step)
 	}
-	cli(t, append(common, "--set", "run.steps="+strconv.Itoa(step+1), "--resume")...)
+	// the printed command, word for word (it names the program as invoked:
+	// "train" here), with one more step to run
+	words := shellWords(m[2])
+	if words[0] != "train" {
+		t.Fatalf("the printed command should start with the program: %q", m[2])
+	}
+	cli(t, append(words[1:], "-q", "--set", "run.steps="+strconv.Itoa(step+1))...)
 	recs, err := metrics.ReadJSONL(filepath.Join(out, "metrics.jsonl"))
 	if err != nil || len(recs) != step+1 || recs[step].Step != step+1 {
 		t.Fatalf("after resuming: %d records (%v), want %d", len(recs), err, step+1)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "config-out")); err == nil {
+		t.Fatalf("the printed command wrote into the config's run.output_dir, not the interrupted run's")
 	}
 }

@@ -34,7 +34,7 @@ func TestDistance(t *testing.T) {
 	for _, c := range []struct {
 		a, b string
 		d    int
-	}{{"", "", 0}, {"abc", "", 3}, {"kitten", "sitting", 3}, {"flaw", "lawn", 2}, {"steps", "stesp", 2}} {
+	}{{"", "", 0}, {"abc", "", 3}, {"kitten", "sitting", 3}, {"flaw", "lawn", 2}, {"steps", "stesp", 1}, {"stf", "sft", 1}, {"ab", "ba", 1}} {
 		if got := Distance(c.a, c.b); got != c.d {
 			t.Errorf("Distance(%q, %q) = %d, want %d", c.a, c.b, got, c.d)
 		}

@@ -1,6 +1,11 @@
 package tree
 
-import "troupe/rollout"
+import (
+	"errors"
+	"strings"
+
+	"troupe/rollout"
+)
 
 // Estimators are the advantage estimators whose group structure tree rows
 // satisfy: atgrpo, and the grouping ablations on the same rows — grpo and
@@ -60,7 +65,13 @@ func RegisterTeam[O any](name string, t Team[O]) {
 			if err != nil {
 				return nil, err
 			}
-			return t.New(opts, agents, env)
+			w, err := t.New(opts, agents, env)
+			if err != nil && t.Key != "tree" {
+				// the tree's errors name its keys; this team's config holds
+				// them under its own section (workflow.math_tool.interpreter)
+				err = errors.New(strings.ReplaceAll(err.Error(), "workflow.tree.", "workflow."+t.Key+"."))
+			}
+			return w, err
 		},
 		Agents:     func() []rollout.AgentConfig { return []rollout.AgentConfig{t.Agents[0], t.Agents[1]} },
 		Estimators: Estimators,
