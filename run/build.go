@@ -1,9 +1,10 @@
 package run
 
-// build.go — turning a resolved config into the parts of a run: tokenizers,
-// trained models (and KL references), their trainers, the agents bound to
-// their models' chat templates, the workflow, the environment splits, the
-// generators the sampler calls, and the advantage estimator.
+// build.go — turning a resolved config into the parts of a run: after the
+// weight-free parts and checks of preflight.go (tokenizers, agents bound to
+// their models' chat templates, the environment splits, the workflow, the
+// advantage estimator), the trained models (and KL references), their
+// trainers, the generators the sampler calls and the engines.
 
 import (
 	"fmt"
@@ -15,7 +16,6 @@ import (
 	"troupe/ckpt"
 	"troupe/config"
 	"troupe/gen"
-	"troupe/internal/gpu"
 	"troupe/model"
 	"troupe/policy"
 	"troupe/rollout"
@@ -44,7 +44,10 @@ type team struct {
 	engineLast  []model.EngineStats // counters at the last metrics record
 	graphWarned map[int]bool        // engines whose CUDA-graph failure was reported
 	tokDirs     map[string]string   // tokenizer files by trained model name, where not the configured ones
-	dist        *dataParallel       // nil: one process
+	// modelConfigs are the trained models' config.json (an adapter's is its
+	// base's), read before any weight (preflight.go)
+	modelConfigs map[string]model.Config
+	dist         *dataParallel // nil: one process
 	// pendingState is the optimizer state the trainers will allocate per
 	// device, after the engines size their automatic budgets
 	pendingState map[torch.Device]int64
@@ -68,27 +71,17 @@ func loadOptions(m config.Model) (model.Options, error) {
 // buildTeam loads every model and wires the run. withTrainers=false builds
 // only what evaluation needs.
 func buildTeam(cfg *config.Config, withTrainers bool, from string, dp *dataParallel) (t *team, err error) {
-	t = &team{cfg: cfg, dist: dp, trained: cfg.Trained(), models: map[string]*model.Model{},
-		refs: map[string]*model.Model{}, bases: map[string]*model.Model{}, tokenizers: map[string]*tokenizer.Tokenizer{}, tokDirs: map[string]string{}}
+	t = newTeam(cfg, dp)
 	defer func() {
 		if err != nil {
 			t.free()
 			t = nil
 		}
 	}()
-	// a run whose weights and optimizer state alone cannot fit a GPU stops
-	// here, before minutes of loading (a config that cannot be read is left
-	// to the loaders below to report)
-	if parts, err := residentPlan(cfg, withTrainers); err == nil {
-		if err := checkResident(parts, gpu.FreeMemory); err != nil {
-			return nil, err
-		}
-		t.pendingState = map[torch.Device]int64{} // the engines' automatic budgets leave it room
-		for _, p := range parts {
-			if p.state {
-				t.pendingState[p.dev] += p.bytes
-			}
-		}
+	// tokenizers, model configs, agents, environments, workflow and
+	// estimator: what train check also checks (preflight.go)
+	if err := t.prepare(withTrainers, from); err != nil {
+		return nil, err
 	}
 	for i, tr := range t.trained {
 		opt, err := loadOptions(tr.Model)
@@ -101,24 +94,16 @@ func buildTeam(cfg *config.Config, withTrainers bool, from string, dp *dataParal
 			}
 			continue
 		}
-		weights, tokPath, what := tr.Model.Path, tr.Model.Tokenizer, "models."+tr.Source
+		weights, what := tr.Model.Path, "models."+tr.Source
 		if from != "" {
 			weights = filepath.Join(from, filepath.FromSlash(ckpt.ModelStateDir(tr.Name)))
 			what = fmt.Sprintf("checkpoint %s, model %s", from, tr.Name)
-			t.tokDirs[tr.Name], tokPath = weights, weights
-		}
-		tok, err := tokenizer.Load(tokPath)
-		if err != nil {
-			return nil, fmt.Errorf("%s, tokenizer: %w", what, err)
 		}
 		m, err := model.Load(weights, opt)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
-		t.models[tr.Name], t.tokenizers[tr.Name] = m, tok
-		if err := tok.CheckModel(m.Config.VocabSize, m.Config.EOSTokenIDs, m.Config.BOSTokenID, tokenizerFix(tr)); err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
-		}
+		t.models[tr.Name] = m
 		if withTrainers && cfg.Settings(tr).NeedsReference() {
 			// The KL reference is the base model: the one thing a
 			// checkpoint does not hold.
@@ -136,18 +121,6 @@ func buildTeam(cfg *config.Config, withTrainers bool, from string, dp *dataParal
 			}
 			t.refs[tr.Name] = ref
 		}
-	}
-	if err := t.buildAgents(cfg.AgentConfigs(), cfg.AgentDefaults()); err != nil {
-		return nil, err
-	}
-	if t.train, t.test, err = environments(cfg); err != nil {
-		return nil, err
-	}
-	if t.workflow, err = rollout.NewWorkflow(cfg.Workflow.Name, cfg.Workflow.Options(), t.agents, t.train); err != nil {
-		return nil, err
-	}
-	if t.estimator, err = advantage.New(cfg.Advantage.Estimator, cfg.Advantage.Options); err != nil {
-		return nil, err
 	}
 	t.sampler = &rollout.Sampler{Generators: map[string]rollout.Generator{}, MaxBatchRows: cfg.Batch.MaxBatchRows}
 	for name, m := range t.models {
@@ -186,13 +159,12 @@ func (t *team) loadAdapter(tr config.Trained, i int, opt model.Options, withTrai
 		}
 		t.baseRecords[tr.Source] = rec
 	}
-	tokPath, what := tr.Model.Tokenizer, "models."+tr.Source
+	what := "models." + tr.Source
 	var a *model.Adapter
 	var err error
 	if from != "" {
 		dir := filepath.Join(from, filepath.FromSlash(ckpt.ModelStateDir(tr.Name)))
 		what = fmt.Sprintf("checkpoint %s, adapter %s", from, tr.Name)
-		t.tokDirs[tr.Name], tokPath = dir, dir
 		a, err = base.LoadAdapter(dir)
 	} else {
 		l := *tr.LoRA
@@ -204,14 +176,6 @@ func (t *team) loadAdapter(tr config.Trained, i int, opt model.Options, withTrai
 	}
 	a.BaseModel = t.baseRecords[tr.Source].Path
 	t.models[tr.Name] = a.Model()
-	tok, err := tokenizer.Load(tokPath)
-	if err != nil {
-		return fmt.Errorf("%s, tokenizer: %w", what, err)
-	}
-	if err := tok.CheckModel(base.Config.VocabSize, base.Config.EOSTokenIDs, base.Config.BOSTokenID, tokenizerFix(tr)); err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	t.tokenizers[tr.Name] = tok
 	if withTrainers && t.cfg.Settings(tr).NeedsReference() {
 		t.refs[tr.Name] = base
 	}
@@ -235,13 +199,15 @@ func (t *team) buildAgents(cfgs []rollout.AgentConfig, def rollout.AgentDefaults
 		if err := tokenizer.CheckChatDate(date); err != nil {
 			return rollout.Binding{}, fmt.Errorf("chat_date: %w", err)
 		}
-		if family, err := tok.DetectChatTemplate(); err == nil {
-			if err := tok.CheckTemplate(family); err != nil {
-				return rollout.Binding{}, err
-			}
-			for _, w := range tokenizer.IgnoredSettings(family, thinking, date) {
-				fmt.Fprintf(os.Stderr, "warning: agent %s (model %s): %s\n", ac.Name, ac.Model, w)
-			}
+		family, err := tok.DetectChatTemplate() // every prompt goes through it: refused now, not at the first rollout
+		if err != nil {
+			return rollout.Binding{}, err
+		}
+		if err := tok.CheckTemplate(family); err != nil {
+			return rollout.Binding{}, err
+		}
+		for _, w := range tokenizer.IgnoredSettings(family, thinking, date) {
+			fmt.Fprintf(os.Stderr, "warning: agent %s (model %s): %s\n", ac.Name, ac.Model, w)
 		}
 		chat := func(msgs []rollout.Message) (string, error) {
 			tm := make([]tokenizer.Message, len(msgs))
@@ -250,7 +216,7 @@ func (t *team) buildAgents(cfgs []rollout.AgentConfig, def rollout.AgentDefaults
 			}
 			return tok.ApplyChatTemplate(tm, tokenizer.ChatOptions{AddGenerationPrompt: true, DisableThinking: !thinking, Date: date})
 		}
-		return rollout.Binding{Chat: chat, Codec: tok, Stop: stopIDs(tok, t.models[ac.Model].Config)}, nil
+		return rollout.Binding{Chat: chat, Codec: tok, Stop: stopIDs(tok, t.modelConfigs[ac.Model])}, nil
 	})
 	t.agents = agents
 	return err

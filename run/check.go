@@ -1,17 +1,24 @@
 package run
 
-// check.go — `train check` (and `train --dry-run`): the fully resolved
-// config and the run's plan, without loading a weight. Every check a run
-// makes before it loads its models runs here too (config.Load: keys, values,
-// files, model shapes); the resolved config shows each agent's inherited
-// settings (optimizer, sampling, max_new_tokens, reward_scale) with their
-// effective values rather than null; the plan lists the agents and the
-// models they train, the workflow, the estimator, the steps and batch, the
-// evaluation, checkpoint and export cadence, and the memory per device
-// (plan.go), read from the models' config.json files.
+// check.go — `train check` (and `train --dry-run`): whatever a run would
+// refuse before it loads a weight, refused with the run's own line, then
+// the fully resolved config and the run's plan. It goes through the run's
+// own checks, not copies of them: config.Load (keys, values, the files the
+// config names), the output directory that already holds a run
+// (refuseFreshRun), and preflight.go — the tokenizers and config.json of
+// every model, the agents' chat templates and chat_date, the environment's
+// datasets read record by record, the workflow (its interpreter probed in
+// the sandbox), the estimator, the task order. The resolved config shows
+// each agent's inherited settings (optimizer, sampling, max_new_tokens,
+// reward_scale) with their effective values rather than null; the plan
+// lists the agents and the models they train, the workflow, the estimator,
+// the steps and batch, the evaluation, checkpoint and export cadence, and
+// the memory per device (plan.go).
 //
-// What it is not: a check that the weights load or that the tokenizer
-// fits the model; the run itself does those.
+// It answers for this machine: a device it does not have, or GPU memory it
+// lacks, is refused as the run would refuse it (train plan works anywhere).
+// What it is not: a check of the weights (dtype, NaN, shapes) or of the
+// engines' and trainers' allocations; those need the weights loaded.
 
 import (
 	"fmt"
@@ -42,6 +49,12 @@ func (c *Check) Run(out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := refuseFreshRun(cfg.Run.OutputDir); err != nil {
+		return err
+	}
+	if err := preflight(cfg); err != nil {
+		return err
+	}
 	resolved, err := effectiveConfig(cfg).Marshal()
 	if err != nil {
 		return err
@@ -63,7 +76,7 @@ func (c *Check) Run(out io.Writer) error {
 	} else {
 		p.print(out)
 	}
-	fmt.Fprintf(out, "\ncheck: the config is valid; nothing was loaded or written. Start the run with the same config and --set flags.\n")
+	fmt.Fprintf(out, "\ncheck: the run would start: the config, its files, tokenizers, chat templates, datasets and workflow pass every check a run makes before it loads the weights; nothing was written. Start it with the same config and --set flags.\n")
 	return nil
 }
 

@@ -43,18 +43,34 @@ func (r *trainRun) claim(cp *checkpointRef, force bool) error {
 		return fmt.Errorf("run.output_dir %s: cannot create it (%v); set run.output_dir (--set run.output_dir=DIR) to a directory you can write", dir, err)
 	}
 	lock, err := dirlock.Acquire(dir)
-	var busy *dirlock.BusyError
-	switch {
-	case errors.As(err, &busy):
-		return fmt.Errorf("run.output_dir %s is being written by another run (%s); wait for it to end or stop it, or write elsewhere (--set run.output_dir=DIR, or copy the run with cp -a and resume the copy)", dir, busy.Holder)
-	case err != nil:
-		return fmt.Errorf("run.output_dir: %w", err)
+	if err != nil {
+		return busyRunDir(dir, err)
 	}
 	r.closers = append(r.closers, lock.Release)
 	if cp == nil {
 		return refuseOverwrite(dir)
 	}
 	return refuseRewind(cp, filepath.Join(dir, "checkpoints"), force)
+}
+
+// refuseFreshRun is what a fresh run (and train check) checks of its output
+// directory before it prints anything: that no other run is writing it —
+// which says more than what it holds — and that it holds no run.
+func refuseFreshRun(dir string) error {
+	if err := dirlock.Probe(dir); err != nil {
+		return busyRunDir(dir, err)
+	}
+	return refuseOverwrite(dir)
+}
+
+// busyRunDir is the refusal of a run directory another run is writing (err
+// a *dirlock.BusyError), or err about its lock otherwise.
+func busyRunDir(dir string, err error) error {
+	var busy *dirlock.BusyError
+	if errors.As(err, &busy) {
+		return fmt.Errorf("run.output_dir %s is being written by another run (%s); wait for it to end or stop it, or write elsewhere (--set run.output_dir=DIR, or copy the run with cp -a and resume the copy)", dir, busy.Holder)
+	}
+	return fmt.Errorf("run.output_dir: %w", err)
 }
 
 // abandonLater deletes what a resume from an older checkpoint (--force)

@@ -148,6 +148,11 @@ func (r *trainRun) open(c *Train) error {
 	case LauncherRestart() > 0 && cp == nil:
 		fmt.Fprintf(out, "torchrun restart %d: the job has no checkpoint yet; starting from the first step\n", LauncherRestart())
 	}
+	if cp == nil {
+		if err := refuseFreshRun(cfg.Run.OutputDir); err != nil { // before the resolved config, not after its hundreds of lines
+			return err
+		}
+	}
 	if !c.Quiet {
 		resolved, _ := cfg.Marshal()
 		fmt.Fprintf(out, "# resolved config\n%s\n", resolved)
@@ -184,7 +189,7 @@ func (r *trainRun) open(c *Train) error {
 				a.Config.Rank, a.Config.Alpha, strings.Join(a.Config.Targets, ","), a.NumParams(), a.Base().NumParams())
 		}
 	}
-	if r.iter, err = rollout.NewTaskIterator(t.train, rollout.DeriveSeed(cfg.Run.Seed, seedData), cfg.Batch.Shuffle); err != nil {
+	if r.iter, err = t.taskIterator(); err != nil {
 		return err
 	}
 	if cp != nil {

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,6 +26,28 @@ import (
 	"troupe/internal/dirlock"
 	"troupe/safetensors"
 )
+
+// configOnly: args are a fresh run's config and nothing else (-c FILE, -q,
+// --set KEY=VALUE), which train check takes as they are.
+func configOnly(args []string) bool {
+	if len(args) < 2 || args[0] != "-c" {
+		return false
+	}
+	for i := 2; i < len(args); i++ {
+		switch {
+		case args[i] == "-q":
+		case args[i] == "--set" && i+1 < len(args):
+			i++
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// runOnlyMark starts the text of a row that train check cannot see: the
+// run refuses it once it reads the weights.
+const runOnlyMark = "run only: "
 
 type badInput struct {
 	line int
@@ -252,15 +275,45 @@ func TestBadInputTable(t *testing.T) {
 	}
 	before := records()
 
+	// a model whose tokenizer has no chat template
+	if err := os.CopyFS(filepath.Join(d, "notemplate"), os.DirFS(base)); err != nil {
+		t.Fatal(err)
+	}
+	var tc map[string]any
+	if err := json.Unmarshal(readFile(t, filepath.Join(base, "tokenizer_config.json")), &tc); err != nil {
+		t.Fatal(err)
+	}
+	delete(tc, "chat_template")
+	raw, err := json.Marshal(tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, filepath.Join(d, "notemplate", "tokenizer_config.json"), raw)
+
 	expand := strings.NewReplacer("$D", d, "$BASE", base, "$CFG", cfg, "$RUN", run)
+	checked := 0
 	for _, c := range cases {
 		args := make([]string, len(c.args))
 		for i, a := range c.args {
 			args[i] = expand.Replace(a)
 		}
+		runOnly := strings.HasPrefix(c.want, runOnlyMark)
+		c.want = strings.TrimPrefix(c.want, runOnlyMark)
 		var out, errb bytes.Buffer
 		code := execute(args, &out, &errb)
 		msg := errb.String()
+		// what a fresh run refuses, train check refuses with the same line
+		// (both go through config.Load and preflight.go) — unless only the
+		// weights show it
+		if code == 1 && !runOnly && configOnly(args) {
+			checked++
+			var cout, cerr bytes.Buffer
+			ccode := execute(append([]string{"check"}, slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "-q" })...), &cout, &cerr)
+			if ccode != 1 || cerr.String() != msg {
+				t.Errorf("bad-input.txt:%d: train check %s: exit %d with %q; the run exits 1 with %q (check must refuse what the run refuses, with its line; mark the row %q if only the weights show it)",
+					c.line, strings.Join(c.args, " "), ccode, strings.TrimSpace(cerr.String()), strings.TrimSpace(msg), runOnlyMark)
+			}
+		}
 		switch {
 		case code != c.exit:
 			t.Errorf("bad-input.txt:%d: train %s: exit %d, want %d\nstderr: %s", c.line, strings.Join(c.args, " "), code, c.exit, msg)
@@ -272,6 +325,9 @@ func TestBadInputTable(t *testing.T) {
 		if testing.Verbose() {
 			t.Logf("bad-input.txt:%d: %s", c.line, strings.TrimSpace(strings.ReplaceAll(msg, d, "$D")))
 		}
+	}
+	if checked < 20 {
+		t.Errorf("only %d rows were also run through train check", checked)
 	}
 	// Nothing above touched the finished run: its export and checkpoints
 	// are as they were (a refused command loses nothing).

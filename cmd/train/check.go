@@ -13,12 +13,21 @@ func newCheck() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check --config run.yaml [--set key=value]...",
 		Short: "Validate a config and print it fully resolved with the run's plan, without loading weights",
-		Long: `check reads the config as a run would (every key, value and file it names),
-prints it fully resolved — each agent's inherited optimizer, sampling and
+		Long: `check answers "would this run start?" without loading a weight: it makes every
+check a run makes before it loads the weights, the run's own checks, and refuses
+with the run's own line — the config's keys and values, the files it names, an
+output directory that already holds a run, each model's config.json and
+tokenizer (its vocabulary against the model's), the agents' chat templates and
+chat_date, the environment's datasets read and parsed record by record, the
+workflow (a program-running team probes its interpreter in the sandbox), the
+estimator, and the GPUs' memory and devices of this machine. Then it prints
+the config fully resolved — each agent's inherited optimizer, sampling and
 length settings with their effective values — and the plan: the models each
 agent trains, the workflow, the estimator, steps and batch, evaluation and
-checkpoint cadence, and the memory per device (as train plan). It loads no
-weights; train --dry-run does the same with the root command's flags.`,
+checkpoint cadence, and the memory per device (as train plan). It writes
+nothing; train --dry-run does the same with the root command's flags. What
+only the run finds: weights that do not load (dtype, NaN, shapes) and the
+engines' and trainers' allocations.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return c.Run(cmd.OutOrStdout()) },
 	}

@@ -55,7 +55,7 @@ func TestCheckPrintsResolvedConfigAndPlan(t *testing.T) {
 		t.Errorf("inherited settings are shown as null:\n%s", head)
 	}
 	for _, w := range []string{"model solver: trains full weights of models.tiny", "for agents verifier", "workflow: math-refine",
-		"advantage estimator: drmas", "steps: 7, each 3 tasks × 4 trajectories = 12 episodes", "# memory per device", "nothing was loaded"} {
+		"advantage estimator: drmas", "steps: 7, each 3 tasks × 4 trajectories = 12 episodes", "# memory per device", "the run would start", "nothing was written"} {
 		if !strings.Contains(plan, w) {
 			t.Errorf("the plan should say %q:\n%s", w, plan)
 		}

@@ -118,6 +118,22 @@ func readHolder(f *os.File) Holder {
 	return h
 }
 
+// Probe reports the holder of dir's lock as a *BusyError when another
+// process holds it, and nil when none does (or dir has no lock file). It
+// takes the lock for an instant to find out, so a run that starts at that
+// instant is told the directory is busy: it fails safe.
+func Probe(dir string) error {
+	f, err := os.OpenFile(filepath.Join(dir, Name), os.O_RDWR, 0)
+	if err != nil {
+		return nil // no lock file: nobody has held it
+	}
+	defer f.Close() // drops a lock this probe took
+	if busy, err := tryLock(f); err == nil && busy {
+		return &BusyError{Dir: dir, Holder: readHolder(f)}
+	}
+	return nil
+}
+
 // IsBusy says whether err is (or wraps) a BusyError.
 func IsBusy(err error) bool {
 	var b *BusyError

@@ -1,0 +1,123 @@
+package run
+
+// preflight.go — everything a run checks before it loads a weight, in the
+// one path that `train`, `train eval` and `train check` share: the GPU
+// memory the weights and optimizer state need, each trained model's device,
+// tokenizer and config.json (the tokenizer's vocabulary against the
+// model's), the agents bound to their chat templates (chat_date, a
+// template troupe can render), the environment's splits (the datasets read
+// and parsed record by record, as the rollouts will), the workflow (a
+// program-running team probes its interpreter in the sandbox) and the
+// advantage estimator. A run that gets past it loads the weights
+// (build.go); `train check` stops here, so whatever this refuses, both
+// refuse with the same line.
+//
+// What it is not: a check of the weights themselves (dtype, NaN, shapes
+// against config.json), the generation engines' memory or the trainers;
+// those need the weights and are the run's alone.
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"troupe/advantage"
+	"troupe/ckpt"
+	"troupe/config"
+	"troupe/internal/gpu"
+	"troupe/model"
+	"troupe/rollout"
+	"troupe/tokenizer"
+	"troupe/torch"
+)
+
+// newTeam is an empty team of cfg's trained models.
+func newTeam(cfg *config.Config, dp *dataParallel) *team {
+	return &team{cfg: cfg, dist: dp, trained: cfg.Trained(), models: map[string]*model.Model{},
+		refs: map[string]*model.Model{}, bases: map[string]*model.Model{}, tokenizers: map[string]*tokenizer.Tokenizer{},
+		tokDirs: map[string]string{}, modelConfigs: map[string]model.Config{}}
+}
+
+// preflight runs the weight-free checks of a fresh run of cfg (train
+// check); its team holds no model and is dropped.
+func preflight(cfg *config.Config) error {
+	t := newTeam(cfg, nil)
+	if err := t.prepare(true, ""); err != nil {
+		return err
+	}
+	_, err := t.taskIterator()
+	return err
+}
+
+// taskIterator is the order in which the run draws its training tasks.
+func (t *team) taskIterator() (*rollout.TaskIterator, error) {
+	return rollout.NewTaskIterator(t.train, rollout.DeriveSeed(t.cfg.Run.Seed, seedData), t.cfg.Batch.Shuffle)
+}
+
+// prepare does everything before the weights: withTrainers and from as
+// buildTeam's.
+func (t *team) prepare(withTrainers bool, from string) error {
+	cfg := t.cfg
+	// a run whose weights and optimizer state alone cannot fit a GPU stops
+	// here, before minutes of loading (a config that cannot be read is left
+	// to the loaders below to report)
+	if parts, err := residentPlan(cfg, withTrainers); err == nil {
+		if err := checkResident(parts, gpu.FreeMemory); err != nil {
+			return err
+		}
+		t.pendingState = map[torch.Device]int64{} // the engines' automatic budgets leave it room
+		for _, p := range parts {
+			if p.state {
+				t.pendingState[p.dev] += p.bytes
+			}
+		}
+	}
+	for _, tr := range t.trained {
+		if _, err := loadOptions(tr.Model); err != nil {
+			return fmt.Errorf("models.%s: %w", tr.Source, err)
+		}
+		weights, tokPath, what := tr.Model.Path, tr.Model.Tokenizer, "models."+tr.Source
+		if from != "" {
+			dir := filepath.Join(from, filepath.FromSlash(ckpt.ModelStateDir(tr.Name)))
+			what = fmt.Sprintf("checkpoint %s, model %s", from, tr.Name)
+			if tr.LoRA != nil {
+				what = fmt.Sprintf("checkpoint %s, adapter %s", from, tr.Name)
+				// the frozen base the checkpoint recorded (lorabase.go), refused
+				// here as at load when the configured one is another model
+				base, _, err := resolveBase(tr, from)
+				if err != nil {
+					return err
+				}
+				weights = base
+			} else {
+				weights = dir
+			}
+			t.tokDirs[tr.Name], tokPath = dir, dir
+		}
+		mc, err := model.LoadConfig(weights) // an adapter's is its base's
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		tok, err := tokenizer.Load(tokPath)
+		if err != nil {
+			return fmt.Errorf("%s, tokenizer: %w", what, err)
+		}
+		if err := tok.CheckModel(mc.VocabSize, mc.EOSTokenIDs, mc.BOSTokenID, tokenizerFix(tr)); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		t.tokenizers[tr.Name], t.modelConfigs[tr.Name] = tok, mc
+	}
+	if err := t.buildAgents(cfg.AgentConfigs(), cfg.AgentDefaults()); err != nil {
+		return err
+	}
+	var err error
+	if t.train, t.test, err = environments(cfg); err != nil {
+		return err
+	}
+	if t.workflow, err = rollout.NewWorkflow(cfg.Workflow.Name, cfg.Workflow.Options(), t.agents, t.train); err != nil {
+		return err
+	}
+	if t.estimator, err = advantage.New(cfg.Advantage.Estimator, cfg.Advantage.Options); err != nil {
+		return err
+	}
+	return nil
+}
