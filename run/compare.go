@@ -121,6 +121,19 @@ func CompareRuns(w io.Writer, out string, dirs []string) error {
 			return err
 		}
 	}
+	byGroup := map[string][]runSeries{}
+	var groupOrder []string
+	for _, r := range runs {
+		if _, ok := byGroup[r.group]; !ok {
+			groupOrder = append(groupOrder, r.group)
+		}
+		byGroup[r.group] = append(byGroup[r.group], r)
+	}
+	for _, g := range groupOrder {
+		if warn := unequalLengths(g, byGroup[g]); warn != "" {
+			fmt.Fprintf(w, "compare: warning: %s\n", warn)
+		}
+	}
 	report := compareReport(runs, names, charts, notes)
 	if err := atomicfile.Write(filepath.Join(out, "report.md"), func(w io.Writer) error { _, err := io.WriteString(w, report); return err }); err != nil {
 		return fmt.Errorf("compare: %w", err)
@@ -301,6 +314,34 @@ func last(v []float64) float64 {
 
 func tail5(v []float64) []float64 { return v[max(0, len(v)-5):] }
 
+// meanSD is "mean ± sd" in format f; the sd of a single run is left out,
+// and one that is rounding noise (runs that agree to the last bits) is 0.
+func meanSD(v []float64, f string) string {
+	if len(v) < 2 {
+		return fmt.Sprintf(f, mean(v))
+	}
+	m, sd := mean(v), stddev(v)
+	if sd <= 1e-9*max(1, math.Abs(m)) {
+		sd = 0
+	}
+	return fmt.Sprintf(f+" ± "+f, m, sd)
+}
+
+// unequalLengths warns when the runs of group g ran different numbers of
+// steps: its means put one run's late steps beside another's early ones.
+func unequalLengths(g string, rs []runSeries) string {
+	var lens []string
+	differ := false
+	for _, r := range rs {
+		lens = append(lens, fmt.Sprintf("%s %d", r.label, r.steps()))
+		differ = differ || r.steps() != rs[0].steps()
+	}
+	if !differ {
+		return ""
+	}
+	return fmt.Sprintf("group %s averages runs of different lengths (%s steps): its last-5-steps reward and last accuracy compare different points of training; compare runs of one length", g, strings.Join(lens, ", "))
+}
+
 func compareReport(runs []runSeries, agents, charts, notes []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Run comparison\n\nA spike is a step whose pre-clip gradient norm exceeds %g× the median of that agent's earlier nonzero norms in the run (once there are %d of them). Amplification is Dr. MAS's (σ_k² + (μ_k − μ)²)/σ², averaged over the run.\n\n", spikeFactor, spikeMinSteps)
@@ -343,14 +384,22 @@ func compareReport(runs []runSeries, agents, charts, notes []string) string {
 	table(rows)
 	b.WriteString("## Per group (mean ± standard deviation over its runs)\n\n")
 	rows = nil
-	pm := func(v []float64, f string) string { return fmt.Sprintf(f+" ± "+f, mean(v), stddev(v)) }
+	var warnings []string
 	for _, g := range order {
 		rs := groups[g]
+		pm := func(v []float64, f string) string { return meanSD(v, f) }
 		steps := make([]float64, len(rs))
 		for i, r := range rs {
 			steps[i] = float64(r.steps())
 		}
-		row := []string{fmt.Sprintf("%s (%d runs)", g, len(rs)), fmt.Sprintf("%.0f", mean(steps))}
+		if w := unequalLengths(g, rs); w != "" {
+			warnings = append(warnings, w)
+		}
+		what := fmt.Sprintf("%s (%d runs)", g, len(rs))
+		if len(rs) == 1 {
+			what = g + " (1 run)"
+		}
+		row := []string{what, fmt.Sprintf("%.0f", mean(steps))}
 		for _, a := range agents {
 			var sp, mx, amp []float64
 			for _, r := range rs {
@@ -370,6 +419,9 @@ func compareReport(runs []runSeries, agents, charts, notes []string) string {
 		rows = append(rows, row)
 	}
 	table(rows)
+	for _, w := range warnings {
+		fmt.Fprintf(&b, "Warning: %s\n\n", w)
+	}
 	b.WriteString("## Charts\n\n")
 	for _, c := range charts {
 		fmt.Fprintf(&b, "![%s](%s)\n\n", strings.TrimSuffix(c, ".png"), c)

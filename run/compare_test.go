@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -181,3 +182,44 @@ func TestCompareGroupsOnlyLikeRuns(t *testing.T) {
 		}
 	}
 }
+
+// A group whose seeds ran different lengths is named in a warning, on the
+// console and in the report; a group of one run says "1 run" and no ±; a
+// spread that is rounding noise reads 0.
+func TestCompareWarnsOfUnequalLengths(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, steps int, amp float64, seed string) string {
+		var b strings.Builder
+		for s := 1; s <= steps; s++ {
+			b.WriteString(`{"step":` + itoa(s) + `,"grad_norm/solver":1,"amplification/solver":` + strconv.FormatFloat(amp, 'g', -1, 64) + `,"reward/mean":0.5}` + "\n")
+		}
+		return writeCompareRun(t, dir, name, b.String(), "run.seed="+seed) // seeds of one config: grouped
+	}
+	// 1 and the next float above it: a spread of 2.2e-16 is noise
+	runs := []string{write("a-s1", 10, 1, "1"), write("a-s2", 10, math.Nextafter(1, 2), "2"), write("a-s3", 30, 1, "3"), write("b-s1", 10, 1, "1")}
+	var console strings.Builder
+	if err := CompareRuns(&console, filepath.Join(dir, "report"), runs); err != nil {
+		t.Fatal(err)
+	}
+	report, err := os.ReadFile(filepath.Join(dir, "report", "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "group a averages runs of different lengths (a-s1 10, a-s2 10, a-s3 30 steps)"
+	if !strings.Contains(console.String(), "compare: warning: "+want) || !strings.Contains(string(report), "Warning: "+want) {
+		t.Errorf("no warning %q:\n%s\n%s", want, console.String(), report)
+	}
+	if strings.Contains(console.String(), "group b") {
+		t.Errorf("a group of one run warned:\n%s", console.String())
+	}
+	for _, w := range []string{"| b (1 run) | 10 |", "| a (3 runs) |", " 1 ± 0 "} {
+		if !strings.Contains(string(report), w) {
+			t.Errorf("the report should hold %q:\n%s", w, report)
+		}
+	}
+	if strings.Contains(string(report), "e-16") || strings.Contains(string(report), "(1 runs)") {
+		t.Errorf("the report shows rounding noise or \"1 runs\":\n%s", report)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

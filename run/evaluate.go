@@ -98,7 +98,7 @@ func formatEval(m rollout.EvalMetrics) string {
 	for _, k := range sortedKeys(m.Env) {
 		fmt.Fprintf(&b, "  %s %.3f", k, m.Env[k])
 	}
-	fmt.Fprintf(&b, "  (%d tasks × %d, %.1f turns, %.0f tokens per episode)", m.Tasks, m.SamplesPerTask, m.MeanTurns, m.MeanResponseTokens)
+	fmt.Fprintf(&b, "  (%d tasks × %d, %.1f agent calls, %.0f tokens per episode)", m.Tasks, m.SamplesPerTask, m.MeanTurns, m.MeanResponseTokens) // MeanTurns counts calls: a joint turn of two agents is 2
 	return b.String()
 }
 

@@ -17,9 +17,9 @@ var DefaultCharts = []metrics.Chart{
 	{Title: "reward per agent", Keys: []string{"reward/agent/*"}},
 	{Title: "pre-clip grad norm per agent", Keys: []string{"grad_norm/*"}},
 	{Title: "policy loss per agent", Keys: []string{"loss/*"}},
-	{Title: "Dr. MAS amplification factor per agent", Keys: []string{"amplification/*"}},
-	{Title: "KL (approximate, and to the reference) and entropy per agent", Keys: []string{"policy/*/approx_kl", "policy/*/kl_ref", "policy/*/entropy"}},
-	{Title: "clip fractions per agent", Keys: []string{"policy/*/clip_frac_low", "policy/*/clip_frac_high", "policy/*/dual_clip_frac"}},
+	{Title: "Dr. MAS amplification factor per agent", Keys: []string{"amplification/*"}, OmitIfConstant: true},
+	{Title: "KL (approximate, and to the reference) and entropy per agent", Keys: []string{"policy/*/approx_kl", "policy/*/kl_ref", "policy/*/entropy"}, OmitIfConstant: true},
+	{Title: "clip fractions per agent", Keys: []string{"policy/*/clip_frac_low", "policy/*/clip_frac_high", "policy/*/dual_clip_frac"}, OmitIfConstant: true},
 	{Title: "time per phase (s)", Keys: []string{"time/*"}},
 	{Title: "peak memory (GiB)", Keys: []string{"memory/*peak*", "memory/*/peak_gib"}, Optional: true},
 }

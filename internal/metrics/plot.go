@@ -21,7 +21,9 @@ import (
 	"io"
 	"math"
 	"path"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"troupe/internal/atomicfile"
@@ -45,6 +47,11 @@ type Chart struct {
 	// steps): their points are joined across the steps without them,
 	// where other series break their line at a missing value.
 	Sparse bool
+	// OmitIfConstant leaves the chart out when every series holds one value
+	// at every step (a Dr. MAS amplification factor of 1 under another
+	// estimator, a KL of 0 without a reference): a note under the charts
+	// says so and gives the values, rather than a panel of flat lines.
+	OmitIfConstant bool
 	// Bands shades, around the series of a key, the range between two other
 	// keys (its spread: the min and max over seeds), in a light tint of the
 	// series' colour: key → [low key, high key]. The low and high keys are
@@ -100,6 +107,7 @@ func PlotJSONL(jsonlPath, pngPath string, charts []Chart, opts PlotOptions) erro
 // series is one line of a chart: a key's values by step.
 type series struct {
 	key    string
+	label  string // the legend's text: the key, or the keys of identical series drawn as one
 	color  color.RGBA
 	steps  []float64
 	ys     []float64 // NaN where the record lacks the key
@@ -129,6 +137,7 @@ func Render(records []Record, charts []Chart, opts PlotOptions) (*image.RGBA, er
 		lines []series
 	}
 	var panels []panel
+	var notes []string // the charts left out as constant
 	for _, c := range charts {
 		lines := collectSeries(sorted, c.Keys)
 		for i := range lines {
@@ -139,18 +148,105 @@ func Render(records []Record, charts []Chart, opts PlotOptions) (*image.RGBA, er
 		if _, ys := dataBounds(lines); c.Optional && math.IsInf(ys[0], 0) {
 			continue
 		}
-		panels = append(panels, panel{c, lines})
+		if v, ok := constant(lines); ok && c.OmitIfConstant {
+			notes = append(notes, fmt.Sprintf("%s: %s at every step (chart left out)", c.Title, v))
+			continue
+		}
+		panels = append(panels, panel{c, mergeIdentical(lines)})
 	}
 	if len(panels) == 0 {
 		return nil, fmt.Errorf("none of the charts has data")
 	}
-	img := image.NewRGBA(image.Rect(0, 0, opts.Width, opts.ChartHeight*len(panels)))
+	notesHeight := 0
+	if len(notes) > 0 {
+		notesHeight = 2*noteRow + len(notes)*noteRow
+	}
+	img := image.NewRGBA(image.Rect(0, 0, opts.Width, opts.ChartHeight*len(panels)+notesHeight))
 	fillRect(img, img.Bounds(), backgroundColor)
 	for i, p := range panels {
 		rect := image.Rect(0, i*opts.ChartHeight, opts.Width, (i+1)*opts.ChartHeight)
 		drawChart(img, rect, p.chart, p.lines)
 	}
+	y := opts.ChartHeight*len(panels) + noteRow
+	for _, n := range notes {
+		drawText(img, marginLeft, y+11, n, textColor)
+		y += noteRow
+	}
 	return img, nil
+}
+
+// noteRow is the height of a line of the notes under the charts.
+const noteRow = 16
+
+// constant reports whether every finite value of every series is the same
+// up to rounding, and that value as text ("1", or "0 and 1" when series
+// differ but each is flat). Series without a finite value are not constant.
+func constant(lines []series) (string, bool) {
+	var values []float64
+	for _, s := range lines {
+		first, seen := 0.0, false
+		for _, y := range s.ys {
+			if !finite(y) {
+				continue
+			}
+			if !seen {
+				first, seen = y, true
+			} else if math.Abs(y-first) > 1e-12*math.Max(1, math.Abs(first)) {
+				return "", false
+			}
+		}
+		if !seen {
+			return "", false
+		}
+		if !slices.ContainsFunc(values, func(v float64) bool { return math.Abs(v-first) <= 1e-12*math.Max(1, math.Abs(v)) }) {
+			values = append(values, first)
+		}
+	}
+	if len(values) == 0 {
+		return "", false
+	}
+	text := make([]string, len(values))
+	for i, v := range values {
+		text[i] = strconv.FormatFloat(v, 'g', 4, 64)
+	}
+	return strings.Join(text, " and "), true
+}
+
+// mergeIdentical draws series that hold the same values at every step as
+// one line, its legend naming them all ("reward/agent/first =
+// reward/agent/second"): otherwise the later line hides the earlier one.
+func mergeIdentical(lines []series) []series {
+	var out []series
+	for _, s := range lines {
+		if s.label == "" {
+			s.label = s.key
+		}
+		merged := false
+		for i := range out {
+			if out[i].lo == nil && s.lo == nil && sameValues(out[i].ys, s.ys) {
+				out[i].label += " = " + s.key
+				merged = true
+				break
+			}
+		}
+		if !merged {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// sameValues: a and b hold equal values, and missing ones, at every step.
+func sameValues(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.IsNaN(a[i]) != math.IsNaN(b[i]) || (!math.IsNaN(a[i]) && a[i] != b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // collectSeries expands the chart's keys (prefix patterns included) into
@@ -409,7 +505,7 @@ func legendWidth(lines []series) int {
 	}
 	width := 0
 	for _, s := range lines {
-		width = max(width, textWidth(s.key))
+		width = max(width, textWidth(s.legend()))
 	}
 	return legendPad + legendSwatch + legendPad + width + legendPad
 }
@@ -432,8 +528,16 @@ func drawLegend(img *image.RGBA, area image.Rectangle, lines []series) {
 	for i, s := range lines {
 		y := box.Min.Y + legendPad + i*legendRow
 		fillRect(img, image.Rect(box.Min.X+legendPad, y+5, box.Min.X+legendPad+legendSwatch, y+8), s.color)
-		drawText(img, box.Min.X+legendPad+legendSwatch+legendPad, y+11, s.key, textColor)
+		drawText(img, box.Min.X+legendPad+legendSwatch+legendPad, y+11, s.legend(), textColor)
 	}
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// legend is the series' legend text.
+func (s series) legend() string {
+	if s.label != "" {
+		return s.label
+	}
+	return s.key
+}

@@ -362,3 +362,55 @@ func TestRenderShadesBands(t *testing.T) {
 		t.Error("the band's low or high key got a line of its own")
 	}
 }
+
+// A chart whose every series is flat (MAGRPO's amplification factor of 1,
+// a KL of 0) is left out and named in a note under the charts; the same
+// chart with a series that moves is drawn. Flat series of a chart that
+// does not ask for it are drawn.
+func TestConstantChartsBecomeANote(t *testing.T) {
+	var records []Record
+	for s := 1; s <= 5; s++ {
+		records = append(records, Record{Step: s, Values: map[string]float64{
+			"reward/mean": float64(s), "amplification/first": 1, "amplification/second": 1, "kl/first": 0, "kl/second": 0.01 * float64(s)}})
+	}
+	opt := PlotOptions{Width: 400, ChartHeight: 200}
+	charts := []Chart{
+		{Keys: []string{"reward/mean"}},
+		{Title: "amplification", Keys: []string{"amplification/*"}, OmitIfConstant: true},
+		{Title: "kl", Keys: []string{"kl/*"}, OmitIfConstant: true},
+	}
+	img, err := Render(records, charts, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 2*200 + 3*noteRow; img.Bounds().Dy() != want {
+		t.Fatalf("image height %d, want two charts and a one-line note (%d)", img.Bounds().Dy(), want)
+	}
+	if v, ok := constant(collectSeries(records, []string{"amplification/*"})); !ok || v != "1" {
+		t.Errorf("constant(amplification) = %q, %v; want 1", v, ok)
+	}
+	if _, ok := constant(collectSeries(records, []string{"kl/*"})); ok {
+		t.Error("a moving series was taken for constant")
+	}
+	charts[1].OmitIfConstant = false
+	if img, _ := Render(records, charts, opt); img.Bounds().Dy() != 3*200 {
+		t.Fatalf("without OmitIfConstant the flat chart should be drawn: height %d", img.Bounds().Dy())
+	}
+}
+
+// Series with the same value at every step (both agents of a joint reward)
+// are one line whose legend names both; others stay apart.
+func TestIdenticalSeriesShareALine(t *testing.T) {
+	var records []Record
+	for s := 1; s <= 4; s++ {
+		records = append(records, Record{Step: s, Values: map[string]float64{"r/first": float64(s), "r/second": float64(s), "r/third": float64(-s)}})
+	}
+	lines := mergeIdentical(collectSeries(records, []string{"r/*"}))
+	if len(lines) != 2 || lines[0].legend() != "r/first = r/second" || lines[1].legend() != "r/third" {
+		var got []string
+		for _, l := range lines {
+			got = append(got, l.legend())
+		}
+		t.Fatalf("legends %q, want [r/first = r/second, r/third]", got)
+	}
+}
