@@ -17,15 +17,21 @@ export CGO_CFLAGS = -O2 -g -Wno-deprecated-declarations -DTSHIM_STAMP=$(SHIM_STA
 
 all: setup build
 
+# The demos use no test fixtures: their setup skips the npm downloads.
+SETUP_FLAGS ?=
+demo lora-demo math-demo search-demo planpath-demo sokoban-demo coding-demo: SETUP_FLAGS = --no-fixtures
+
 setup:
-	@bash scripts/setup.sh
+	@bash scripts/setup.sh $(SETUP_FLAGS)
 
 shim:
 	@cmake -S torch/csrc -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build build -j$(NPROC)
 
+# go build, saying how far a long first build is every few seconds
+# (scripts/build.sh).
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o bin/train ./cmd/train
+	@GO="$(GO)" LDFLAGS="$(LDFLAGS)" bash scripts/build.sh
 
 vet:
 	$(GO) vet ./...
@@ -56,21 +62,28 @@ check-gpu-build:
 bench: setup
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./...
 
-# The learning demo, on CPU from nothing (under a minute on 2 cores once set up): MAGRPO on
+# The learning demo, on CPU from nothing (DEMO_TIME on 2 cores once set up): MAGRPO on
 # cooperative writing (configs/magrpo-writing-tiny.yaml). A tiny random
 # model (train init), a supervised warm-up on demonstrations of both roles
 # (train sft), then 30 RL steps with held-out evaluation before, and every
-# 10 steps; it ends printing held-out accuracy before and after RL.
+# 10 steps; it ends printing held-out accuracy before and after RL, and
+# what that accuracy measures. It starts over: an earlier demo's runs/demo
+# is deleted, saying so.
 demo: all
+	@if [ -e runs/demo ]; then echo "demo: deleting runs/demo, the previous demo's output (make demo starts over; copy it elsewhere first to keep it)"; fi
 	rm -rf runs/demo
 	bin/train init runs/demo/base --text writing
-	bin/train sft -c configs/magrpo-writing-tiny.yaml --set models.tiny.path=runs/demo/base --out runs/demo/sft --steps 150 --log-every 50
+	bin/train sft -c configs/magrpo-writing-tiny.yaml --set models.tiny.path=runs/demo/base --out runs/demo/sft --steps 150 --log-every 25
 	bin/train -c configs/magrpo-writing-tiny.yaml -q
 	@echo
+	@echo "demo: accuracy is the share of held-out prompts whose summary and expansion the writing reward counts as solved:"
+	@echo "      lengths, distinct words and shared words inside its windows, and some transition word. It does not check"
+	@echo "      that the texts stay on the prompt's topic (nor does the reference's reward): docs/usage.md, \"What the demo measures\"."
 	@echo "demo: metrics    runs/demo/magrpo/metrics.jsonl (plot: runs/demo/magrpo/metrics.png)"
 	@echo "demo: samples    runs/demo/magrpo/samples.jsonl"
 	@echo "demo: checkpoint $$(ls -d runs/demo/magrpo/checkpoints/step-* | tail -1)"
 	@echo "demo: export     runs/demo/magrpo/export/{first,second}"
+	@echo "demo: next       docs/usage.md, \"Using it\": each of its commands runs as written from here"
 
 # The demo's task with a LoRA adapter per agent on one frozen base
 # (configs/lora-magrpo-writing-tiny.yaml); output in runs/lora-demo/.

