@@ -8,18 +8,21 @@
 # and returns CMD's status.
 
 # PROGRESS_EVERY is the longest silence in seconds (a tick may land up to
-# a second later).
-PROGRESS_EVERY=${PROGRESS_EVERY:-8}
+# a second later). The clock runs across calls: a quiet step that follows
+# another ticks on the first one's schedule, so two quiet steps in a row
+# are never silent for longer either.
+PROGRESS_EVERY=${PROGRESS_EVERY:-7}
+progress_last=$SECONDS
 
 progress() {
   local what=$1 log=$2
   shift 2
   "$@" >"$log" 2>&1 &
-  local pid=$! began=$SECONDS last=$SECONDS rc=0 newest
+  local pid=$! began=$SECONDS rc=0 newest
   while kill -0 "$pid" 2>/dev/null; do
     sleep 1
-    if kill -0 "$pid" 2>/dev/null && (( SECONDS - last >= PROGRESS_EVERY )); then
-      last=$SECONDS
+    if kill -0 "$pid" 2>/dev/null && (( SECONDS - progress_last >= PROGRESS_EVERY )); then
+      progress_last=$SECONDS
       newest=$(tail -n 1 "$log" 2>/dev/null | tr -d '\r' | cut -c1-90)
       echo "  … still $what ($((SECONDS - began)) s${newest:+; last: $newest})"
     fi
