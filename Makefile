@@ -73,7 +73,7 @@ demo: all
 	@if [ -e runs/demo ]; then echo "demo: deleting runs/demo, the previous demo's output (make demo starts over; copy it elsewhere first to keep it)"; fi
 	rm -rf runs/demo
 	bin/train init runs/demo/base --text writing
-	bin/train sft -c configs/magrpo-writing-tiny.yaml --set models.tiny.path=runs/demo/base --out runs/demo/sft --steps 150 --log-every 25
+	bin/train sft -c configs/magrpo-writing-tiny.yaml --set models.tiny.path=runs/demo/base --out runs/demo/sft --steps 150 --log-every 15
 	bin/train -c configs/magrpo-writing-tiny.yaml -q
 	@echo
 	@echo "demo: accuracy is the share of held-out prompts whose summary and expansion the writing reward counts as solved:"
