@@ -62,7 +62,8 @@ check-gpu-build:
 bench: setup
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./...
 
-# The learning demo, on CPU from nothing (DEMO_TIME on 2 cores once set up): MAGRPO on
+# The learning demo, on CPU from nothing (1–2 min on 2 busy cores once set up; a fresh clone
+# adds ~7 min for the shim and ~3 for the first Go build, docs/usage.md): MAGRPO on
 # cooperative writing (configs/magrpo-writing-tiny.yaml). A tiny random
 # model (train init), a supervised warm-up on demonstrations of both roles
 # (train sft), then 30 RL steps with held-out evaluation before, and every

@@ -58,7 +58,7 @@ fi
 # own output goes to build/shim-build.log, shown on failure).
 mkdir -p build
 if [ ! -f build/libtshim.so ]; then
-  echo "setup: building the libtorch shim (build/libtshim.so; the first time, SHIM_TIME)"
+  echo "setup: building the libtorch shim (build/libtshim.so; the first time, ~7 min on 2 busy cores)"
 fi
 if [ ! -f build/CMakeCache.txt ]; then
   progress "configuring the shim (cmake)" build/shim-configure.log cmake -S torch/csrc -B build -DCMAKE_BUILD_TYPE=Release
