@@ -19,7 +19,8 @@ all: setup build
 
 # The demos use no test fixtures: their setup skips the npm downloads.
 SETUP_FLAGS ?=
-demo lora-demo math-demo search-demo planpath-demo sokoban-demo coding-demo: SETUP_FLAGS = --no-fixtures
+DEMOS := demo lora-demo math-demo search-demo planpath-demo sokoban-demo coding-demo
+$(DEMOS): SETUP_FLAGS = --no-fixtures
 
 setup:
 	@bash scripts/setup.sh $(SETUP_FLAGS)

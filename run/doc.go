@@ -12,7 +12,10 @@
 //	step.go         one step top to bottom: rollout, rows, advantages, update, metrics, checkpoint
 //	resume.go       which config and checkpoint a run starts from; the guards on output_dir
 //	rundir.go       one writer per run directory: its lock, then the guards, on rank 0 for every rank
+//	nextcommand.go  the exact command that continues an interrupted run
+//	checkpointarg.go what eval and export --checkpoint name; the team a checkpoint trained
 //	console.go      progress lines, interrupts, the held-out summary
+//	preflight.go    what a run checks before it loads a weight (train check stops there)
 //	build.go        the team: a resolved config turned into models, trainers, agents, workflow
 //	engine.go       one generation engine per trained model behind the sampler's Engine interface
 //	rows.go         rollout samples → advantage rows and policy sequences; reward metrics
@@ -32,7 +35,7 @@
 //	interrupt.go    SIGINT and SIGTERM in export and sft: stop at a safe point, say what was written
 //	notes.go        --print-samples, the zero-advantage warning, the resolved config in the run directory
 //	heartbeat.go    "still running" lines of silent phases; SFT's progress line
-//	check.go        Check: the resolved config (effective per-agent values) and the plan, loading nothing
+//	check.go        Check: what the run refuses before the weights, then the resolved config and the plan
 //	evaljson.go     train eval --json: the evaluation as one JSON object
 //	memory.go       the resident memory of a run, from config.json files before loading
 //	plan.go         Plan: a run's device memory per device, without loading a weight

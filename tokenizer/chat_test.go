@@ -104,8 +104,8 @@ func TestChatTemplateErrors(t *testing.T) {
 
 	unknown := *tok
 	unknown.chatTemplate = "{% for m in messages %}{{ m.content }}{% endfor %}"
-	if _, err := unknown.ApplyChatTemplate([]Message{{"user", "hi"}}, ChatOptions{}); err == nil || !strings.Contains(err.Error(), "set ChatOptions.Template") {
-		t.Errorf("unrecognised template: error %v, want one telling how to force a family", err)
+	if _, err := unknown.ApplyChatTemplate([]Message{{"user", "hi"}}, ChatOptions{}); err == nil || !strings.Contains(err.Error(), "give the model one of them as chat_template in its tokenizer_config.json") {
+		t.Errorf("unrecognised template: error %v, want one telling how to give the model a template troupe renders", err)
 	}
 	if got, err := unknown.ApplyChatTemplate([]Message{{"user", "hi"}}, ChatOptions{Template: ChatTemplateQwen25}); err != nil || !strings.HasPrefix(got, "<|im_start|>system\nYou are Qwen") {
 		t.Errorf("forced qwen2.5: %q, %v", got, err)
