@@ -179,7 +179,7 @@ func TestCorruptionIsRefused(t *testing.T) {
 		}, []string{"state/rng.json", "missing"}},
 		{"missing manifest", func(dir string) error {
 			return os.Remove(filepath.Join(dir, ManifestName))
-		}, []string{ManifestName, "not a committed checkpoint"}},
+		}, []string{ManifestName, "not a training checkpoint"}},
 		{"unknown format version", func(dir string) error {
 			p := filepath.Join(dir, ManifestName)
 			b, _ := os.ReadFile(p)

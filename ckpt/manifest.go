@@ -102,7 +102,7 @@ func parseManifest(dir string) (*Manifest, error) {
 	}
 	raw, err := os.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, refuse("ckpt: %s has no %s: it is not a committed checkpoint (a save that never finished, or a copy that lost it)", dir, ManifestName)
+		return nil, refuse("ckpt: %s has no %s: it is not a training checkpoint (a run's checkpoints/step-N directory, which a finished save leaves with its manifest)", dir, ManifestName)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("ckpt: %w", err)
