@@ -44,7 +44,8 @@ func TestCheckShowsTheRecipe(t *testing.T) {
 	dir := t.TempDir()
 	initTiny(t, dir, 1)
 	var out strings.Builder
-	c := &Check{Config: filepath.Join("..", "configs", "magrpo-writing-qwen3-1.7b.yaml"), Sets: []string{"models.qwen3.path=" + dir, "env.writing.source=procedural"}}
+	c := &Check{Config: filepath.Join("..", "configs", "magrpo-writing-qwen3-1.7b.yaml"), Sets: []string{"models.qwen3.path=" + dir, "env.writing.source=procedural",
+		"run.device=cpu"}} // check answers for this machine, which has no GPU
 	if err := c.Run(&out); err != nil {
 		t.Fatal(err)
 	}
