@@ -42,6 +42,7 @@
 //	generate.go     Generate: sampling from a model directory (model.Generate)
 //	init.go         Init: a tiny random model and tokenizer for tests and CPU demos
 //	compare.go      CompareRuns: one report over several runs' metrics
+//	comparegroups.go which runs of a comparison are seeds of one experiment (configs that agree but for the seed)
 //	plot.go         DefaultCharts: the panels a run plots at its end
 //	guard.go        RefuseReplace: nothing existing is replaced without --force
 //	retrieve.go     Index and Serve: a BM25 index built from a corpus, served over HTTP

@@ -148,8 +148,12 @@ func (r *trainRun) open(c *Train) error {
 	case LauncherRestart() > 0 && cp == nil:
 		fmt.Fprintf(out, "torchrun restart %d: the job has no checkpoint yet; starting from the first step\n", LauncherRestart())
 	}
-	if cp == nil {
-		if err := refuseFreshRun(cfg.Run.OutputDir); err != nil { // before the resolved config, not after its hundreds of lines
+	if cp == nil { // before the resolved config, not after its hundreds of lines
+		refuse := refuseOverwrite
+		if dp.lead() { // the other ranks would find rank 0's own lock once it holds it
+			refuse = refuseFreshRun
+		}
+		if err := refuse(cfg.Run.OutputDir); err != nil {
 			return err
 		}
 	}

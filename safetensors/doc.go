@@ -40,6 +40,7 @@
 //	write.go        the streaming writer
 //	shardwrite.go   sharded writing under a byte limit, with the index
 //	halffloat.go    bf16/f16/f32 slices ⇄ tensor bytes, for tests and fixtures
+//	fingerprint.go  a short identity of a model directory's weights (a LoRA run's frozen base)
 //	finite.go       CheckWeight: a floating dtype and finite elements, for the loaders in model/ and ckpt/
 //
 // What this package deliberately is not: a tensor library (no arithmetic, no
