@@ -28,7 +28,6 @@ import (
 	"strings"
 
 	"troupe/model"
-	"troupe/torch"
 )
 
 // ModelStateDir is the slash-separated directory of the named model's state
@@ -47,7 +46,7 @@ func CheckModelName(name string) error {
 
 // SaveModelState writes m's weights and, when opt is not nil, its state into
 // dir (created if missing).
-func SaveModelState(dir string, m *model.Model, opt *torch.AdamW) error {
+func SaveModelState(dir string, m *model.Model, opt Optimizer) error {
 	var names []string
 	if opt != nil {
 		var err error
@@ -67,7 +66,7 @@ func SaveModelState(dir string, m *model.Model, opt *torch.AdamW) error {
 // LoadModelState restores m's weights and, when opt is not nil, its state
 // from dir. A directory saved without optimizer state restores only the
 // weights when opt is nil, and is an error otherwise.
-func LoadModelState(dir string, m *model.Model, opt *torch.AdamW) error {
+func LoadModelState(dir string, m *model.Model, opt Optimizer) error {
 	w, err := openWeights(dir, m)
 	if err != nil {
 		return err

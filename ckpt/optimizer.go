@@ -20,6 +20,10 @@
 // the stale copy made at NewAdamW overwrite the loaded weights at the next
 // step). Errors name the parameter and both values.
 //
+// The state comes from and goes to an Optimizer: *torch.AdamW, or any view
+// that answers for it parameter by parameter (policy's sharded trainers
+// gather theirs for saving and load it slice by slice).
+//
 // Not here: the weights themselves (weights.go).
 package ckpt
 
@@ -47,10 +51,20 @@ const (
 	masterSuffix   = ".master"
 )
 
+// Optimizer is the per-parameter AdamW state saved and loaded here:
+// Params lists the parameters; State(i) returns parameter i's state as
+// tensors of the parameter's shape (in the caller's scope), and
+// LoadState(i, s) takes it back.
+type Optimizer interface {
+	Params() []*torch.Tensor
+	State(i int) torch.AdamWState
+	LoadState(i int, s torch.AdamWState)
+}
+
 // OptimizerNames names opt's parameters by the model's checkpoint keys, in
 // opt.Params() order, matching the *torch.Tensor values themselves (the
 // optimizer must have been built from m.Parameters() or m.Params()' tensors).
-func OptimizerNames(m *model.Model, opt *torch.AdamW) ([]string, error) {
+func OptimizerNames(m *model.Model, opt Optimizer) ([]string, error) {
 	byTensor := map[*torch.Tensor]string{}
 	for _, p := range m.Params() {
 		byTensor[p.T] = p.Name
@@ -77,7 +91,7 @@ type paramState struct {
 }
 
 // describeState reads the step counts and which state tensors opt holds.
-func describeState(opt *torch.AdamW, names []string) []paramState {
+func describeState(opt Optimizer, names []string) []paramState {
 	s := torch.NewScope()
 	defer s.Close()
 	out := make([]paramState, len(names))
@@ -99,7 +113,7 @@ func momentDType(param torch.DType) torch.DType {
 
 // SaveOptimizer writes opt's state to path (one safetensors file, written
 // atomically); names[i] names opt.Params()[i] (see OptimizerNames).
-func SaveOptimizer(path string, opt *torch.AdamW, names []string) (err error) {
+func SaveOptimizer(path string, opt Optimizer, names []string) (err error) {
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("ckpt: saving optimizer state to %s: %w", path, err)
@@ -153,7 +167,7 @@ func SaveOptimizer(path string, opt *torch.AdamW, names []string) (err error) {
 }
 
 // stateBytes copies one state tensor of parameter i to host bytes.
-func stateBytes(opt *torch.AdamW, i int, suffix string) (b []byte, err error) {
+func stateBytes(opt Optimizer, i int, suffix string) (b []byte, err error) {
 	defer torch.Recover(&err)
 	s := torch.NewScope()
 	defer s.Close()
@@ -166,7 +180,7 @@ func stateBytes(opt *torch.AdamW, i int, suffix string) (b []byte, err error) {
 }
 
 // checkParamNames checks there is one unique, non-empty name per parameter.
-func checkParamNames(opt *torch.AdamW, names []string) error {
+func checkParamNames(opt Optimizer, names []string) error {
 	if n := len(opt.Params()); len(names) != n {
 		return fmt.Errorf("%d parameter names for an optimizer of %d parameters", len(names), n)
 	}
@@ -185,7 +199,7 @@ func checkParamNames(opt *torch.AdamW, names []string) error {
 
 // LoadOptimizer restores opt's state from a file written by SaveOptimizer;
 // names[i] names opt.Params()[i]. On any mismatch opt is left as it was.
-func LoadOptimizer(path string, opt *torch.AdamW, names []string) error {
+func LoadOptimizer(path string, opt Optimizer, names []string) error {
 	o, err := openOptimizerState(path, opt, names)
 	if err != nil {
 		return err
@@ -199,14 +213,14 @@ func LoadOptimizer(path string, opt *torch.AdamW, names []string) error {
 type optimizerState struct {
 	path  string
 	f     *safetensors.File
-	opt   *torch.AdamW
+	opt   Optimizer
 	steps map[string]int64
 	live  []paramState
 }
 
 // openOptimizerState opens path and checks it against opt (see the file
 // comment); it changes nothing.
-func openOptimizerState(path string, opt *torch.AdamW, names []string) (o *optimizerState, err error) {
+func openOptimizerState(path string, opt Optimizer, names []string) (o *optimizerState, err error) {
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("ckpt: optimizer state %s: %w", path, err)
@@ -374,7 +388,7 @@ func matchOptimizer(f *safetensors.File, steps map[string]int64, live []paramSta
 }
 
 // loadParamState loads one checked parameter's state into opt.
-func loadParamState(f *safetensors.File, opt *torch.AdamW, i int, st paramState, step int64) {
+func loadParamState(f *safetensors.File, opt Optimizer, i int, st paramState, step int64) {
 	s := torch.NewScope()
 	defer s.Close()
 	read := func(suffix string, dt torch.DType) *torch.Tensor {

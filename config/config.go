@@ -96,6 +96,14 @@ type Model struct {
 	// ReferenceDevice holds the frozen KL reference (kl_coef > 0); default:
 	// the model's device.
 	ReferenceDevice string `yaml:"reference_device"`
+	// Shard spreads the model's training state over the data-parallel
+	// ranks (docs/scaling.md): 0 none; 1 the float32 masters and AdamW
+	// moments; 2 also the grads; 3 also the weights during the update.
+	// One process has nothing to spread over and trains unsharded.
+	Shard int `yaml:"shard"`
+	// ShardBucketMiB bounds one bucket of the sharded collectives, in
+	// float32 MiB (0: 64).
+	ShardBucketMiB float64 `yaml:"shard_bucket_mib"`
 }
 
 // Agent is one member of the team: rollout's agent settings plus per-agent

@@ -107,6 +107,12 @@ func (c *Config) validateModels() error {
 				return fmt.Errorf("%s.device: %v", key, err)
 			}
 		}
+		if m.Shard < 0 || m.Shard > 3 {
+			return fmt.Errorf("%s.shard: must be 0 (none), 1 (optimizer state), 2 (+ grads) or 3 (+ weights), got %d", key, m.Shard)
+		}
+		if !(m.ShardBucketMiB >= 0) || m.ShardBucketMiB > 1<<20 {
+			return fmt.Errorf("%s.shard_bucket_mib: must be >= 0 (0: 64 MiB) and at most 1048576, got %g", key, m.ShardBucketMiB)
+		}
 		if m.ReferenceDevice != "" {
 			if _, err := kind.ParseDevice(m.ReferenceDevice); err != nil {
 				return fmt.Errorf("%s.reference_device: %v", key, err)
@@ -427,6 +433,28 @@ func (c *Config) validateSharing() error {
 				return fmt.Errorf("agents %q and %q share model %q (assignment: shared) but sample at temperatures %g and %g; the update recomputes log-probs at one temperature per model, so give them the same sampling.temperature, set optim.logprob_temperature: raw, or use assignment: separate",
 					g.Agents[0], other, g.Model, ta, tb)
 			}
+		}
+	}
+	return c.validateShard()
+}
+
+// validateShard refuses sharding where it cannot apply: adapters (their
+// state is small, and they hang off a frozen base every rank holds whole),
+// and level 3 without activation checkpointing (the plain backward needs
+// every layer's weights at once).
+func (c *Config) validateShard() error {
+	for _, t := range c.Trained() {
+		level := t.Model.Shard
+		if level == 0 {
+			continue
+		}
+		if t.LoRA != nil {
+			return fmt.Errorf("models.%s.shard: %d, but agent %s trains a LoRA adapter on it (assignment: lora); adapters are not sharded (their optimizer state is small and their frozen base stays whole on every rank): set shard: 0, or train full weights (assignment: separate or shared)",
+				t.Source, level, t.Agents[0])
+		}
+		if level == 3 && !c.Settings(t).ActivationCheckpointing {
+			return fmt.Errorf("models.%s.shard: 3 gathers each layer's weights only while a pass uses it, which needs the checkpointed backward; set optim.activation_checkpointing: true (for agent %s), or shard: 2",
+				t.Source, t.Agents[0])
 		}
 	}
 	return nil

@@ -52,12 +52,17 @@ type TrainerConfig struct {
 	// passes the same rows, computes the micro-batches j with j mod World =
 	// Rank, and the grads are summed across ranks before clipping.
 	Dist *torch.ProcessGroup
+	// Shard spreads the training state over Dist's ranks (shard.go); it
+	// does nothing without Dist.
+	Shard ShardConfig
 }
 
 // Trainer updates one model with its own AdamW.
 type Trainer struct {
 	cfg            TrainerConfig
-	opt            *torch.AdamW
+	opt            *torch.AdamW // nil when sharded
+	shard          *sharded     // nil unless sharded (shard.go)
+	mem            heldBytes    // what the last update held, per rank (memory.go)
 	params         []*torch.Tensor
 	skipped        int64
 	optimizerSteps int64
@@ -110,9 +115,22 @@ func NewTrainer(cfg TrainerConfig) (t *Trainer, err error) {
 		}
 		r.SetRequiresGrad(false)
 	}
+	if l := cfg.Shard.Level; l < 0 || l > 3 {
+		return nil, fmt.Errorf("policy: model %q: shard level %d is not 0, 1, 2 or 3", g.Model, l)
+	}
 	cfg.Policy.SetRequiresGrad(true)
 	s := g.Settings
 	params := cfg.Policy.Parameters()
+	if cfg.Dist != nil && cfg.Shard.Level > 0 {
+		if cfg.Policy.Adapter() != nil {
+			return nil, fmt.Errorf("policy: model %q: adapters are not sharded; set its shard level to 0", g.Model)
+		}
+		sh, err := newSharded(cfg.Policy, cfg.Shard, s, cfg.Dist)
+		if err != nil {
+			return nil, fmt.Errorf("policy: model %q: sharding: %w", g.Model, err)
+		}
+		return &Trainer{cfg: cfg, shard: sh, params: params}, nil
+	}
 	opt := torch.NewAdamW([]torch.AdamWGroup{{
 		Params: params, LR: s.LR, Beta1: s.Beta1, Beta2: s.Beta2, Eps: s.Eps, WeightDecay: s.WeightDecay,
 	}}, cfg.Policy.DType() != torch.Float32)
@@ -132,9 +150,19 @@ func (t *Trainer) Settings() optim.Settings { return t.cfg.Group.Settings }
 // logits by (TrainerConfig.Temperature).
 func (t *Trainer) Temperature() float64 { return t.cfg.Temperature }
 
-// Optimizer is the model's AdamW, for checkpoints (State/LoadState per
-// parameter, in Model.Params order).
+// Optimizer is the model's AdamW (State/LoadState per parameter, in
+// Model.Params order); nil when the state is sharded (shardckpt.go has the
+// checkpoint views).
 func (t *Trainer) Optimizer() *torch.AdamW { return t.opt }
+
+// ShardLevel is the level the trainer shards at (0: not sharded, whatever
+// was asked, in one process).
+func (t *Trainer) ShardLevel() int {
+	if t.shard == nil {
+		return 0
+	}
+	return t.shard.level
+}
 
 // State returns the trainer's counters for a checkpoint.
 func (t *Trainer) State() TrainerState {
@@ -151,7 +179,38 @@ func (t *Trainer) Restore(s TrainerState) {
 func (t *Trainer) Free() {
 	if t != nil {
 		t.opt.Free()
+		t.shard.free()
 	}
+}
+
+// setLR sets the learning rate of the step.
+func (t *Trainer) setLR(lr float64) {
+	if t.shard != nil {
+		t.shard.setLR(lr)
+		return
+	}
+	t.opt.SetLR(0, lr)
+}
+
+// zeroGrad frees the weights' grads.
+func (t *Trainer) zeroGrad() {
+	if t.shard != nil {
+		t.shard.zeroGrads()
+		return
+	}
+	t.opt.ZeroGrad()
+}
+
+// step is one optimizer step from the summed, clipped grads.
+func (t *Trainer) step() error {
+	if t.shard == nil {
+		t.opt.Step()
+		return nil
+	}
+	if err := t.shard.stepWholeGrads(); err != nil {
+		return fmt.Errorf("sharded step of model %q: %w", t.Model(), err)
+	}
+	return nil
 }
 
 // microBatch is one packed micro-batch with what the no-grad pass computed.
@@ -186,13 +245,14 @@ func (t *Trainer) Update(seqs []Sequence, step int) (metrics Metrics, err error)
 	defer torch.Recover(&err)
 	scope := torch.NewScope()
 	defer scope.Close()
-	defer t.opt.ZeroGrad()
+	defer t.zeroGrad()
+	t.mem = heldBytes{}
 
 	report := stepReport{lr: set.LearningRate(step), settings: set, rows: make([]rowRecord, len(seqs))}
 	for i, s := range seqs {
 		report.rows[i] = rowRecord{agent: s.Agent, advantage: s.Advantage}
 	}
-	t.opt.SetLR(0, report.lr)
+	t.setLR(report.lr)
 
 	updates := set.MiniBatches(len(seqs))
 	split := Split(len(seqs), updates, set.MicroBatchSize, t.cfg.Seed, step)
@@ -256,24 +316,30 @@ func (t *Trainer) Update(seqs []Sequence, step int) (metrics Metrics, err error)
 			}
 			if sums != nil {
 				err := t.storeSums(sums)
+				t.noteGrads(sums)
 				sums.free()
 				if err != nil {
 					return nil, err
 				}
-			} else if err := t.reduceGrads(); err != nil {
-				return nil, err
+			} else {
+				if err := t.reduceGrads(); err != nil {
+					return nil, err
+				}
+				t.noteGrads(nil)
 			}
 			norm := torch.ClipGradNorm(t.params, set.GradClip)
 			report.gradNorms = append(report.gradNorms, norm)
 			if math.IsNaN(norm) || math.IsInf(norm, 0) {
 				t.skipped++
 			} else {
-				t.opt.Step()
+				if err := t.step(); err != nil {
+					return nil, err
+				}
 				t.cfg.Policy.MarkUpdated()
 				t.optimizerSteps++
 				report.updates++
 			}
-			t.opt.ZeroGrad()
+			t.zeroGrad()
 		}
 	}
 	if err := t.reduceRows(report.rows); err != nil {
@@ -281,32 +347,8 @@ func (t *Trainer) Update(seqs []Sequence, step int) (metrics Metrics, err error)
 	}
 	report.skipped = t.skipped
 	metrics = report.metrics(t.cfg.Group.Agents)
-	metrics["memory/"+t.Model()+"/bytes_per_param"] = t.bytesPerParam()
+	t.memoryMetrics(metrics)
 	return metrics, nil
-}
-
-// bytesPerParam is what the trained parameters hold between steps, per
-// parameter: the weights and the optimizer's state (masters and moments;
-// grads are freed after each step). 16 with bf16 weights is 2 + 4 + 4 + 4
-// plus the 2 of the grads during the step; a frozen base under adapters is
-// not counted.
-func (t *Trainer) bytesPerParam() float64 {
-	var bytes, n int64
-	for i, p := range t.params {
-		bytes += p.Numel() * int64(p.DType().Size())
-		n += p.Numel()
-		st := t.opt.State(i)
-		for _, x := range []*torch.Tensor{st.ExpAvg, st.ExpAvgSq, st.Master} {
-			if x != nil {
-				bytes += x.Numel() * int64(x.DType().Size())
-				x.Free()
-			}
-		}
-	}
-	if n == 0 {
-		return 0
-	}
-	return float64(bytes) / float64(n)
 }
 
 // logProbOptions are the options of every log-prob forward of the update.

@@ -247,6 +247,7 @@ func (t *team) buildTrainers() error {
 		tr, err := policy.NewTrainer(policy.TrainerConfig{
 			Group: g, Policy: t.models[g.Model], Reference: t.refs[g.Model],
 			Temperature: temp, Seed: rollout.DeriveSeed(t.cfg.Run.Seed, seedMiniBatches), Dist: t.dist.group(),
+			Shard: t.shardConfig(g.Model),
 		})
 		if err != nil {
 			return err
@@ -254,6 +255,26 @@ func (t *team) buildTrainers() error {
 		t.trainers = append(t.trainers, tr)
 	}
 	return nil
+}
+
+// shardConfig is how trained model name spreads its state over the ranks.
+func (t *team) shardConfig(name string) policy.ShardConfig {
+	for _, tr := range t.trained {
+		if tr.Name == name {
+			return policy.ShardConfig{Level: tr.Model.Shard, BucketBytes: int64(tr.Model.ShardBucketMiB * (1 << 20))}
+		}
+	}
+	return policy.ShardConfig{}
+}
+
+// sharded says whether any trainer spreads its state over the ranks.
+func (t *team) sharded() bool {
+	for _, tr := range t.trainers {
+		if tr.ShardLevel() > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // trainingTemperature is the sampling temperature of the given agents

@@ -117,29 +117,47 @@ func findCheckpoint(resume, outputDir string) (*ckpt.Checkpoint, error) {
 }
 
 // save writes a checkpoint of the state after `step` completed steps and
-// prunes old ones.
+// prunes old ones. Rank 0 writes; when a model is sharded every rank calls
+// save, and the others only help gather the optimizer state (their dir is
+// "").
 func save(t *team, iter *rollout.TaskIterator, step int, dp *dataParallel) (dir string, err error) {
+	lead := dp.lead()
 	root := filepath.Join(t.cfg.Run.OutputDir, "checkpoints")
-	w, err := ckpt.Begin(root, step)
-	if err != nil {
-		return "", err
-	}
-	defer func() {
-		if err != nil {
-			w.Abort()
+	var w *ckpt.Writer
+	if lead {
+		if w, err = ckpt.Begin(root, step); err != nil {
+			return "", err
 		}
-	}()
+		defer func() {
+			if err != nil {
+				w.Abort()
+			}
+		}()
+	}
 	st := trainState{Step: step, Seed: t.cfg.Run.Seed, Batch: batchState(t.cfg.Batch), Data: iter.State(), Trainers: map[string]policy.TrainerState{}, Version: Version, World: dp.worldSize(), LauncherRun: os.Getenv(LauncherRunEnv), Bases: t.baseRecords}
-	for _, tr := range t.trainers {
+	for i, tr := range t.trainers {
 		name := tr.Model()
+		opt, release, err := tr.CheckpointState(lead) // sharded: gathered on rank 0 (a collective)
+		if err != nil {
+			return "", err
+		}
+		if !lead {
+			continue
+		}
 		dir := w.Path(ckpt.ModelStateDir(name))
-		if err := ckpt.SaveModelState(dir, t.models[name], tr.Optimizer()); err != nil {
+		err = ckpt.SaveModelState(dir, t.models[name], opt)
+		release()
+		if err != nil {
 			return "", err
 		}
 		if err := ckpt.CopyTokenizerFiles(t.tokenizerDir(name), dir); err != nil {
 			return "", err
 		}
 		st.Trainers[name] = tr.State()
+		killInSave(step, i)
+	}
+	if !lead {
+		return "", nil
 	}
 	if err := ckpt.SaveJSON(w.Path(StateFile), st); err != nil {
 		return "", err
@@ -199,7 +217,7 @@ func restore(dir string, t *team, iter *rollout.TaskIterator, dp *dataParallel) 
 		if err == nil && steps != ts.OptimizerSteps {
 			return 0, "", fmt.Errorf("resume: model %q: %s records %d AdamW steps but %s says %d were applied; the two files come from different saves: resume from a checkpoint that was not edited or mixed", name, ckpt.OptimizerFileName, steps, StateFile, ts.OptimizerSteps)
 		}
-		if err := ckpt.LoadModelState(md, t.models[name], tr.Optimizer()); err != nil {
+		if err := ckpt.LoadModelState(md, t.models[name], tr.ResumeState()); err != nil {
 			return 0, "", fmt.Errorf("resume: model %q: %w", name, err)
 		}
 		tr.Restore(ts)

@@ -130,12 +130,14 @@ func (r *trainRun) step(step int) error {
 	}
 	saveNow := (cfg.Checkpoint.Every > 0 && done%cfg.Checkpoint.Every == 0) || (done == cfg.Run.Steps && cfg.Checkpoint.AtEnd) ||
 		(interrupted && cfg.Checkpoint.OnSignal)
-	if saveNow && dp.lead() {
+	if saveNow && (dp.lead() || t.sharded()) { // sharded state is gathered by every rank
 		dir, err := save(t, r.iter, done, dp)
 		if err != nil {
 			return fmt.Errorf("step %d: checkpoint: %w", done, err)
 		}
-		fmt.Fprintf(out, "checkpoint: %s\n", dir)
+		if dp.lead() {
+			fmt.Fprintf(out, "checkpoint: %s\n", dir)
+		}
 	}
 	if interrupted {
 		return interruptedError(cfg.Run.OutputDir, done, saveNow, dp.worldSize()) // nextcommand.go

@@ -193,6 +193,9 @@ func (r *trainRun) open(c *Train) error {
 				a.Config.Rank, a.Config.Alpha, strings.Join(a.Config.Targets, ","), a.NumParams(), a.Base().NumParams())
 		}
 	}
+	for _, line := range shardLines(t) {
+		fmt.Fprintln(out, line)
+	}
 	if r.iter, err = t.taskIterator(); err != nil {
 		return err
 	}

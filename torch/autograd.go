@@ -37,6 +37,16 @@ func (t *Tensor) Grad() *Tensor {
 	return wrap(out)
 }
 
+// SetGrad makes g (t's shape, dtype and device; shared, not copied) t's
+// grad; nil makes it undefined.
+func (t *Tensor) SetGrad(g *Tensor) {
+	var h C.ts_tensor
+	if g != nil {
+		h = g.handle()
+	}
+	check("set_grad", C.ts_set_grad(t.handle(), h))
+}
+
 // Detach returns a tensor sharing t's data with no autograd history.
 func (t *Tensor) Detach() *Tensor {
 	var out C.ts_tensor

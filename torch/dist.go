@@ -3,7 +3,8 @@ package torch
 // dist.go — collectives across processes (csrc/dist.cc): one process per
 // device, a c10d process group over a TCPStore rendezvous, Gloo for CPU
 // tensors and NCCL for CUDA ones. Data-parallel training all-reduces
-// gradients with it and checks that every rank holds the same weights.
+// gradients with it and checks that every rank holds the same weights;
+// sharded training reduce-scatters gradients and all-gathers weights.
 //
 // Unlike tensor math, a collective fails for reasons outside the program —
 // another process died or hung — so these calls return errors (naming this
@@ -182,6 +183,21 @@ func (pg *ProcessGroup) Broadcast(ts []*Tensor, root int) error {
 	defer back()
 	hs, n := handles(ts)
 	return callErr(C.ts_dist_broadcast(pg.h, hs, n, C.int(root)))
+}
+
+// ReduceScatter sums in, a flat (World·n) buffer, across ranks and writes
+// this rank's chunk of the sum, elements [Rank·n, (Rank+1)·n), into out
+// (n). Both are contiguous, 1-d, of one dtype and device. NCCL reduces in
+// its own order; Gloo (which has no reduce-scatter) sends each chunk to its
+// rank and adds the W chunks in rank order there.
+func (pg *ProcessGroup) ReduceScatter(in, out *Tensor) error {
+	return callErr(C.ts_dist_reduce_scatter(pg.h, in.handle(), out.handle()))
+}
+
+// AllGatherInto writes every rank's in (n) into out (World·n), rank r's at
+// [r·n, (r+1)·n). Both are contiguous, 1-d, of one dtype and device.
+func (pg *ProcessGroup) AllGatherInto(in, out *Tensor) error {
+	return callErr(C.ts_dist_all_gather_into(pg.h, in.handle(), out.handle()))
 }
 
 // Barrier returns when every rank has reached it.

@@ -64,6 +64,11 @@ ts_err ts_clone(ts_tensor t, ts_tensor* out);
 ts_err ts_copy_(ts_tensor dst, ts_tensor src); /* in place, broadcasting, dst may be a view */
 ts_err ts_fill_(ts_tensor t, double value);
 ts_err ts_item(ts_tensor t, double* out);
+/* The storage under t and its views: its size and an identity (equal for tensors that share it).
+ * storage_resize frees it (nbytes 0) or gives it new, uninitialised memory of nbytes on its device;
+ * every view sees the change (sharded parameters: FSDP's free and re-allocation of a weight). */
+ts_err ts_storage_info(ts_tensor t, int64_t* nbytes, uint64_t* id);
+ts_err ts_storage_resize(ts_tensor t, int64_t nbytes);
 
 /* ---- shape.cc: views and indexing ---- */
 ts_err ts_reshape(ts_tensor t, const int64_t* dims, int ndim, ts_tensor* out);
@@ -172,6 +177,7 @@ ts_err ts_backward(ts_tensor t, ts_tensor grad /* nullable */);
 ts_err ts_grad(ts_tensor t, ts_tensor* out); /* *out = NULL when the grad is undefined */
 ts_err ts_detach(ts_tensor t, ts_tensor* out);
 ts_err ts_zero_grad(ts_tensor t); /* sets the grad undefined, as 2.x zero_grad(set_to_none) */
+ts_err ts_set_grad(ts_tensor t, ts_tensor grad); /* grad: t's shape and dtype, shared not copied */
 ts_err ts_set_grad_enabled(int on, int* previous); /* thread-local in libtorch */
 ts_err ts_is_grad_enabled(int* out);
 /* total 2-norm over the grads of params (undefined grads count as zero), computed in f32;
@@ -215,6 +221,13 @@ ts_err ts_dist_all_reduce(ts_pg pg, const ts_tensor* ts, int n, int op);
 ts_err ts_dist_all_gather(ts_pg pg, ts_tensor t, ts_tensor* out); /* (world, *t.shape) */
 ts_err ts_dist_broadcast(ts_pg pg, const ts_tensor* ts, int n, int root);
 ts_err ts_dist_barrier(ts_pg pg);
+/* Sharded training (ZeRO/FSDP) on flat 1-d buffers of equal chunks, n elements per rank:
+ * reduce_scatter: in (world·n), out (n) = Σ over ranks of their in[rank·n : (rank+1)·n], this
+ * rank's chunk (NCCL: reduce_scatter; Gloo, which has none in every version: all-to-all, then the
+ * W chunks summed here in rank order). all_gather_into: in (n), out (world·n), rank r's in at
+ * [r·n, (r+1)·n) (NCCL: allgather into one buffer; Gloo: allgather into views of it). */
+ts_err ts_dist_reduce_scatter(ts_pg pg, ts_tensor in, ts_tensor out);
+ts_err ts_dist_all_gather_into(ts_pg pg, ts_tensor in, ts_tensor out);
 
 /* ---- graph.cc: CUDA graphs; all but ts_graph_supported fail in builds without them ---- */
 ts_err ts_graph_supported(int* out);

@@ -57,6 +57,16 @@ ts_err ts_zero_grad(ts_tensor t) {
   TS_CATCH
 }
 
+ts_err ts_set_grad(ts_tensor t, ts_tensor grad) {
+  TS_TRY
+  at::Tensor x = T(t);
+  at::Tensor g = tshim::opt(grad);
+  if (g.defined() && (g.sizes() != x.sizes() || g.scalar_type() != x.scalar_type() || g.device() != x.device()))
+    throw std::invalid_argument("set_grad: the grad's shape, dtype or device differs from the tensor's");
+  x.mutable_grad() = g;
+  TS_CATCH
+}
+
 ts_err ts_set_grad_enabled(int on, int* previous) {
   TS_TRY
   if (previous) *previous = at::GradMode::is_enabled() ? 1 : 0;

@@ -2,7 +2,8 @@
 // over a TCPStore rendezvous (rank 0 hosts the store), with Gloo for CPU
 // tensors and NCCL for CUDA tensors, and the handful of collectives data
 // parallel training needs: all-reduce (sum or max, in place), all-gather,
-// broadcast and barrier.
+// broadcast and barrier; and for sharded training, reduce-scatter and
+// all-gather over flat buffers of equal chunks.
 //
 // Many tensors in one call: c10d treats the tensors of one all-reduce as
 // copies of the same tensor on different devices, so a list of different
@@ -352,6 +353,75 @@ ts_err ts_dist_barrier(ts_pg pg) {
   run(pg, cuda, "barrier", [&](auto& b) { return b.barrier(c10d::BarrierOptions()); });
 #else
   (void)pg;
+  throw std::invalid_argument("dist: no distributed backend in this build");
+#endif
+  TS_CATCH
+}
+
+}  // extern "C"
+
+#ifdef TSHIM_DIST
+// flat_pair checks the (world·n, n) pair of a reduce-scatter or an
+// all-gather: 1-d, contiguous, one dtype and device.
+static void flat_pair(ts_pg pg, const at::Tensor& whole, const at::Tensor& part, const char* what) {
+  if (pg == nullptr) throw std::invalid_argument("process group handle is NULL");
+  if (whole.dim() != 1 || part.dim() != 1 || !whole.is_contiguous() || !part.is_contiguous())
+    throw std::invalid_argument(std::string("dist: ") + what + " takes contiguous 1-d tensors");
+  if (whole.numel() != part.numel() * pg->world)
+    throw std::invalid_argument(std::string("dist: ") + what + ": the whole buffer has " + std::to_string(whole.numel()) +
+                                " elements, want world size " + std::to_string(pg->world) + " × " +
+                                std::to_string(part.numel()));
+  if (whole.scalar_type() != part.scalar_type() || whole.device() != part.device())
+    throw std::invalid_argument(std::string("dist: ") + what + ": the two buffers differ in dtype or device");
+}
+#endif
+
+extern "C" {
+
+ts_err ts_dist_reduce_scatter(ts_pg pg, ts_tensor in, ts_tensor out) {
+  TS_TRY
+#ifdef TSHIM_DIST
+  at::Tensor input = T(in), output = T(out);
+  flat_pair(pg, input, output, "reduce_scatter");
+  at::NoGradGuard no_grad;
+  if (input.is_cuda()) {
+    c10d::ReduceScatterOptions opts;
+    opts.reduceOp = c10d::ReduceOp::SUM;
+    run(pg, true, "reduce_scatter", [&](auto& b) { return b._reduce_scatter_base(output, input, opts); });
+    return nullptr;
+  }
+  // Gloo: every rank sends chunk r to rank r, then adds what it received
+  // in rank order (a fixed order: the sum does not depend on timing)
+  at::Tensor recv = at::empty_like(input);
+  std::vector<int64_t> equal;  // empty: equal splits
+  run(pg, false, "reduce_scatter", [&](auto& b) { return b.alltoall_base(recv, input, equal, equal, c10d::AllToAllOptions()); });
+  const int64_t n = output.numel();
+  output.copy_(recv.narrow(0, 0, n));
+  for (int r = 1; r < pg->world; r++) output.add_(recv.narrow(0, r * n, n));
+#else
+  (void)pg, (void)in, (void)out;
+  throw std::invalid_argument("dist: no distributed backend in this build");
+#endif
+  TS_CATCH
+}
+
+ts_err ts_dist_all_gather_into(ts_pg pg, ts_tensor in, ts_tensor out) {
+  TS_TRY
+#ifdef TSHIM_DIST
+  at::Tensor input = T(in), output = T(out);
+  flat_pair(pg, output, input, "all_gather_into");
+  at::NoGradGuard no_grad;
+  if (input.is_cuda()) {
+    run(pg, true, "all_gather_into", [&](auto& b) { return b._allgather_base(output, input, c10d::AllgatherOptions()); });
+    return nullptr;
+  }
+  const int64_t n = input.numel();
+  std::vector<at::Tensor> inputs{input};
+  std::vector<std::vector<at::Tensor>> outputs(1);
+  for (int r = 0; r < pg->world; r++) outputs[0].push_back(output.narrow(0, r * n, n));
+  run(pg, false, "all_gather_into", [&](auto& b) { return b.allgather(outputs, inputs, c10d::AllgatherOptions()); });
+#else
+  (void)pg, (void)in, (void)out;
   throw std::invalid_argument("dist: no distributed backend in this build");
 #endif
   TS_CATCH

@@ -7,6 +7,9 @@
 #include <ATen/ops/full.h>
 #include <ATen/ops/rand.h>
 #include <ATen/ops/randn.h>
+#include <c10/core/CPUAllocator.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/core/StorageImpl.h>
 
 namespace tshim {
 
@@ -238,6 +241,43 @@ ts_err ts_item(ts_tensor t, double* out) {
   const auto& x = T(t);
   if (x.numel() != 1) throw std::invalid_argument("item: tensor has " + std::to_string(x.numel()) + " elements, want 1");
   *out = x.item<double>();
+  TS_CATCH
+}
+
+ts_err ts_storage_info(ts_tensor t, int64_t* nbytes, uint64_t* id) {
+  TS_TRY
+  const auto& x = T(t);
+  if (!x.has_storage()) throw std::invalid_argument("storage_info: tensor has no storage");
+  c10::StorageImpl* s = x.storage().unsafeGetStorageImpl();
+  *nbytes = static_cast<int64_t>(s->nbytes());
+  *id = reinterpret_cast<uint64_t>(s);
+  TS_CATCH
+}
+
+// The memory is swapped under the StorageImpl, as torch.distributed.fsdp
+// does with storage().resize_(): sizes, strides and views stay as they are,
+// so a freed weight must be allocated again before anything reads it.
+ts_err ts_storage_resize(ts_tensor t, int64_t nbytes) {
+  TS_TRY
+  const auto& x = T(t);
+  if (nbytes < 0) throw std::invalid_argument("storage_resize: nbytes " + std::to_string(nbytes) + " < 0");
+  if (!x.has_storage()) throw std::invalid_argument("storage_resize: tensor has no storage");
+  c10::StorageImpl* s = x.storage().unsafeGetStorageImpl();
+  int64_t last = x.storage_offset();  // the last element this tensor reads
+  for (int64_t d = 0; d < x.dim(); d++) last += (x.size(d) - 1) * x.stride(d);
+  const int64_t need = x.numel() > 0 ? (last + 1) * static_cast<int64_t>(x.element_size()) : 0;
+  if (nbytes > 0 && nbytes < need)
+    throw std::invalid_argument("storage_resize: " + std::to_string(nbytes) + " bytes cannot hold this tensor (" +
+                                std::to_string(need) + " at least)");
+  if (nbytes == 0) {
+    s->set_data_ptr_noswap(at::DataPtr(nullptr, s->device()));
+    s->set_nbytes(0);
+    return nullptr;
+  }
+  c10::DeviceGuard guard(s->device());
+  c10::Allocator* a = s->device().is_cpu() ? c10::GetCPUAllocator() : c10::GetAllocator(s->device().type());
+  s->set_data_ptr_noswap(a->allocate(static_cast<size_t>(nbytes)));
+  s->set_nbytes(static_cast<size_t>(nbytes));
   TS_CATCH
 }
 

@@ -1,0 +1,244 @@
+package main
+
+// Sharded training (models.<name>.shard) through the real command line, on
+// 2 and 4 Gloo ranks: every level against the unsharded data-parallel run
+// with the same ranks, the per-rank memory against the number of ranks,
+// resumes (same ranks: bit-identical; other ranks and one unsharded
+// process: they work), the export of a sharded run in transformers, and a
+// rank killed in the middle of a sharded save.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"troupe/ckpt"
+	"troupe/internal/metrics"
+	"troupe/internal/pyref"
+	runpkg "troupe/run"
+)
+
+// shardLevels are the levels the tests train at.
+var shardLevels = []int{1}
+
+func TestShardedTraining(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end training runs; skipped with -short")
+	}
+	dir := t.TempDir()
+	cfgPath, sft := warmModel(t, dir)
+	t.Setenv("TROUPE_THREADS", "1") // every rank one thread: BLAS sums one way
+	// buckets of 0.05 MiB: the tiny model's 131k weights make about a dozen
+	common := []string{"-c", cfgPath, "-q", "--set", "models.tiny.path=" + sft, "--set", "batch.prompts_per_step=4",
+		"--set", "checkpoint.every=1", "--set", "export.at_end=false", "--set", "run.steps=3",
+		"--set", "optim.activation_checkpointing=true", "--set", "models.tiny.shard_bucket_mib=0.05"}
+	train := func(world, level int, extra ...string) (string, string) {
+		out := filepath.Join(dir, fmt.Sprintf("w%d-shard%d", world, level))
+		args := append(append(common, "--nproc", fmt.Sprint(world), "--set", "run.output_dir="+out,
+			"--set", fmt.Sprintf("models.tiny.shard=%d", level)), extra...)
+		return out, cli(t, args...)
+	}
+	last := filepath.Join("checkpoints", ckpt.DirName(3), "models")
+	held := map[[2]int]map[string]float64{} // (ranks, level) → the solver's memory figures after step 3
+	for _, world := range []int{2, 4} {
+		base, _ := train(world, 0)
+		held[[2]int{world, 0}] = memoryOf(t, base)
+		for _, level := range shardLevels {
+			got, out := train(world, level)
+			if want := fmt.Sprintf("shard %d:", level); !strings.Contains(out, want) {
+				t.Fatalf("W=%d shard %d: the run did not report its sharding:\n%s", world, level, tail(out, 800))
+			}
+			held[[2]int{world, level}] = memoryOf(t, got)
+			for _, m := range []string{"solver", "verifier"} {
+				rel := relativeDifference(t, filepath.Join(base, last, m, "model.safetensors"), filepath.Join(got, last, m, "model.safetensors"))
+				t.Logf("W=%d shard %d, %s: weights differ from unsharded by %.3g relative", world, level, m, rel)
+				if rel > 1e-6 {
+					t.Fatalf("W=%d shard %d: %s's weights after 3 steps differ from the unsharded run's by %g relative", world, level, m, rel)
+				}
+				if level != 1 {
+					continue
+				}
+				// level 1: the same summed grads, the same clip, an
+				// elementwise step on slices: the same bits, and the same
+				// checkpoint file once gathered
+				for _, f := range []string{"model.safetensors", "optimizer.safetensors"} {
+					if !bytes.Equal(readFile(t, filepath.Join(base, last, m, f)), readFile(t, filepath.Join(got, last, m, f))) {
+						t.Fatalf("W=%d shard 1: %s/%s differs from the unsharded run's", world, m, f)
+					}
+				}
+			}
+		}
+	}
+
+	// per rank, the sharded state goes as 1/W: masters and moments from
+	// level 1 on (an unsharded float32 model keeps no master: its weights
+	// are; sharded, each rank keeps a float32 master of its 1/W)
+	weights := held[[2]int{2, 0}]["param_bytes"]
+	for _, level := range shardLevels {
+		for _, world := range []int{2, 4} {
+			h := held[[2]int{world, level}]
+			// padding: each bucket rounds its elements up to a multiple of W
+			near := func(x, want float64) bool { return math.Abs(x-want) <= 0.002*want }
+			if !near(h["master_bytes"]*float64(world), weights) {
+				t.Fatalf("W=%d shard %d: masters hold %v bytes per rank, want 1/%d of %v", world, level, h["master_bytes"], world, weights)
+			}
+			if unsharded := held[[2]int{world, 0}]["moment_bytes"]; !near(h["moment_bytes"]*float64(world), unsharded) {
+				t.Fatalf("W=%d shard %d: moments hold %v bytes per rank, want 1/%d of the unsharded %v", world, level, h["moment_bytes"], world, unsharded)
+			}
+		}
+	}
+
+	// resume with the same ranks: bit-identical to the straight run
+	w2 := filepath.Join(dir, "w2-shard1")
+	resumed := filepath.Join(dir, "resumed")
+	copyRunTo(t, w2, resumed, 2)
+	cli(t, "--resume="+filepath.Join(resumed, "checkpoints", ckpt.DirName(2)), "-q", "--nproc", "2")
+	for _, m := range []string{"solver", "verifier"} {
+		for _, f := range []string{"model.safetensors", "optimizer.safetensors"} {
+			if !bytes.Equal(readFile(t, filepath.Join(w2, last, m, f)), readFile(t, filepath.Join(resumed, last, m, f))) {
+				t.Fatalf("shard 1, W=2 resumed at step 2: %s/%s differs from 3 straight steps", m, f)
+			}
+		}
+	}
+
+	// resume with other ranks: it goes on, with the note
+	four := filepath.Join(dir, "four")
+	copyRunTo(t, w2, four, 2)
+	out := cli(t, "--resume="+filepath.Join(four, "checkpoints", ckpt.DirName(2)), "--nproc", "4")
+	if !strings.Contains(out, "written by 2 data-parallel ranks, this run has 4") {
+		t.Fatalf("a W=2 checkpoint resumed on 4 ranks did not say so:\n%s", tail(out, 800))
+	}
+
+	// one unsharded process resumes a sharded checkpoint and exports it;
+	// transformers loads the export
+	one := filepath.Join(dir, "one")
+	copyRunTo(t, filepath.Join(dir, fmt.Sprintf("w2-shard%d", shardLevels[len(shardLevels)-1])), one, 2)
+	out = cli(t, "--resume="+filepath.Join(one, "checkpoints", ckpt.DirName(2)), "--set", "export.at_end=true")
+	if !strings.Contains(out, "trains unsharded") {
+		t.Fatalf("one process with models.tiny.shard set did not say it trains unsharded:\n%s", tail(out, 800))
+	}
+	checkExportInTransformers(t, filepath.Join(one, "export", "solver"), filepath.Join(one, "checkpoints", ckpt.DirName(3), "models", "solver"))
+
+	// rank 0 killed (SIGKILL) while writing the sharded checkpoint of step
+	// 2: the run fails, step 1's checkpoint is the newest and intact
+	killed := filepath.Join(dir, "killed")
+	t.Setenv(runpkg.SaveKillEnv, "2")
+	msg := failCode(t, append(common, "--nproc", "2", "--set", "models.tiny.shard=1", "--set", "run.output_dir="+killed)...)
+	os.Unsetenv(runpkg.SaveKillEnv)
+	if !strings.Contains(msg, "rank 0 of 2") {
+		t.Fatalf("the killed rank is not named:\n%s", msg)
+	}
+	cp, err := ckpt.Latest(filepath.Join(killed, "checkpoints"))
+	if err != nil || cp.Step != 1 {
+		t.Fatalf("after rank 0 died writing step 2, the newest checkpoint should be step 1, intact: %+v, %v", cp, err)
+	}
+	cli(t, "--resume="+cp.Dir, "-q", "--nproc", "2") // and it resumes
+}
+
+// memoryOf is the solver's memory/… figures of a run's last metrics line.
+func memoryOf(t *testing.T, run string) map[string]float64 {
+	t.Helper()
+	recs, err := metrics.ReadJSONL(filepath.Join(run, "metrics.jsonl"))
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("%s: metrics: %v (%d lines)", run, err, len(recs))
+	}
+	out := map[string]float64{}
+	for k, v := range recs[len(recs)-1].Values {
+		if name, ok := strings.CutPrefix(k, "memory/solver/"); ok {
+			out[name] = v
+		}
+	}
+	return out
+}
+
+// relativeDifference is ‖a − b‖ / ‖a‖ over every tensor of two weight files.
+func relativeDifference(t *testing.T, pathA, pathB string) float64 {
+	t.Helper()
+	a, b := tensorsOf(t, pathA), tensorsOf(t, pathB)
+	var num, den float64
+	for name, x := range a {
+		y, ok := b[name]
+		if !ok || len(y) != len(x) {
+			t.Fatalf("%s: tensor %s missing or of another size in %s", pathA, name, pathB)
+		}
+		for i := range x {
+			num += float64(x[i]-y[i]) * float64(x[i]-y[i])
+			den += float64(x[i]) * float64(x[i])
+		}
+	}
+	return math.Sqrt(num / den)
+}
+
+// copyRunTo copies a run directory and drops its checkpoints after step.
+func copyRunTo(t *testing.T, from, to string, step int) {
+	t.Helper()
+	if err := os.CopyFS(to, os.DirFS(from)); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := ckpt.List(filepath.Join(to, "checkpoints"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Step > step {
+			os.RemoveAll(e.Dir)
+		}
+	}
+}
+
+// checkExportInTransformers loads an export with transformers and compares
+// its logits with troupe's of the checkpoint it came from.
+func checkExportInTransformers(t *testing.T, export, checkpoint string) {
+	t.Helper()
+	seq := []int{1, 5, 9, 200, 13, 40}
+	ours := logitsOf(t, export, seq)
+	if !equalFloats(ours, logitsOf(t, checkpoint, seq)) {
+		t.Fatalf("%s: the export's logits differ from the checkpoint's", export)
+	}
+	py, err := pyref.Find()
+	if err != nil {
+		if pyref.Required() {
+			t.Fatalf("%s=1 but: %v", pyref.RequiredEnv, err)
+		}
+		t.Logf("transformers check of %s skipped: %v", export, err)
+		return
+	}
+	ids := filepath.Join(t.TempDir(), "ids.json")
+	js, _ := json.Marshal([][]int{seq})
+	if err := os.WriteFile(ids, js, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, pyref.Script(t, "scripts/model/llama_reference.py"), "check-export", export, ids)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("transformers on %s: %v\n%s", export, err, stderr.String())
+	}
+	var got struct {
+		Class  string
+		Logits [][][]float64
+	}
+	if err := json.Unmarshal(stdout, &got); err != nil || len(got.Logits) != 1 || len(got.Logits[0]) != len(seq) {
+		t.Fatalf("check-export printed %q: %v", stdout, err)
+	}
+	worst, vocab := 0.0, len(ours)/len(seq)
+	for p, row := range got.Logits[0] {
+		if len(row) != vocab {
+			t.Fatalf("transformers' vocabulary %d, troupe's %d", len(row), vocab)
+		}
+		for v, x := range row {
+			worst = math.Max(worst, math.Abs(x-float64(ours[p*vocab+v])))
+		}
+	}
+	if worst > 1e-4 {
+		t.Fatalf("transformers' logits of %s differ from troupe's by %.3g (> 1e-4)", export, worst)
+	}
+	t.Logf("%s: transformers loads %s, logits within %.2g of troupe's", export, got.Class, worst)
+}
