@@ -51,10 +51,12 @@ func (m *Model) CheckpointedPackedLogProbs(p Packed, targets, mask *torch.Tensor
 		c.cos, c.sin = cos.Unsqueeze(1), sin.Unsqueeze(1) // (N,1,Dh)
 		for i, blk := range m.Layers {
 			c.inputs = append(c.inputs, x)
+			m.layer(i, LayerEnter)
 			// the block's intermediates go with its scope: only its output stays
 			s := torch.NewScope()
 			x = s.Keep(blk.forwardPacked(x, c.cos, c.sin, p, nil, i, c.rt))
 			s.Close()
+			m.layer(i, LayerLeave)
 		}
 		c.last = x.Detach().SetRequiresGrad(true)
 	})
@@ -71,11 +73,13 @@ func (c *Checkpointed) Backward() (err error) {
 		return fmt.Errorf("model: checkpointed backward: the loss's backward has not run, or does not depend on the log-probs")
 	}
 	for i := len(c.m.Layers) - 1; i >= 0; i-- {
+		c.m.layer(i, LayerEnter)
 		s := torch.NewScope()
 		in := c.inputs[i].Detach().SetRequiresGrad(true)
 		c.m.Layers[i].forwardPacked(in, c.cos, c.sin, c.p, nil, i, c.rt).BackwardWith(g)
 		next := s.Keep(in.Grad())
 		s.Close()
+		c.m.layer(i, LayerLeaveBackward)
 		g.Free() // the grad of block i's output, and its input, are done with
 		c.inputs[i].Free()
 		g = next

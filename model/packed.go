@@ -103,9 +103,11 @@ func (m *Model) packedHidden(p Packed, sink KVSink) *torch.Tensor {
 	cos, sin = cos.Unsqueeze(1), sin.Unsqueeze(1) // (N,1,Dh)
 	rt := m.packedRoute(p)
 	for i, blk := range m.Layers {
+		m.layer(i, LayerEnter)
 		s := torch.NewScope() // the block's intermediates go with it (autograd keeps what it needs)
 		x = s.Keep(blk.forwardPacked(x, cos, sin, p, sink, i, rt))
 		s.Close()
+		m.layer(i, LayerLeave)
 	}
 	return m.Norm.Forward(x)
 }

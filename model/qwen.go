@@ -211,6 +211,8 @@ type Model struct {
 	base     *Model     // an adapter's view: the base model
 
 	version uint64 // bumped by MarkUpdated (base models only)
+
+	layerHook LayerHook // around the training passes' use of each layer (layerhook.go)
 }
 
 // MarkUpdated tells the model that its weights (or, for an adapter's view,

@@ -122,7 +122,8 @@ func BenchmarkOldLogProbs(b *testing.B) {
 	sc := torch.NewScope()
 	defer sc.Close()
 	var minis [][]*microBatch
-	for _, micros := range Split(len(rows), 1, 4, 0, 0) {
+	split := Split(len(rows), 1, 4, 0, 0)
+	for _, micros := range split {
 		var mbs []*microBatch
 		for _, idx := range micros {
 			part := make([]Sequence, len(idx))
@@ -140,7 +141,7 @@ func BenchmarkOldLogProbs(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		is := torch.NewScope()
-		if err := tr.beforeUpdate(minis, true); err != nil {
+		if err := tr.beforeUpdate(minis, split, true); err != nil {
 			b.Fatal(err)
 		}
 		is.Close()

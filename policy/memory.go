@@ -4,10 +4,11 @@ package policy
 // rank, counted from the tensors themselves (not the allocator): weights,
 // grads (with any float32 sums), float32 masters and AdamW moments. They
 // are reported per model as memory/<model>/{param,grad,master,moment}_bytes,
-// the peak over the step's update, and memory/<model>/bytes_per_param (what
-// stays between updates: weights, masters and moments, per trained
-// parameter). Sharding divides what it shards by the number of ranks
-// (shard.go).
+// the peak over the step's update; grad_sum_bytes is the part of grad_bytes
+// that sharded grads keep across micro-batches (this rank's float32 sums);
+// memory/<model>/bytes_per_param is what stays between updates (weights,
+// masters and moments) per trained parameter. Sharding divides what it
+// shards by the number of ranks (shard.go).
 //
 // Not counted: activations, the log-prob chunks, a bucket's transient
 // buffers in the collectives, the allocator's slack; run/'s
@@ -18,6 +19,7 @@ import "troupe/torch"
 // heldBytes is the peak of what one update held.
 type heldBytes struct {
 	params, grads int64
+	sums          int64 // sharded grads: the float32 sums of this rank's chunks
 }
 
 // noteGrads records the grads alive now, with the float32 sums (accum.go)
@@ -74,10 +76,14 @@ func (t *Trainer) stateBytes() (masters, moments int64) {
 // memoryMetrics adds the update's memory figures to m.
 func (t *Trainer) memoryMetrics(m Metrics) {
 	masters, moments := t.stateBytes()
-	params := max(t.mem.params, t.paramBytes())
+	params, grads, sums := max(t.mem.params, t.paramBytes()), t.mem.grads, int64(0)
+	if t.shard != nil {
+		params, grads, sums = max(params, t.shard.mem.params), max(grads, t.shard.mem.grads), t.shard.mem.sums
+	}
 	key := "memory/" + t.Model() + "/"
 	m[key+"param_bytes"] = float64(params)
-	m[key+"grad_bytes"] = float64(t.mem.grads)
+	m[key+"grad_bytes"] = float64(grads)
+	m[key+"grad_sum_bytes"] = float64(sums)
 	m[key+"master_bytes"] = float64(masters)
 	m[key+"moment_bytes"] = float64(moments)
 	var n int64

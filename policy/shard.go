@@ -249,11 +249,12 @@ func allUnits(n int) []int {
 // setLR sets the masters' learning rate.
 func (s *sharded) setLR(lr float64) { s.opt.SetLR(0, lr) }
 
-// zeroGrads frees the weights' grads.
+// zeroGrads frees the weights' grads and the grad sums.
 func (s *sharded) zeroGrads() {
 	for _, p := range s.params {
 		p.ZeroGrad()
 	}
+	s.freeSums()
 }
 
 // free releases the masters, their state and any grad sums.

@@ -118,6 +118,9 @@ func NewTrainer(cfg TrainerConfig) (t *Trainer, err error) {
 	if l := cfg.Shard.Level; l < 0 || l > 3 {
 		return nil, fmt.Errorf("policy: model %q: shard level %d is not 0, 1, 2 or 3", g.Model, l)
 	}
+	if cfg.Shard.Level == 3 && !g.Settings.ActivationCheckpointing {
+		return nil, fmt.Errorf("policy: model %q: shard level 3 gathers each layer only while a pass uses it, which needs activation_checkpointing", g.Model)
+	}
 	cfg.Policy.SetRequiresGrad(true)
 	s := g.Settings
 	params := cfg.Policy.Parameters()
@@ -207,10 +210,50 @@ func (t *Trainer) step() error {
 		t.opt.Step()
 		return nil
 	}
-	if err := t.shard.stepWholeGrads(); err != nil {
+	step := t.shard.stepWholeGrads
+	if t.shard.level >= 2 {
+		step = t.shard.stepSums
+	}
+	if err := step(); err != nil {
 		return fmt.Errorf("sharded step of model %q: %w", t.Model(), err)
 	}
 	return nil
+}
+
+// gradients runs mini-batch i's micro-batches of this rank (micros of the
+// mini-batch's total over all ranks), sums their grads across ranks, clips
+// them and returns the pre-clip norm.
+func (t *Trainer) gradients(i int, micros []*microBatch, total int, rows []rowRecord) (float64, error) {
+	if t.shard != nil && t.shard.level >= 2 {
+		return t.shardedGradients(i, micros, total, rows) // shardgrads.go
+	}
+	var sums float32Sums // float32 sums of this mini-batch's grads (accum.go), or nil
+	if t.sumsInFloat32(total) {
+		sums = newFloat32Sums(t.params)
+	}
+	for j, mb := range micros {
+		if err := t.accumulate(mb, i, j, total, rows); err != nil {
+			sums.free()
+			return 0, err
+		}
+		if sums != nil {
+			sums.add(t.params)
+		}
+	}
+	if sums != nil {
+		err := t.storeSums(sums)
+		t.noteGrads(sums)
+		sums.free()
+		if err != nil {
+			return 0, err
+		}
+	} else {
+		if err := t.reduceGrads(); err != nil {
+			return 0, err
+		}
+		t.noteGrads(nil)
+	}
+	return torch.ClipGradNorm(t.params, t.cfg.Group.Settings.GradClip), nil
 }
 
 // microBatch is one packed micro-batch with what the no-grad pass computed.
@@ -247,6 +290,17 @@ func (t *Trainer) Update(seqs []Sequence, step int) (metrics Metrics, err error)
 	defer scope.Close()
 	defer t.zeroGrad()
 	t.mem = heldBytes{}
+	if t.shard != nil {
+		if t.pad && t.shard.level == 3 {
+			return nil, fmt.Errorf("model %q: shard level 3 runs on packed micro-batches", t.Model())
+		}
+		t.shard.beginUpdate(t.cfg.Policy) // shardparams.go
+		defer func() {
+			if e := t.shard.endUpdate(t.cfg.Policy); e != nil && err == nil {
+				err = fmt.Errorf("model %q: gathering the sharded weights after the update: %w", t.Model(), e)
+			}
+		}()
+	}
 
 	report := stepReport{lr: set.LearningRate(step), settings: set, rows: make([]rowRecord, len(seqs))}
 	for i, s := range seqs {
@@ -292,7 +346,7 @@ func (t *Trainer) Update(seqs []Sequence, step int) (metrics Metrics, err error)
 	// mini-batch after the first is measured against the weights before the
 	// first.
 	oldPass := len(split)*set.Epochs > 1 || t.oldPass
-	if err := t.beforeUpdate(minis, oldPass); err != nil {
+	if err := t.beforeUpdate(minis, split, oldPass); err != nil {
 		return nil, err
 	}
 
@@ -301,33 +355,10 @@ func (t *Trainer) Update(seqs []Sequence, step int) (metrics Metrics, err error)
 	// mini-batch on, the ratios leave 1.
 	for range set.Epochs {
 		for i, micros := range minis {
-			var sums float32Sums // float32 sums of this mini-batch's grads (accum.go), or nil
-			if t.sumsInFloat32(len(split[i])) {
-				sums = newFloat32Sums(t.params)
+			norm, err := t.gradients(i, micros, len(split[i]), report.rows)
+			if err != nil {
+				return nil, err
 			}
-			for j, mb := range micros {
-				if err := t.accumulate(mb, i, j, len(split[i]), report.rows); err != nil {
-					sums.free()
-					return nil, err
-				}
-				if sums != nil {
-					sums.add(t.params)
-				}
-			}
-			if sums != nil {
-				err := t.storeSums(sums)
-				t.noteGrads(sums)
-				sums.free()
-				if err != nil {
-					return nil, err
-				}
-			} else {
-				if err := t.reduceGrads(); err != nil {
-					return nil, err
-				}
-				t.noteGrads(nil)
-			}
-			norm := torch.ClipGradNorm(t.params, set.GradClip)
 			report.gradNorms = append(report.gradNorms, norm)
 			if math.IsNaN(norm) || math.IsInf(norm, 0) {
 				t.skipped++
@@ -359,12 +390,17 @@ func (t *Trainer) logProbOptions(entropy bool) model.LogProbOptions {
 // beforeUpdate fills every micro-batch's old log-probs and entropy sums
 // (when old is set) and reference log-probs (with KL), without grad, before
 // the first optimizer step.
-func (t *Trainer) beforeUpdate(minis [][]*microBatch, old bool) (err error) {
+func (t *Trainer) beforeUpdate(minis [][]*microBatch, split [][][]int, old bool) (err error) {
 	if !old && t.cfg.Reference == nil {
 		return nil
 	}
 	torch.NoGrad(func() {
-		for _, micros := range minis {
+		for i, micros := range minis {
+			if old {
+				for range t.shard.ghosts(len(split[i]), len(micros)) {
+					t.shard.ghostForward() // sharded weights: the other ranks' collectives (shardparams.go)
+				}
+			}
 			for _, mb := range micros {
 				b := mb.batch
 				if old {

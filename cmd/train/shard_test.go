@@ -25,7 +25,7 @@ import (
 )
 
 // shardLevels are the levels the tests train at.
-var shardLevels = []int{1}
+var shardLevels = []int{1, 2, 3}
 
 func TestShardedTraining(t *testing.T) {
 	if testing.Short() {
@@ -80,6 +80,18 @@ func TestShardedTraining(t *testing.T) {
 	// level 1 on (an unsharded float32 model keeps no master: its weights
 	// are; sharded, each rank keeps a float32 master of its 1/W)
 	weights := held[[2]int{2, 0}]["param_bytes"]
+	var unitZero, layer float64 // bytes of the weights outside the layers, and of the largest layer
+	perLayer := map[string]float64{}
+	for name, x := range tensorsOf(t, filepath.Join(sft, "model.safetensors")) {
+		if rest, ok := strings.CutPrefix(name, "model.layers."); ok {
+			perLayer[rest[:strings.Index(rest, ".")]] += float64(4 * len(x))
+		} else {
+			unitZero += float64(4 * len(x))
+		}
+	}
+	for _, b := range perLayer {
+		layer = max(layer, b)
+	}
 	for _, level := range shardLevels {
 		for _, world := range []int{2, 4} {
 			h := held[[2]int{world, level}]
@@ -91,21 +103,39 @@ func TestShardedTraining(t *testing.T) {
 			if unsharded := held[[2]int{world, 0}]["moment_bytes"]; !near(h["moment_bytes"]*float64(world), unsharded) {
 				t.Fatalf("W=%d shard %d: moments hold %v bytes per rank, want 1/%d of the unsharded %v", world, level, h["moment_bytes"], world, unsharded)
 			}
+			// levels 2 and 3: the grads kept across micro-batches are
+			// float32 sums of 1/W (the whole grads of a layer and of the
+			// embedding and head exist only until they are reduced)
+			if sums := h["grad_sum_bytes"]; (level >= 2) != (sums > 0) || level >= 2 && !near(sums*float64(world), weights) {
+				t.Fatalf("W=%d shard %d: the grad sums hold %v bytes per rank, want 1/%d of %v from level 2 on", world, level, sums, world, weights)
+			}
+			// level 3: the update holds the embedding, final norm and head
+			// and one layer at a time, whatever W
+			want := weights
+			if level == 3 {
+				want = unitZero + layer
+			}
+			if p := h["param_bytes"]; p != want {
+				t.Fatalf("W=%d shard %d: the update held %v bytes of weights, want %v (the whole model: %v)", world, level, p, want, weights)
+			}
 		}
 	}
 
 	// resume with the same ranks: bit-identical to the straight run
-	w2 := filepath.Join(dir, "w2-shard1")
-	resumed := filepath.Join(dir, "resumed")
-	copyRunTo(t, w2, resumed, 2)
-	cli(t, "--resume="+filepath.Join(resumed, "checkpoints", ckpt.DirName(2)), "-q", "--nproc", "2")
-	for _, m := range []string{"solver", "verifier"} {
-		for _, f := range []string{"model.safetensors", "optimizer.safetensors"} {
-			if !bytes.Equal(readFile(t, filepath.Join(w2, last, m, f)), readFile(t, filepath.Join(resumed, last, m, f))) {
-				t.Fatalf("shard 1, W=2 resumed at step 2: %s/%s differs from 3 straight steps", m, f)
+	for _, level := range shardLevels {
+		straight := filepath.Join(dir, fmt.Sprintf("w2-shard%d", level))
+		resumed := filepath.Join(dir, fmt.Sprintf("resumed%d", level))
+		copyRunTo(t, straight, resumed, 2)
+		cli(t, "--resume="+filepath.Join(resumed, "checkpoints", ckpt.DirName(2)), "-q", "--nproc", "2")
+		for _, m := range []string{"solver", "verifier"} {
+			for _, f := range []string{"model.safetensors", "optimizer.safetensors"} {
+				if !bytes.Equal(readFile(t, filepath.Join(straight, last, m, f)), readFile(t, filepath.Join(resumed, last, m, f))) {
+					t.Fatalf("shard %d, W=2 resumed at step 2: %s/%s differs from 3 straight steps", level, m, f)
+				}
 			}
 		}
 	}
+	w2 := filepath.Join(dir, "w2-shard1")
 
 	// resume with other ranks: it goes on, with the note
 	four := filepath.Join(dir, "four")
