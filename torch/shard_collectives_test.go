@@ -85,15 +85,27 @@ func TestShardCollectivesChild(t *testing.T) {
 		}
 	}
 
-	// every rank's (n) chunk lands at [r·n, (r+1)·n), in two dtypes
-	for _, dt := range []DType{Float32, Float64} {
-		mine := Arange(0, n, 1, dt, CPU).AddScalar(float64(100 * rank))
+	// bfloat16, which Gloo's own reductions refuse: small integers, exact
+	bf := Arange(0, float64(world*n), 1, BFloat16, CPU).AddScalar(float64(rank))
+	bfOut := Zeros([]int64{n}, BFloat16, CPU)
+	if err := pg.ReduceScatter(bf, bfOut); err != nil {
+		t.Fatal(err)
+	}
+	for k, got := range bfOut.ToDType(Float64).Float64s() {
+		if want := float64(world*(rank*n+k) + world*(world-1)/2); got != want {
+			t.Fatalf("bf16 reduce-scatter: rank %d element %d is %g, want %g", rank, k, got, want)
+		}
+	}
+
+	// every rank's (n) chunk lands at [r·n, (r+1)·n), in three dtypes
+	for _, dt := range []DType{Float32, Float64, BFloat16} {
+		mine := Arange(0, n, 1, dt, CPU).AddScalar(float64(10 * rank))
 		all := Zeros([]int64{int64(world * n)}, dt, CPU)
 		if err := pg.AllGatherInto(mine, all); err != nil {
 			t.Fatal(err)
 		}
-		for i, got := range all.Float64s() {
-			if want := float64(100*(i/n) + i%n); got != want {
+		for i, got := range all.ToDType(Float64).Float64s() {
+			if want := float64(10*(i/n) + i%n); got != want {
 				t.Fatalf("all-gather %v: element %d is %g, want %g", dt, i, got, want)
 			}
 		}

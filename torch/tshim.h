@@ -225,7 +225,8 @@ ts_err ts_dist_barrier(ts_pg pg);
  * reduce_scatter: in (world·n), out (n) = Σ over ranks of their in[rank·n : (rank+1)·n], this
  * rank's chunk (NCCL: reduce_scatter; Gloo, which has none in every version: all-to-all, then the
  * W chunks summed here in rank order). all_gather_into: in (n), out (world·n), rank r's in at
- * [r·n, (r+1)·n) (NCCL: allgather into one buffer; Gloo: allgather into views of it). */
+ * [r·n, (r+1)·n) (NCCL: allgather into one buffer; Gloo: allgather into views of it). On Gloo
+ * both carry bf16/f16 as their bits, so they work where Gloo's own reductions refuse those. */
 ts_err ts_dist_reduce_scatter(ts_pg pg, ts_tensor in, ts_tensor out);
 ts_err ts_dist_all_gather_into(ts_pg pg, ts_tensor in, ts_tensor out);
 

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,19 +39,22 @@ func TestShardedTraining(t *testing.T) {
 	common := []string{"-c", cfgPath, "-q", "--set", "models.tiny.path=" + sft, "--set", "batch.prompts_per_step=4",
 		"--set", "checkpoint.every=1", "--set", "export.at_end=false", "--set", "run.steps=3",
 		"--set", "optim.activation_checkpointing=true", "--set", "models.tiny.shard_bucket_mib=0.05"}
-	train := func(world, level int, extra ...string) (string, string) {
-		out := filepath.Join(dir, fmt.Sprintf("w%d-shard%d", world, level))
-		args := append(append(common, "--nproc", fmt.Sprint(world), "--set", "run.output_dir="+out,
+	train := func(name string, world, level int, extra ...string) (string, string) {
+		out := filepath.Join(dir, name)
+		if name == "" {
+			out = filepath.Join(dir, fmt.Sprintf("w%d-shard%d", world, level))
+		}
+		args := append(append(slices.Clip(common), "--nproc", fmt.Sprint(world), "--set", "run.output_dir="+out,
 			"--set", fmt.Sprintf("models.tiny.shard=%d", level)), extra...)
 		return out, cli(t, args...)
 	}
 	last := filepath.Join("checkpoints", ckpt.DirName(3), "models")
 	held := map[[2]int]map[string]float64{} // (ranks, level) → the solver's memory figures after step 3
 	for _, world := range []int{2, 4} {
-		base, _ := train(world, 0)
+		base, _ := train("", world, 0)
 		held[[2]int{world, 0}] = memoryOf(t, base)
 		for _, level := range shardLevels {
-			got, out := train(world, level)
+			got, out := train("", world, level)
 			if want := fmt.Sprintf("shard %d:", level); !strings.Contains(out, want) {
 				t.Fatalf("W=%d shard %d: the run did not report its sharding:\n%s", world, level, tail(out, 800))
 			}
@@ -74,6 +78,29 @@ func TestShardedTraining(t *testing.T) {
 				}
 			}
 		}
+	}
+
+	// level 3 changes where the weights live, not the arithmetic: the same
+	// bits as level 2
+	for _, world := range []int{2, 4} {
+		sameCheckpoints(t, filepath.Join(dir, fmt.Sprintf("w%d-shard2", world)), filepath.Join(dir, fmt.Sprintf("w%d-shard3", world)), 3,
+			fmt.Sprintf("W=%d: shard 3 against shard 2", world))
+	}
+
+	// bfloat16 weights (the GPU case: float32 masters rounded into the
+	// weights): Gloo cannot sum bf16 grads whole (the unsharded run and
+	// level 1 stop there on CPU), but levels 2 and 3 carry them in their own
+	// collectives; level 3 equals level 2, and a resumed level 3 equals the
+	// straight one, masters included
+	bf2, _ := train("bf16-shard2", 2, 2, "--set", "run.dtype=bfloat16")
+	bf3, _ := train("bf16-shard3", 2, 3, "--set", "run.dtype=bfloat16")
+	sameCheckpoints(t, bf2, bf3, 3, "bf16, W=2: shard 3 against shard 2")
+	bfResumed := filepath.Join(dir, "bf16-resumed")
+	copyRunTo(t, bf3, bfResumed, 2)
+	cli(t, "--resume="+filepath.Join(bfResumed, "checkpoints", ckpt.DirName(2)), "-q", "--nproc", "2")
+	sameCheckpoints(t, bf3, bfResumed, 3, "bf16, shard 3, W=2 resumed at step 2 against 3 straight steps")
+	if _, ok := tensorsOf(t, filepath.Join(bf3, last, "solver", "optimizer.safetensors"))["model.norm.weight.master"]; !ok {
+		t.Fatal("a bf16 sharded checkpoint has no float32 master of model.norm.weight")
 	}
 
 	// per rank, the sharded state goes as 1/W: masters and moments from
@@ -127,13 +154,7 @@ func TestShardedTraining(t *testing.T) {
 		resumed := filepath.Join(dir, fmt.Sprintf("resumed%d", level))
 		copyRunTo(t, straight, resumed, 2)
 		cli(t, "--resume="+filepath.Join(resumed, "checkpoints", ckpt.DirName(2)), "-q", "--nproc", "2")
-		for _, m := range []string{"solver", "verifier"} {
-			for _, f := range []string{"model.safetensors", "optimizer.safetensors"} {
-				if !bytes.Equal(readFile(t, filepath.Join(straight, last, m, f)), readFile(t, filepath.Join(resumed, last, m, f))) {
-					t.Fatalf("shard %d, W=2 resumed at step 2: %s/%s differs from 3 straight steps", level, m, f)
-				}
-			}
-		}
+		sameCheckpoints(t, straight, resumed, 3, fmt.Sprintf("shard %d, W=2 resumed at step 2 against 3 straight steps", level))
 	}
 	w2 := filepath.Join(dir, "w2-shard1")
 
@@ -169,6 +190,20 @@ func TestShardedTraining(t *testing.T) {
 		t.Fatalf("after rank 0 died writing step 2, the newest checkpoint should be step 1, intact: %+v, %v", cp, err)
 	}
 	cli(t, "--resume="+cp.Dir, "-q", "--nproc", "2") // and it resumes
+}
+
+// sameCheckpoints fails unless two runs' checkpoints of step hold the same
+// bytes of weights and optimizer state for both models.
+func sameCheckpoints(t *testing.T, a, b string, step int, what string) {
+	t.Helper()
+	for _, m := range []string{"solver", "verifier"} {
+		for _, f := range []string{"model.safetensors", "optimizer.safetensors"} {
+			p := filepath.Join("checkpoints", ckpt.DirName(step), "models", m, f)
+			if !bytes.Equal(readFile(t, filepath.Join(a, p)), readFile(t, filepath.Join(b, p))) {
+				t.Fatalf("%s: %s/%s differs", what, m, f)
+			}
+		}
+	}
 }
 
 // memoryOf is the solver's memory/… figures of a run's last metrics line.

@@ -374,6 +374,11 @@ static void flat_pair(ts_pg pg, const at::Tensor& whole, const at::Tensor& part,
   if (whole.scalar_type() != part.scalar_type() || whole.device() != part.device())
     throw std::invalid_argument(std::string("dist: ") + what + ": the two buffers differ in dtype or device");
 }
+
+// carried is how Gloo moves a buffer: bf16, which Gloo does not know in
+// every version, travels as its bits in a f16 view (these two collectives
+// only copy on Gloo; the sum is taken here, in the real dtype).
+static at::Tensor carried(const at::Tensor& t) { return t.scalar_type() == at::kBFloat16 ? t.view(at::kHalf) : t; }
 #endif
 
 extern "C" {
@@ -393,8 +398,10 @@ ts_err ts_dist_reduce_scatter(ts_pg pg, ts_tensor in, ts_tensor out) {
   // Gloo: every rank sends chunk r to rank r, then adds what it received
   // in rank order (a fixed order: the sum does not depend on timing)
   at::Tensor recv = at::empty_like(input);
+  at::Tensor send_bits = carried(input), recv_bits = carried(recv);
   std::vector<int64_t> equal;  // empty: equal splits
-  run(pg, false, "reduce_scatter", [&](auto& b) { return b.alltoall_base(recv, input, equal, equal, c10d::AllToAllOptions()); });
+  run(pg, false, "reduce_scatter",
+      [&](auto& b) { return b.alltoall_base(recv_bits, send_bits, equal, equal, c10d::AllToAllOptions()); });
   const int64_t n = output.numel();
   output.copy_(recv.narrow(0, 0, n));
   for (int r = 1; r < pg->world; r++) output.add_(recv.narrow(0, r * n, n));
@@ -416,9 +423,10 @@ ts_err ts_dist_all_gather_into(ts_pg pg, ts_tensor in, ts_tensor out) {
     return nullptr;
   }
   const int64_t n = input.numel();
-  std::vector<at::Tensor> inputs{input};
+  std::vector<at::Tensor> inputs{carried(input)};
+  at::Tensor out_bits = carried(output);
   std::vector<std::vector<at::Tensor>> outputs(1);
-  for (int r = 0; r < pg->world; r++) outputs[0].push_back(output.narrow(0, r * n, n));
+  for (int r = 0; r < pg->world; r++) outputs[0].push_back(out_bits.narrow(0, r * n, n));
   run(pg, false, "all_gather_into", [&](auto& b) { return b.allgather(outputs, inputs, c10d::AllgatherOptions()); });
 #else
   (void)pg, (void)in, (void)out;
