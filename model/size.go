@@ -8,7 +8,17 @@ import "slices"
 // NumParams counts the weights a model of this config has (a tied head
 // once): what New and Load create.
 func (c Config) NumParams() int64 {
-	D, V, F := int64(c.HiddenSize), int64(c.VocabSize), int64(c.IntermediateSize)
+	D, V := int64(c.HiddenSize), int64(c.VocabSize)
+	n := V*D + int64(c.NumLayers)*c.LayerParams() + D
+	if !c.TieEmbeddings {
+		n += V * D
+	}
+	return n
+}
+
+// LayerParams counts the weights of one decoder layer.
+func (c Config) LayerParams() int64 {
+	D, F := int64(c.HiddenSize), int64(c.IntermediateSize)
 	H, KVH, Dh := int64(c.NumHeads), int64(c.NumKVHeads), int64(c.HeadDim)
 	layer := 2*D + // input and post-attention norms
 		D*H*Dh + 2*D*KVH*Dh + H*Dh*D + // q, k, v, o
@@ -25,11 +35,7 @@ func (c Config) NumParams() int64 {
 	if c.hasQKNorm() {
 		layer += 2 * Dh // q and k norms
 	}
-	n := V*D + int64(c.NumLayers)*layer + D
-	if !c.TieEmbeddings {
-		n += V * D
-	}
-	return n
+	return layer
 }
 
 // LoRAParams counts the A and B matrices of a rank-r adapter on targets

@@ -34,6 +34,11 @@
 //	metrics.go    per-agent metrics of one update
 //	accum.go      summing a bf16/f16 model's micro-batch grads in float32
 //	dist.go       the data-parallel part of the update (grads summed across ranks)
+//	shard.go      training state sharded over the ranks: layout, masters, level 1's step
+//	shardgrads.go shard level 2: grads reduce-scattered into float32 sums of 1/W, global-norm clip
+//	shardparams.go shard level 3: each layer's weights gathered for its pass; the update's bracket
+//	shardckpt.go  checkpoints of a sharded trainer: consolidated on save, sliced on load
+//	memory.go     what an update holds per rank: weights, grads, masters, moments
 //
 // # Memory per parameter
 //
@@ -52,7 +57,9 @@
 // sampler's KV cache come on top. For scale: Qwen3-4B (4.0 B parameters)
 // needs 64 GB during the update in bf16, so two separately trained 4B models
 // (Dr. MAS math without sharing) do not fit on one 80 GB GPU this way;
-// sharing one model does.
+// sharing one model does. With data-parallel ranks, sharding (shard.go)
+// divides masters and moments (level 1), grads (2) and the weights during
+// the update (3) by their number.
 //
 // Mixed precision is the model's dtype plus the optimizer's float32 master
 // copy: forward and backward run in bf16, grads are bf16, the norm is

@@ -38,6 +38,7 @@ type Check struct {
 	Sets   []string
 	GpuGiB float64 // each GPU's memory for the memory plan; 0: 80
 	Prompt int     // prompt tokens assumed by the memory plan; 0: 1024
+	Ranks  int     // data-parallel ranks the memory plan assumes (train --nproc); <= 1: one process
 }
 
 // Run prints the resolved config and the plan.
@@ -70,7 +71,13 @@ func (c *Check) Run(out io.Writer) error {
 		prompt = 1024
 	}
 	fmt.Fprintf(out, "\n# memory per device (train plan: resident exact, update transient estimated; GPUs of %.0f GiB, %d-token prompts)\n", gpu, prompt)
-	p, err := memoryPlan(cfg, int64(gpu*(1<<30)), prompt)
+	ranks := c.Ranks
+	if ranks <= 1 {
+		ranks = 0
+	} else {
+		fmt.Fprintf(out, "one rank of %d:\n", ranks)
+	}
+	p, err := memoryPlan(cfg, int64(gpu*(1<<30)), prompt, ranks)
 	if err != nil {
 		fmt.Fprintf(out, "memory plan not available: %v\n", err)
 	} else {

@@ -30,6 +30,7 @@
 //	rendezvous.go   data parallel: the launcher's variables (--nproc, torchrun, by hand), the store's port
 //	distconfig.go   data parallel: the ranks' builds, resolved configs and checkpoints compared at the join
 //	peers.go        data parallel: what the ranks know of each other; naming a lost rank or host
+//	shard.go        sharded training state: the run's lines about it, the save-kill test hook
 //	launcher.go     a rank of train --nproc stops when its launcher is gone
 //	brokenpipe.go   a closed console (train | tee, Ctrl-C) stops the printing, not the run or any command
 //	interrupt.go    SIGINT and SIGTERM in export and sft: stop at a safe point, say what was written

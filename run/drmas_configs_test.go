@@ -42,7 +42,7 @@ func drmasPlan(t *testing.T, file string, names []string, body string, gib int64
 	if len(cfg.Models) != len(names) {
 		t.Fatalf("%s has models %v, want %v", file, cfg.Models, names)
 	}
-	p, err := memoryPlan(cfg, gib<<30, promptTokens)
+	p, err := memoryPlan(cfg, gib<<30, promptTokens, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

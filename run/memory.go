@@ -25,9 +25,11 @@ type residentPart struct {
 	state bool // optimizer state: allocated when the trainers are built, after the engines
 }
 
-// residentPlan lists what cfg keeps resident, by device. withTrainers: the
-// optimizer state and KL references count too (training, not evaluation).
-func residentPlan(cfg *config.Config, withTrainers bool) ([]residentPart, error) {
+// residentPlan lists what cfg keeps resident, by device, on each of ranks
+// data-parallel ranks (0: one process, no group; models.<name>.shard then
+// does nothing). withTrainers: the optimizer state and KL references count
+// too (training, not evaluation).
+func residentPlan(cfg *config.Config, withTrainers bool, ranks int) ([]residentPart, error) {
 	var parts []residentPart
 	bases := map[string]bool{}
 	for _, tr := range cfg.Trained() {
@@ -65,7 +67,13 @@ func residentPlan(cfg *config.Config, withTrainers bool) ([]residentPart, error)
 		if !withTrainers {
 			continue
 		}
-		parts = append(parts, residentPart{dev, fmt.Sprintf("model %s: optimizer state (%d bytes per parameter)", tr.Name, state), P * state, true})
+		if level := shardLevel(tr, ranks); level > 0 {
+			// every rank keeps float32 masters and moments of its 1/W
+			parts = append(parts, residentPart{dev, fmt.Sprintf("model %s: optimizer state, shard %d over %d ranks (12 bytes per parameter / %d)", tr.Name, level, ranks, ranks),
+				12 * ceilDiv(P, int64(ranks)), true})
+		} else {
+			parts = append(parts, residentPart{dev, fmt.Sprintf("model %s: optimizer state (%d bytes per parameter)", tr.Name, state), P * state, true})
+		}
 		if cfg.Settings(tr).NeedsReference() {
 			ref := dev
 			if d := tr.Model.ReferenceDevice; d != "" {
@@ -111,6 +119,17 @@ func checkResident(parts []residentPart, free func(index int) (free, total uint6
 	}
 	return nil
 }
+
+// shardLevel is the level trained model tr shards at on ranks ranks (0 in
+// one process: nothing to spread over).
+func shardLevel(tr config.Trained, ranks int) int {
+	if ranks < 1 || tr.LoRA != nil {
+		return 0
+	}
+	return tr.Model.Shard
+}
+
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 
 func gib(n int64) string { return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30)) }
 

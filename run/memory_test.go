@@ -56,7 +56,7 @@ func TestResidentMemoryPlan(t *testing.T) {
 	}
 	h100 := func(int) (uint64, uint64, error) { return 79 << 30, 80 << 30, nil }
 
-	sep, err := residentPlan(load("separate"), true)
+	sep, err := residentPlan(load("separate"), true, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,16 +68,16 @@ func TestResidentMemoryPlan(t *testing.T) {
 		!strings.Contains(err.Error(), "assignment: shared") {
 		t.Fatalf("two 4B models on one 80 GB GPU: %v", err)
 	}
-	if evalOnly, _ := residentPlan(load("separate"), false); checkResident(evalOnly, h100) != nil || on(evalOnly, torch.CUDA(0)) != 2*P*2 {
+	if evalOnly, _ := residentPlan(load("separate"), false, 0); checkResident(evalOnly, h100) != nil || on(evalOnly, torch.CUDA(0)) != 2*P*2 {
 		t.Fatalf("evaluation holds the weights alone: %d bytes", on(evalOnly, torch.CUDA(0)))
 	}
 
-	shared, _ := residentPlan(load("shared"), true)
+	shared, _ := residentPlan(load("shared"), true, 0)
 	if got := on(shared, torch.CUDA(0)); got != P*14 || checkResident(shared, h100) != nil {
 		t.Fatalf("shared: %d bytes, want %d, and it fits", got, P*14)
 	}
 
-	lora, err := residentPlan(load("lora", "lora: {rank: 16, alpha: 32}"), true)
+	lora, err := residentPlan(load("lora", "lora: {rank: 16, alpha: 32}"), true, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestResidentMemoryPlan(t *testing.T) {
 	m := cfg.Models["qwen"]
 	m.ReferenceDevice = "cuda:1"
 	cfg.Models["qwen"] = m
-	withRef, err := residentPlan(cfg, true)
+	withRef, err := residentPlan(cfg, true, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestMemoryPlanArenasAndPeaks(t *testing.T) {
 		t.Fatal(err)
 	}
 	const capacity = 80 << 30
-	p, err := memoryPlan(cfg, capacity, 1024)
+	p, err := memoryPlan(cfg, capacity, 1024, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestMemoryPlanArenasAndPeaks(t *testing.T) {
 	// printed returns the plan of cfg as `train plan` prints it
 	printed := func() string {
 		t.Helper()
-		p, err := memoryPlan(cfg, capacity, 1024)
+		p, err := memoryPlan(cfg, capacity, 1024, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

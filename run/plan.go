@@ -4,7 +4,12 @@ package run
 // the config and the models' config.json files without loading a weight:
 // what stays resident (exact: memory.go), the key/value arenas the engines
 // will allocate (exact, given the budget), and the update's transient
-// memory (an estimate). Run it on any machine before taking a GPU.
+// memory (an estimate). Run it on any machine before taking a GPU. With
+// --nproc N it is one rank's device among N, where models.<name>.shard
+// spreads state over the ranks (policy/shard.go): the optimizer state is
+// resident at 1/N, level 2's grads are float32 sums of 1/N plus the whole
+// grads of the embedding, head and one layer, and level 3 gives back the
+// layers' weights for the update (a negative line).
 
 import (
 	"fmt"
@@ -23,6 +28,7 @@ type Plan struct {
 	Sets   []string
 	GpuGiB float64
 	Prompt int
+	Ranks  int // data-parallel ranks (train --nproc); 1: one process
 }
 
 func (c *Plan) Run(out io.Writer, _ []string) error {
@@ -32,13 +38,23 @@ func (c *Plan) Run(out io.Writer, _ []string) error {
 	if c.GpuGiB <= 0 || c.Prompt < 1 {
 		return fmt.Errorf("plan: --gpu-gib must be > 0 and --prompt-tokens >= 1")
 	}
+	if c.Ranks < 0 {
+		return fmt.Errorf("plan: --nproc must be >= 1, got %d", c.Ranks)
+	}
 	cfg, err := config.LoadForPlan(c.Config, c.Sets)
 	if err != nil {
 		return err
 	}
-	p, err := memoryPlan(cfg, int64(c.GpuGiB*(1<<30)), c.Prompt)
+	ranks := c.Ranks
+	if ranks <= 1 {
+		ranks = 0 // one process: no group, nothing sharded
+	}
+	p, err := memoryPlan(cfg, int64(c.GpuGiB*(1<<30)), c.Prompt, ranks)
 	if err != nil {
 		return err
+	}
+	if ranks > 0 {
+		fmt.Fprintf(out, "one rank of %d (each on its own device, as train --nproc %d places them):\n", ranks, ranks)
 	}
 	p.print(out)
 	return nil
@@ -64,9 +80,10 @@ func (d *devicePlan) sum(parts []residentPart) (n int64) {
 
 type plan []*devicePlan
 
-// memoryPlan works out cfg's memory per device.
-func memoryPlan(cfg *config.Config, capacity int64, promptTokens int) (plan, error) {
-	resident, err := residentPlan(cfg, true)
+// memoryPlan works out cfg's memory per device, on one of ranks
+// data-parallel ranks (0: one process).
+func memoryPlan(cfg *config.Config, capacity int64, promptTokens, ranks int) (plan, error) {
+	resident, err := residentPlan(cfg, true, ranks)
 	if err != nil {
 		return nil, err
 	}
@@ -134,8 +151,13 @@ func memoryPlan(cfg *config.Config, capacity int64, promptTokens int) (plan, err
 		if tokens == 0 {
 			tokens = int64(s.MicroBatchSize) * int64(promptTokens+longest)
 		}
-		parts := []residentPart{{dev, fmt.Sprintf("model %s: grads", tr.Name), P * b, false}}
-		if b != 4 && s.GradAccumDType != optim.AccumParam {
+		var parts []residentPart
+		if level := shardLevel(tr, ranks); level >= 2 {
+			parts = shardedUpdate(tr, mc, level, ranks, b, s.ActivationCheckpointing)
+		} else {
+			parts = append(parts, residentPart{dev, fmt.Sprintf("model %s: grads", tr.Name), P * b, false})
+		}
+		if b != 4 && s.GradAccumDType != optim.AccumParam && shardLevel(tr, ranks) < 2 {
 			why := "always"
 			if s.GradAccumDType == optim.AccumAuto {
 				// every trajectory gives each of its agents at least one row
@@ -159,6 +181,10 @@ func memoryPlan(cfg *config.Config, capacity int64, promptTokens int) (plan, err
 	}
 
 	ec := cfg.Engine
+	trajectories, onRank := cfg.Batch.PromptsPerStep*cfg.Batch.N, ""
+	if ranks > 1 {
+		trajectories, onRank = trajectories/ranks, " on this rank"
+	}
 	perDevice := map[torch.Device]int{}
 	for _, e := range engines {
 		perDevice[e.dev]++
@@ -204,8 +230,8 @@ func memoryPlan(cfg *config.Config, capacity int64, promptTokens int) (plan, err
 		switch {
 		case slots == 0:
 			d.notes = append(d.notes, fmt.Sprintf("engine %s cannot start: its budget holds no slot of %d tokens; free memory (see above), raise engine.kv_fraction or kv_budget_gib, or lower engine.max_seq_len", e.name, slotLen))
-		case slots < int64(ec.MaxSlots) && slots < int64(cfg.Batch.PromptsPerStep*cfg.Batch.N):
-			d.notes = append(d.notes, fmt.Sprintf("engine %s decodes at most %d of a step's %d trajectories at once; more key/value memory (engine.kv_fraction, kv_budget_gib) or a shorter engine.max_seq_len would decode more", e.name, slots, cfg.Batch.PromptsPerStep*cfg.Batch.N))
+		case slots < int64(ec.MaxSlots) && slots < int64(trajectories):
+			d.notes = append(d.notes, fmt.Sprintf("engine %s decodes at most %d of a step's %d trajectories%s at once; more key/value memory (engine.kv_fraction, kv_budget_gib) or a shorter engine.max_seq_len would decode more", e.name, slots, trajectories, onRank))
 		}
 	}
 
@@ -215,6 +241,29 @@ func memoryPlan(cfg *config.Config, capacity int64, promptTokens int) (plan, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].dev < out[j].dev })
 	return out, nil
+}
+
+// shardedUpdate is the update's memory of a model sharded at level 2 or 3
+// (policy/shardgrads.go, shardparams.go): float32 grad sums of 1/ranks;
+// the whole grads that exist until they are reduce-scattered — one
+// micro-batch's, or with the checkpointed backward those of the embedding,
+// final norm and head and of one layer; and at level 3 the layers' weights
+// given back for the update but one.
+func shardedUpdate(tr config.Trained, mc model.Config, level, ranks int, b int64, checkpointed bool) []residentPart {
+	dev, _ := torch.ParseDevice(tr.Model.Device)
+	P, layer := mc.NumParams(), mc.LayerParams()
+	unitZero := P - int64(mc.NumLayers)*layer // embedding, final norm, head
+	parts := []residentPart{{dev, fmt.Sprintf("model %s: float32 grad sums, shard %d over %d ranks", tr.Name, level, ranks), 4 * ceilDiv(P, int64(ranks)), false}}
+	if checkpointed {
+		parts = append(parts, residentPart{dev, fmt.Sprintf("model %s: grads of the embedding and head and of one layer, until reduce-scattered", tr.Name), (unitZero + layer) * b, false})
+	} else {
+		parts = append(parts, residentPart{dev, fmt.Sprintf("model %s: one micro-batch's grads, until reduce-scattered", tr.Name), P * b, false})
+	}
+	if level == 3 {
+		parts = append(parts, residentPart{dev, fmt.Sprintf("model %s: weights given back during the update (shard 3: the embedding, head and one layer stay)", tr.Name),
+			-int64(mc.NumLayers-1) * layer * b, false})
+	}
+	return parts
 }
 
 // activationBytes estimates what one micro-batch's forward keeps for the
@@ -264,7 +313,11 @@ func (p plan) print(w io.Writer) {
 		if !d.released {
 			during += arenas // engine.release false: the arenas stay through the update
 		}
-		fmt.Fprintf(w, "  update (the largest model's; estimate): + %s → %s\n", gib(update), gib(during))
+		sign := "+"
+		if update < 0 {
+			sign, update = "−", -update
+		}
+		fmt.Fprintf(w, "  update (the largest model's; estimate): %s %s → %s\n", sign, gib(update), gib(during))
 		for _, x := range d.update {
 			fmt.Fprintf(w, "    %10s  %s\n", gib(x.bytes), x.what)
 		}

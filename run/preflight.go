@@ -60,7 +60,11 @@ func (t *team) prepare(withTrainers bool, from string) error {
 	// a run whose weights and optimizer state alone cannot fit a GPU stops
 	// here, before minutes of loading (a config that cannot be read is left
 	// to the loaders below to report)
-	if parts, err := residentPlan(cfg, withTrainers); err == nil {
+	ranks := 0 // data-parallel ranks: sharded state divides by them
+	if t.dist != nil {
+		ranks = t.dist.world
+	}
+	if parts, err := residentPlan(cfg, withTrainers, ranks); err == nil {
 		if err := checkResident(parts, gpu.FreeMemory); err != nil {
 			return err
 		}

@@ -36,5 +36,6 @@ engines' and trainers' allocations.`,
 	f.StringArrayVar(&c.Sets, "set", nil, "override a config key (repeatable)")
 	f.Float64Var(&c.GpuGiB, "gpu-gib", 80, "memory of each GPU for the memory plan, GiB")
 	f.IntVar(&c.Prompt, "prompt-tokens", 1024, "prompt length the memory plan assumes")
+	f.IntVar(&c.Ranks, "nproc", 1, "data-parallel ranks the memory plan assumes (models.<name>.shard spreads state over them)")
 	return cmd
 }

@@ -147,7 +147,7 @@ that family.`,
 func newPlan() *cobra.Command {
 	c := &run.Plan{}
 	cmd := &cobra.Command{
-		Use:   "plan --config run.yaml [--gpu-gib 80] [--prompt-tokens 1024] [--set key=value]...",
+		Use:   "plan --config run.yaml [--gpu-gib 80] [--prompt-tokens 1024] [--nproc N] [--set key=value]...",
 		Short: "Work out a run's GPU memory per device from the config, without loading weights: resident, rollout and update peaks",
 		Long: `plan reads the config and each model's config.json and prints, per device:
 what stays resident for the whole run (weights, float32 masters and AdamW
@@ -156,6 +156,9 @@ allocates (exact for the budget; with engine.kv_budget_gib 0 the budget is
 engine.kv_fraction of what --gpu-gib leaves free), and the update's
 transient memory — grads, float32 grad sums, activations of one micro-batch
 with prompts of --prompt-tokens, one log-prob chunk — which is an estimate.
+With --nproc N the plan is one rank's device among N: a model with
+models.<name>.shard keeps 1/N of its optimizer state (and at level 2 of its
+grads; at level 3 it also gives back its layers' weights for the update).
 A run's metrics memory/<device>/rollout_peak_gib and update_peak_gib are the
 measured figures to compare with.`,
 		Args: cobra.NoArgs,
@@ -166,6 +169,7 @@ measured figures to compare with.`,
 	f.StringArrayVar(&c.Sets, "set", nil, "override a config key (repeatable)")
 	f.Float64Var(&c.GpuGiB, "gpu-gib", 80, "memory of each GPU, GiB")
 	f.IntVar(&c.Prompt, "prompt-tokens", 1024, "prompt length assumed for the update's micro-batches")
+	f.IntVar(&c.Ranks, "nproc", 1, "data-parallel ranks (train --nproc N): the plan is one rank's device, with models.<name>.shard spreading state over the ranks")
 	return cmd
 }
 

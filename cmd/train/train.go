@@ -47,7 +47,7 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) error {
 	case c.nproc > 1 && os.Getenv("WORLD_SIZE") != "":
 		return fmt.Errorf("--nproc %d inside a rank (WORLD_SIZE=%s is set): start the ranks either with --nproc or with the environment variables, not both", c.nproc, os.Getenv("WORLD_SIZE"))
 	case c.dryRun:
-		return (&run.Check{Config: c.Config, Sets: c.Sets}).Run(cmd.OutOrStdout())
+		return (&run.Check{Config: c.Config, Sets: c.Sets, Ranks: c.nproc}).Run(cmd.OutOrStdout())
 	case c.nproc > 1:
 		return launch(c.nproc, withoutNproc(commandArgs), cmd.OutOrStdout(), cmd.ErrOrStderr())
 	}
