@@ -21,6 +21,9 @@ func TestResizeStorageSharedByViews(t *testing.T) {
 		t.Fatalf("after freeing, a view's storage has %d bytes", m)
 	}
 	whole.ResizeStorage(n)
+	if m, _ := bottom.StorageInfo(); m != n {
+		t.Fatalf("after re-allocating, a view's storage has %d bytes, want %d", m, n)
+	}
 	top.CopyFrom(FromFloat32([]float32{9, 8, 7}, 1, 3))
 	bottom.CopyFrom(Full([]int64{3, 3}, 1, Float32, CPU))
 	want := []float32{9, 8, 7, 1, 1, 1, 1, 1, 1, 1, 1, 1}

@@ -34,7 +34,8 @@ func TestShardedTraining(t *testing.T) {
 	}
 	dir := t.TempDir()
 	cfgPath, sft := warmModel(t, dir)
-	t.Setenv("TROUPE_THREADS", "1") // every rank one thread: BLAS sums one way
+	t.Setenv("TROUPE_THREADS", "1")       // every rank one thread: BLAS sums one way
+	t.Setenv("TROUPE_DIST_TIMEOUT", "2m") // ranks whose collectives do not match fail, not hang
 	// buckets of 0.05 MiB: the tiny model's 131k weights make about a dozen
 	common := []string{"-c", cfgPath, "-q", "--set", "models.tiny.path=" + sft, "--set", "batch.prompts_per_step=4",
 		"--set", "checkpoint.every=1", "--set", "export.at_end=false", "--set", "run.steps=3",
