@@ -132,34 +132,14 @@ func newSharded(m *model.Model, cfg ShardConfig, s optim.Settings, pg *torch.Pro
 		sh.params = append(sh.params, p.T)
 		sh.unitParams[u] = append(sh.unitParams[u], i)
 	}
-	// each unit's weights end to end, cut into buckets of at most maxElems
-	for u, ps := range sh.unitParams {
-		var b *shardBucket
-		for _, i := range ps {
-			n := sh.params[i].Numel()
-			for from := int64(0); from < n; {
-				if b == nil || b.numel == maxElems {
-					b = &shardBucket{index: len(sh.buckets)}
-					sh.units[u] = append(sh.units[u], b)
-					sh.buckets = append(sh.buckets, b)
-				}
-				take := min(n-from, maxElems-b.numel)
-				b.pieces = append(b.pieces, shardPiece{param: i, from: from, at: b.numel, n: take})
-				b.numel += take
-				from += take
-			}
-		}
+	sizes := make([]int64, len(sh.params))
+	for i, p := range sh.params {
+		sizes[i] = p.Numel()
 	}
+	sh.units, sh.buckets = layoutBuckets(sizes, sh.unitParams, maxElems, sh.rank, sh.world)
 	dev := sh.params[0].Device()
 	masters := make([]*torch.Tensor, len(sh.buckets))
 	for i, b := range sh.buckets {
-		b.chunk = (b.numel + int64(sh.world) - 1) / int64(sh.world)
-		lo, hi := int64(sh.rank)*b.chunk, int64(sh.rank+1)*b.chunk
-		for _, p := range b.pieces {
-			if a, z := max(p.at, lo), min(p.at+p.n, hi); a < z {
-				b.own = append(b.own, shardPiece{param: p.param, from: p.from + a - p.at, at: a - lo, n: z - a})
-			}
-		}
 		b.master = torch.Zeros([]int64{b.chunk}, torch.Float32, dev).Untrack()
 		sh.copyOwn(b)
 		masters[i] = b.master
@@ -169,6 +149,39 @@ func newSharded(m *model.Model, cfg ShardConfig, s optim.Settings, pg *torch.Pro
 	}}, false)
 	sh.reduced = make([]bool, len(sh.units))
 	return sh, nil
+}
+
+// layoutBuckets lays each unit's weights (sizes[i] elements for weight i)
+// end to end and cuts them into buckets of at most maxElems elements, each
+// padded to world equal chunks, and lists rank's pieces of every chunk.
+func layoutBuckets(sizes []int64, unitParams [][]int, maxElems int64, rank, world int) (units [][]*shardBucket, all []*shardBucket) {
+	units = make([][]*shardBucket, len(unitParams))
+	for u, ps := range unitParams {
+		var b *shardBucket
+		for _, i := range ps {
+			for from := int64(0); from < sizes[i]; {
+				if b == nil || b.numel == maxElems {
+					b = &shardBucket{index: len(all)}
+					units[u] = append(units[u], b)
+					all = append(all, b)
+				}
+				take := min(sizes[i]-from, maxElems-b.numel)
+				b.pieces = append(b.pieces, shardPiece{param: i, from: from, at: b.numel, n: take})
+				b.numel += take
+				from += take
+			}
+		}
+	}
+	for _, b := range all {
+		b.chunk = (b.numel + int64(world) - 1) / int64(world)
+		lo, hi := int64(rank)*b.chunk, int64(rank+1)*b.chunk
+		for _, p := range b.pieces {
+			if a, z := max(p.at, lo), min(p.at+p.n, hi); a < z {
+				b.own = append(b.own, shardPiece{param: p.param, from: p.from + a - p.at, at: a - lo, n: z - a})
+			}
+		}
+	}
+	return units, all
 }
 
 // copyOwn sets b's master from the weights (the pieces this rank owns).
