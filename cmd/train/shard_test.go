@@ -36,10 +36,12 @@ func TestShardedTraining(t *testing.T) {
 	cfgPath, sft := warmModel(t, dir)
 	t.Setenv("TROUPE_THREADS", "1")       // every rank one thread: BLAS sums one way
 	t.Setenv("TROUPE_DIST_TIMEOUT", "2m") // ranks whose collectives do not match fail, not hang
-	// buckets of 0.05 MiB: the tiny model's 131k weights make about a dozen
+	// buckets of 0.05 MiB: the tiny model's 131k weights make about a dozen;
+	// two mini-batches per step: two optimizer steps in an update, and the
+	// no-grad log-prob pass before them
 	common := []string{"-c", cfgPath, "-q", "--set", "models.tiny.path=" + sft, "--set", "batch.prompts_per_step=4",
 		"--set", "checkpoint.every=1", "--set", "export.at_end=false", "--set", "run.steps=3",
-		"--set", "optim.activation_checkpointing=true", "--set", "models.tiny.shard_bucket_mib=0.05"}
+		"--set", "optim.activation_checkpointing=true", "--set", "optim.updates_per_step=2", "--set", "models.tiny.shard_bucket_mib=0.05"}
 	train := func(name string, world, level int, extra ...string) (string, string) {
 		out := filepath.Join(dir, name)
 		if name == "" {
