@@ -25,6 +25,7 @@
 //   - graphs.go   decoding in batches of fixed sizes, captured as CUDA graphs
 //   - packed.go   the forward over sequences laid end to end (the update's forward)
 //   - checkpoint.go activation checkpointing for the packed training forward
+//   - layerhook.go a call around each decoder layer in the training passes (sharded weights)
 //   - lora.go     low-rank adapters on a frozen base model
 //   - peft.go     adapters on disk in PEFT's layout
 //   - size.go     parameter counts from a config alone, before any weight loads

@@ -149,11 +149,15 @@ func (r *trainRun) open(c *Train) error {
 		fmt.Fprintf(out, "torchrun restart %d: the job has no checkpoint yet; starting from the first step\n", LauncherRestart())
 	}
 	if cp == nil { // before the resolved config, not after its hundreds of lines
-		refuse := refuseOverwrite
-		if dp.lead() { // the other ranks would find rank 0's own lock once it holds it
-			refuse = refuseFreshRun
+		// rank 0 checks and every rank learns its answer: a rank that
+		// checked by itself could find rank 0's own lock once it holds it,
+		// and one that refused alone would leave the others waiting in
+		// claimRunDir's exchange
+		var refused error
+		if dp.lead() {
+			refused = refuseFreshRun(cfg.Run.OutputDir)
 		}
-		if err := refuse(cfg.Run.OutputDir); err != nil {
+		if err := dp.fromLead(refused); err != nil {
 			return err
 		}
 	}

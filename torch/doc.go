@@ -77,6 +77,7 @@
 //	generator.go  seeded per-device random-number generators
 //	graph.go      CUDA graphs
 //	dist.go       collectives across processes (Gloo, NCCL)
+//	storage.go    the memory under a tensor, freed and re-allocated for sharded weights
 //	runtime.go    the loaded shim, versions, threads, CUDA devices and memory
 //	profile.go    the ATen operator profiler behind --profile
 //
