@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"troupe/internal/cpulevel"
 	"troupe/torch"
 )
 
@@ -70,6 +71,7 @@ func sameOrNearTie(t *testing.T, m *Model, what string, prompt []int, got, want 
 // or in a shuffled order. The norm weights are made distinct, so the
 // engine's own arrangement of Qwen3's q and k norms is checked too.
 func TestEngineGreedyMatchesGenerate(t *testing.T) {
+	cpulevel.Each(t) // also at the lesser CPU levels
 	noLeaks(t)
 	for _, f := range families {
 		m := newTiny(t, f, 31, cpu32)
@@ -367,6 +369,7 @@ func TestEngineSeedsIndependentOfBatch(t *testing.T) {
 // rounds a row differently with the GEMM's size (measured: 5e-7 on a
 // log-prob), so there it is up to 1e-5.
 func TestEngineRowInvariant(t *testing.T) {
+	cpulevel.Each(t) // also at the lesser CPU levels
 	noLeaks(t)
 	m := newTiny(t, Qwen2, 35, cpu32)
 	r := EngineRequest{GenRequest: GenRequest{Prompt: []int{5, 6, 7, 8}, MaxNewTokens: 12, Sampling: Sampling{Temperature: 1.1}}, Seed: 5}

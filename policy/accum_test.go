@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"troupe/internal/cpulevel"
 	"troupe/model"
 	"troupe/optim"
 	"troupe/torch"
@@ -17,6 +18,7 @@ import (
 // differ by less than the bf16 backward itself differs from a float32 one on
 // the same weights — at 2 to 16 micro-batches. The figures are logged.
 func TestBFloat16GradAccumulationError(t *testing.T) {
+	cpulevel.Each(t) // also at the lesser CPU levels
 	cfg := tinyConfig()
 	cfg.HiddenSize, cfg.IntermediateSize, cfg.NumHeads, cfg.HeadDim = 64, 128, 4, 16
 	m16, err := model.New(cfg, 11, model.Options{DType: torch.BFloat16, Device: torch.CPU})

@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"troupe/internal/cpulevel"
 	"troupe/optim"
 
 	"troupe/model"
@@ -145,6 +146,7 @@ func TestUpdateRaisesPositiveAndLowersNegative(t *testing.T) {
 }
 
 func TestFirstMiniBatchRatioIsExactlyOne(t *testing.T) {
+	cpulevel.Each(t) // also at the lesser CPU levels
 	checkLeaks(t)
 	for _, lr := range []float64{3e-3, 0} {
 		m := tinyModel(t, 2, torch.Float32)

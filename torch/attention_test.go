@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"troupe/internal/cpulevel"
 )
 
 // varlenCase is a packed batch: per sequence, its query count, key count and
@@ -235,6 +237,7 @@ func TestVarlenAttentionRefusesBadOffsets(t *testing.T) {
 // head sizes with and without a tail past the kernel's 8 lanes — against the
 // per-sequence loop of explicit math (Loop).
 func TestVarlenAttentionInPlaceMatchesLoop(t *testing.T) {
+	cpulevel.Each(t) // also at the lesser CPU levels
 	noLeaks(t)
 	for _, D := range []int64{64, 12} {
 		const H, KVH, slotLen = 6, 2, 9
@@ -284,6 +287,7 @@ func TestVarlenAttentionInPlaceMatchesLoop(t *testing.T) {
 // queries) equal the same rows of the whole prompt. All of it matches the
 // loop.
 func TestVarlenAttentionSequenceInvariant(t *testing.T) {
+	cpulevel.Each(t) // also at the lesser CPU levels
 	noLeaks(t)
 	const H, KVH, D = 4, 2, 16
 	seqs := []struct{ tq, tk int64 }{{300, 300}, {20, 20}, {1, 50}}

@@ -3,6 +3,8 @@ package torch
 import (
 	"fmt"
 	"testing"
+
+	"troupe/internal/cpulevel"
 )
 
 // TestGenerationKernelsMatchATen compares the CPU generation kernels
@@ -13,6 +15,7 @@ import (
 // tensor; float32 and float64. Off (the default) and with a gradient wanted,
 // the ATen math runs and stays differentiable.
 func TestGenerationKernelsMatchATen(t *testing.T) {
+	cpulevel.Each(t) // also at the lesser CPU levels
 	noLeaks(t)
 	for _, dt := range []DType{Float32, Float64} {
 		tol := 2e-6
@@ -63,6 +66,7 @@ func TestGenerationKernelsMatchATen(t *testing.T) {
 // for more rows than one cache-sized chunk. TROUPE_CPU_SIMD=avx2 or baseline
 // runs it on a lesser variant.
 func TestLinearRowsInvariant(t *testing.T) {
+	cpulevel.Each(t) // also at the lesser CPU levels
 	noLeaks(t)
 	variant := CPUKernelsVariant()
 	if variant == "baseline" {

@@ -20,6 +20,9 @@ func init() {
 		}
 	}
 	SetNumThreads(n)
+	// the CPU level (TROUPE_CPU_SIMD, csrc/cpu_level.cc) is fixed before
+	// the first op, which it may route differently
+	CPUKernelsVariant()
 	if !strings.Contains(os.Getenv("GLIBC_TUNABLES"), "glibc.malloc.") {
 		keepFreedMemory()
 	}

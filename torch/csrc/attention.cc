@@ -18,7 +18,9 @@
 // masked, a handful of calls instead of a few per sequence.
 //
 // Explicit math follows Hugging Face's eager attention: scores in the input
-// dtype, softmax in float32 (float64 for float64), cast back, weighted sum.
+// dtype, softmax in float32 (float64 for float64), cast back, weighted sum;
+// in bfloat16 and float16 on the CPU both products sum in float32 and round
+// once (matmul_f32_sum), as PyTorch 2's kernels do.
 #include "common.h"
 
 #include <ATen/ops/cat.h>
@@ -53,13 +55,26 @@ constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 // (attention_cpu.cc) takes; beyond it, the matmul path's GEMMs are faster.
 constexpr int64_t kDirectWork = int64_t{1} << 16;
 
+// a·b with products summed in float32 and rounded once to a's type, as
+// Hugging Face's bf16 attention gets from PyTorch 2's CPU and CUDA GEMMs. On
+// the CPU, libtorch 1.13's own GEMM for bfloat16 and float16 adds each
+// product into the rounded output (a·b of row-major operands, and every
+// GEMM too small for oneDNN, which it uses only on AVX-512 CPUs), so its
+// error grew with the summed length and differed between CPUs: float32
+// operands avoid that kernel everywhere. Elsewhere the GEMM is ATen's.
+at::Tensor matmul_f32_sum(const at::Tensor& a, const at::Tensor& b) {
+  const auto st = a.scalar_type();
+  if (!a.device().is_cpu() || (st != at::kBFloat16 && st != at::kHalf)) return at::matmul(a, b);
+  return at::matmul(a.to(at::kFloat), b.to(at::kFloat)).to(st);
+}
+
 // Explicit attention over (..., T, D) queries and (..., S, D) keys; the leading
 // dims broadcast (the varlen path uses that for grouped-query heads). causal
 // aligns the diagonal bottom-right: query i sees keys j <= i + (S - T), which
 // is top-left alignment when T == S and "every key" for a single decode query.
 at::Tensor attention_math(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
                           bool causal, double scale) {
-  auto scores = at::matmul(q, k.transpose(-2, -1)).mul(scale);  // (...,T,S)
+  auto scores = matmul_f32_sum(q, k.transpose(-2, -1)).mul(scale);  // (...,T,S)
   const int64_t Tq = q.size(-2), S = k.size(-2);
   if (causal) {
     auto upper = at::triu(at::ones({Tq, S}, q.options().dtype(at::kBool)), 1 + (S - Tq));
@@ -73,7 +88,7 @@ at::Tensor attention_math(const at::Tensor& q, const at::Tensor& k, const at::Te
     }
   }
   auto probs = at::softmax(scores, -1, tshim::compute_type(q.scalar_type())).to(q.scalar_type());
-  return at::matmul(probs, v);
+  return matmul_f32_sum(probs, v);
 }
 
 std::vector<int64_t> host_ints(const at::Tensor& t, const char* what) {

@@ -78,6 +78,12 @@ bool linear_rows_cpu(const at::Tensor& x, const at::Tensor& w, const at::Tensor&
 // rounds one way throughout: 2 AVX-512, 1 AVX2 with FMA, 0 the baseline.
 int simd_level();
 const char* simd_name();  // "avx512", "avx2", "baseline"
+// Whether ATen's CPU GEMM for st (bfloat16, float16) sums in st rather than
+// in float32 in this process (cpu_level.cc: libtorch 1.13 without oneDNN).
+bool reduced_gemm_rounds(at::ScalarType st);
+// t is a bfloat16 or float16 CPU tensor whose GEMMs ATen would sum in its
+// type: the caller computes them in float32 and rounds once.
+bool cpu_gemm_in_float(const at::Tensor& t);
 bool rope_cpu(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin_signed, at::Tensor* out);
 bool rms_norm_cpu(const at::Tensor& x, const at::Tensor& w, double eps, at::Tensor* out);
 

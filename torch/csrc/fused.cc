@@ -34,10 +34,19 @@ using torch::autograd::variable_list;
 namespace {
 
 struct LinearTokenLogProbs : public torch::autograd::Function<LinearTokenLogProbs> {
-  // logits of rows [s, s+n) in the compute type, divided by the temperature
-  static at::Tensor logits(const at::Tensor& h, const at::Tensor& w, int64_t s, int64_t n, double inv_temp,
-                           at::ScalarType ct) {
-    return at::matmul(h.narrow(0, s, n), w.t()).to(ct).mul(inv_temp);  // (n,V)
+  // logits of rows [s, s+n) in the compute type, divided by the temperature;
+  // rounded to w's type first, as a GEMM in that type rounds them. w32: w in
+  // float32 where ATen's GEMM would sum in w's type (cpu_level.cc), else
+  // undefined.
+  static at::Tensor logits(const at::Tensor& h, const at::Tensor& w, const at::Tensor& w32, int64_t s, int64_t n,
+                           double inv_temp, at::ScalarType ct) {
+    const auto hs = h.narrow(0, s, n);
+    auto z = w32.defined() ? at::matmul(hs.to(at::kFloat), w32.t()).to(w.scalar_type()) : at::matmul(hs, w.t());
+    return z.to(ct).mul(inv_temp);  // (n,V)
+  }
+
+  static at::Tensor float_weight(const at::Tensor& w) {
+    return tshim::cpu_gemm_in_float(w) ? w.to(at::kFloat) : at::Tensor();
   }
 
   static variable_list forward(AutogradContext* ctx, at::Tensor h, at::Tensor w, at::Tensor targets, double inv_temp,
@@ -48,9 +57,10 @@ struct LinearTokenLogProbs : public torch::autograd::Function<LinearTokenLogProb
     auto logp = at::empty({N}, opts);
     auto lse_all = at::empty({N}, opts);
     auto entropy = want_entropy ? at::empty({N}, opts) : at::zeros({N}, opts);
+    const auto w32 = float_weight(w);
     for (int64_t s = 0; s < N; s += chunk) {
       const int64_t n = std::min(chunk, N - s);
-      auto z = logits(h, w, s, n, inv_temp, ct);
+      auto z = logits(h, w, w32, s, n, inv_temp, ct);
       auto lse = at::logsumexp(z, {-1}, /*keepdim=*/true);  // (n,1)
       auto picked = at::gather(z, 1, targets.narrow(0, s, n).unsqueeze(1));
       logp.narrow(0, s, n).copy_(picked.sub(lse).squeeze(1));
@@ -80,9 +90,10 @@ struct LinearTokenLogProbs : public torch::autograd::Function<LinearTokenLogProb
     const auto ct = tshim::compute_type(h.scalar_type());
     auto grad_h = at::zeros_like(h);
     auto grad_w = at::zeros(w.sizes(), w.options().dtype(ct));
+    const auto w32 = float_weight(w);
     for (int64_t s = 0; s < N; s += chunk) {
       const int64_t n = std::min(chunk, N - s);
-      auto z = logits(h, w, s, n, inv_temp, ct);
+      auto z = logits(h, w, w32, s, n, inv_temp, ct);
       auto p = at::exp(z.sub(lse_all.narrow(0, s, n).unsqueeze(1)));  // (n,V)
       auto gz = at::zeros_like(z);
       if (g_logp.defined()) {
@@ -97,7 +108,9 @@ struct LinearTokenLogProbs : public torch::autograd::Function<LinearTokenLogProb
       }
       gz.mul_(inv_temp);
       auto hc = h.narrow(0, s, n);
-      grad_h.narrow(0, s, n).copy_(at::matmul(gz.to(w.scalar_type()), w));
+      // gz in w's type, then gz·W summed in float32: by oneDNN, or here
+      auto gzw = gz.to(w.scalar_type());
+      grad_h.narrow(0, s, n).copy_(w32.defined() ? at::matmul(gzw.to(at::kFloat), w32) : at::matmul(gzw, w));
       grad_w.add_(at::matmul(gz.t(), hc.to(ct)));
     }
     return {grad_h, grad_w.to(w.scalar_type()), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};

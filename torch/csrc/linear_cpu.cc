@@ -23,14 +23,14 @@
 // Arithmetic: float32 and float64; products and sums in the input's type.
 // The vector code is compiled three times (AVX-512, AVX2 with FMA, SSE2),
 // each with its register's number of lanes, and the CPU's best is chosen
-// once per process (simd_level), so a process rounds one way throughout.
+// once per process (simd_level, cpu_level.cc), so a process rounds one way
+// throughout.
 #include "simd.h"
 
 #include <ATen/Parallel.h>
 #include <ATen/ops/empty.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 
@@ -218,27 +218,6 @@ void run(F f, const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, at:
 
 namespace tshim {
 
-const char* simd_name() {
-  static const char* names[] = {"baseline", "avx2", "avx512"};
-  return names[simd_level()];
-}
-
-int simd_level() {
-  static const int level = [] {
-#ifdef TS_SIMD_VARIANTS
-    // TROUPE_CPU_SIMD=avx2 or baseline: a lesser variant than the CPU's best
-    // (to measure or test it); it never raises the level
-    const char* want = std::getenv("TROUPE_CPU_SIMD");
-    const int cap = want == nullptr ? 2 : std::strcmp(want, "avx2") == 0 ? 1 : std::strcmp(want, "baseline") == 0 ? 0 : 2;
-    __builtin_cpu_init();
-    if (cap >= 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) return 2;
-    if (cap >= 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 1;
-#endif
-    return 0;
-  }();
-  return level;
-}
-
 bool linear_rows_cpu(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, at::Tensor* out) {
   const auto st = x.scalar_type();
   if (x.dim() != 2 || w.dim() != 2 || x.size(1) != w.size(1) || w.scalar_type() != st) return false;
@@ -254,13 +233,3 @@ bool linear_rows_cpu(const at::Tensor& x, const at::Tensor& w, const at::Tensor&
 }
 
 }  // namespace tshim
-
-extern "C" {
-
-ts_err ts_cpu_kernels_variant(const char** out) {
-  TS_TRY
-  *out = tshim::simd_name();
-  TS_CATCH
-}
-
-}  // extern "C"

@@ -5,6 +5,11 @@
 //
 // Composite ops (RoPE, token log-probs) run several ATen ops inside one call:
 // fewer cgo crossings, and the same math on every libtorch version.
+//
+// Linear in bfloat16 or float16 on a CPU where ATen's GEMM would sum in that
+// type (libtorch 1.13 without oneDNN, i.e. CPUs without AVX-512:
+// cpu_level.cc) runs in float32 and rounds once, forward and backward alike,
+// as ATen does where oneDNN serves; there it is also 10–70× faster.
 #include "common.h"
 
 #include <ATen/ops/cat.h>
@@ -59,7 +64,14 @@ ts_err ts_linear(ts_tensor x, ts_tensor w, ts_tensor b, ts_tensor* out) {
     *out = wrap(fast);
     return nullptr;
   }
-  *out = wrap(b != nullptr ? at::linear(T(x), T(w), T(b)) : at::linear(T(x), T(w)));
+  const auto& X = T(x);
+  if (tshim::cpu_gemm_in_float(X)) {  // bf16/f16 on a CPU whose ATen sums in that type: float32 and one rounding
+    const auto f = at::kFloat;
+    auto y = b != nullptr ? at::linear(X.to(f), T(w).to(f), T(b).to(f)) : at::linear(X.to(f), T(w).to(f));
+    *out = wrap(y.to(X.scalar_type()));  // autograd runs the backward's GEMMs in float32 too
+    return nullptr;
+  }
+  *out = wrap(b != nullptr ? at::linear(X, T(w), T(b)) : at::linear(X, T(w)));
   TS_CATCH
 }
 
