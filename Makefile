@@ -37,23 +37,20 @@ build:
 vet:
 	$(GO) vet ./...
 
-# The tests, after compiling the shim's CUDA build paths against Debian's
-# torch 2.6 (CUDA 12.4) headers and torch 2.11's (check-gpu-build; a machine that cannot reach
-# Debian's mirror skips it, saying so) and installing the pinned Python
-# reference environment (scripts/pyref, docs/references.md). Where it
-# installs, TROUPE_PYREF_REQUIRED=1 makes a reference test that cannot find
-# it fail instead of skipping, and afterwards the shim's CUDA build is linked
+# The tests (scripts/test.sh), after compiling the shim's CUDA build paths
+# against Debian's torch 2.6 (CUDA 12.4) headers and torch 2.11's
+# (check-gpu-build; a machine that cannot reach Debian's mirror skips it,
+# saying so) and installing the pinned Python reference environment
+# (scripts/pyref, docs/references.md). Where it installs,
+# TROUPE_PYREF_REQUIRED=1 makes a reference test that cannot find it fail
+# instead of skipping, and afterwards the shim's CUDA build is linked
 # against PyPI's torch and the packages that use it are tested again on it,
 # and the GPU window scripts are rehearsed on the CPU (check-window.sh).
+# Each phase prints its time, and the last line all of them (T0: when make
+# read this file).
+test: T0 := $(shell date +%s)
 test: setup vet
-	@bash scripts/gpu/check-builds.sh; rc=$$?; \
-	  if [ $$rc -eq 2 ]; then echo "make test: the shim's CUDA build was NOT checked (could not fetch the headers from Debian)"; \
-	  elif [ $$rc -ne 0 ]; then exit $$rc; fi
-	@bash scripts/pyref/setup.sh; rc=$$?; \
-	  if [ $$rc -eq 2 ]; then echo "make test: the Python reference checks and the shim's link against PyPI's torch are SKIPPED (PyPI unreachable)"; \
-	  elif [ $$rc -ne 0 ]; then exit $$rc; else export TROUPE_PYREF_REQUIRED=1; fi; \
-	  echo "TROUPE_SANDBOX_REQUIRED=1 $(GO) test -timeout 45m ./..."; TROUPE_SANDBOX_REQUIRED=1 $(GO) test -timeout 45m ./... || exit 1; \
-	  if [ $$rc -eq 0 ]; then GO=$(GO) bash scripts/pyref/test-shim.sh && bash scripts/gpu/check-window.sh; fi
+	@GO=$(GO) MAKE_TEST_T0=$(T0) bash scripts/test.sh
 
 # The shim's CUDA build paths, compiled (not linked) without a GPU against
 # torch 2.6; `make test` also links them against PyPI's torch (test-shim.sh).

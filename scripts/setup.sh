@@ -12,10 +12,12 @@
 #      --no-fixtures (the demos: they use none) skips them and npm.
 # Each step is skipped when already done; rerunning is cheap and safe. A
 # step that runs long (apt-get, the shim's first build) says every few
-# seconds that it is still going (scripts/lib/progress.sh).
+# seconds that it is still going (scripts/lib/progress.sh). The last line
+# says how long each step took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/progress.sh
+step_began=$SECONDS
 
 fixtures=1
 for arg in "$@"; do
@@ -52,6 +54,9 @@ if ((${#missing[@]})); then
   progress "installing the system packages" build/apt.log "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 
+packages_took=$((SECONDS - step_began))
+step_began=$SECONDS
+
 # The shim: CMake decides what is stale, so an up-to-date build costs ~1 s.
 # A first build compiles ~18 C++ files against libtorch's headers: several
 # minutes on 2 cores. Say so, and while it runs which file it is on (its
@@ -65,10 +70,14 @@ if [ ! -f build/CMakeCache.txt ]; then
 fi
 progress "building the shim" build/shim-build.log cmake --build build -j"$(nproc)"
 
+shim_took=$((SECONDS - step_began))
+step_began=$SECONDS
+
 # Fixtures fetched from registries (never committed).
 if (( fixtures )); then
   for f in scripts/*/fetch-fixtures.sh; do
     [ -f "$f" ] && bash "$f"
   done
 fi
-echo "setup: ok (libtorch $(dpkg-query -W -f='${Version}' libtorch-dev), shim build/libtshim.so)"
+echo "setup: ok (libtorch $(dpkg-query -W -f='${Version}' libtorch-dev), shim build/libtshim.so;" \
+  "packages ${packages_took} s, shim ${shim_took} s, fixtures $((SECONDS - step_began)) s)"
