@@ -480,6 +480,7 @@ func TestUpdateWithoutRowsLeavesTheModel(t *testing.T) {
 // packed and padded layouts, with and without an entropy bonus, in float32
 // and bf16.
 func TestOneStepUpdateEqualsTheOldLogProbPass(t *testing.T) {
+	cpulevel.Each(t) // also at the lesser CPU levels
 	checkLeaks(t)
 	seqs := append(contrast("a"), []Sequence{
 		{Agent: "a", Prompt: []int{7, 8}, Response: []int{30, 31, 32, 33, 34}, Advantage: 0.5},
