@@ -51,6 +51,9 @@ var pinEnv = []string{"TROUPE_CPU_SIMD", "ATEN_CPU_CAPABILITY"}
 // childEnv marks a child started by Each.
 const childEnv = "TROUPE_TEST_CPU_LEVEL"
 
+// cudaEnv set to 1 runs the tests on a GPU (model, policy, ckpt, torch).
+const cudaEnv = "TROUPE_CUDA"
+
 // Levels lists the levels this machine can run, its own first (the tests
 // of torch/csrc's variant choice use the same CPUID bits: AVX-512F and DQ,
 // AVX2 and FMA).
@@ -71,9 +74,10 @@ func Levels() []Level {
 // returns so that the test goes on at the machine's own level. Call it
 // early in a top-level test; env adds KEY=value settings for the children
 // (fixtures the parent has written already, say, so that each child does
-// not write them again). In a child, or where the environment pins a level
-// (TROUPE_CPU_SIMD or ATEN_CPU_CAPABILITY set), it does nothing: the test
-// runs once, at that level.
+// not write them again). In a child, where the environment pins a level
+// (TROUPE_CPU_SIMD or ATEN_CPU_CAPABILITY set), or in a GPU run
+// (TROUPE_CUDA=1: the tests compute on the GPU, and a GPU window has no
+// time to spare), it does nothing: the test runs once.
 func Each(t *testing.T, env ...string) {
 	t.Helper()
 	if os.Getenv(childEnv) != "" {
@@ -85,6 +89,9 @@ func Each(t *testing.T, env ...string) {
 			t.Logf("at the level %s=%s pins; the other levels are not run", k, v)
 			return
 		}
+	}
+	if os.Getenv(cudaEnv) == "1" {
+		return
 	}
 	all := Levels()
 	if len(all) < 2 {
