@@ -60,7 +60,15 @@
 // csrc/cpu_fast.cc, csrc/linear_cpu.cc): varlen attention reads the
 // key/value arena in place, a decode step's linear layers read each weight
 // once, RoPE and RMSNorm are one loop each; every one computes a row the
-// same way whatever rows share the call.
+// same way whatever rows share the call. Which of their vector variants
+// runs is the CPU's level (csrc/cpu_level.cc): its best, or a lesser one
+// named by TROUPE_CPU_SIMD=avx2|baseline, which also keeps ATen off
+// oneDNN's bfloat16 GEMMs as such a CPU does (CPUKernelsVariant names it).
+//
+// bfloat16 and float16 GEMMs on the CPU sum in float32 and round once
+// whatever the CPU: attention's always, Linear and LinearTokenLogProbs
+// where ATen's own GEMM would sum in the reduced type (libtorch 1.13
+// without oneDNN, i.e. CPUs without AVX-512).
 //
 // # Files
 //
