@@ -3,10 +3,10 @@
 # first): the shim's CUDA build checked without a GPU, the Python reference
 # environment, every test, the shim's CUDA build linked against PyPI's
 # torch with the packages that use it tested again on it, and the GPU window
-# scripts rehearsed on the CPU. Each phase's time
-# is printed as it ends, and all of them at the end, with the time since
-# make started (MAKE_TEST_T0, seconds since the epoch) — a failure prints
-# them up to the phase that failed.
+# scripts rehearsed on the CPU. Each phase's time is printed as it ends,
+# and all of them at the end, with the time since make started
+# (MAKE_TEST_T0, seconds since the epoch) — a failure prints them up to the
+# phase that failed.
 #
 #   GO=go MAKE_TEST_T0=$(date +%s) bash scripts/test.sh
 #
