@@ -164,6 +164,16 @@ func TestDistChild(t *testing.T) {
 		if got := y.Int64s(); !reflect.DeepEqual(got, []int64{1, 10}) {
 			t.Fatalf("all-reduce sum i64: %v", got)
 		}
+		// bf16 and f16, which Gloo does not sum in every version
+		for _, dt := range []DType{BFloat16, Float16} {
+			h := FromFloat32([]float32{1.5, -2, 0.25}).MulScalar(r + 1).To(CPU, dt)
+			if err := pg.AllReduce([]*Tensor{h}, ReduceSum); err != nil {
+				t.Fatalf("all-reduce sum %v: %v", dt, err)
+			}
+			if got := h.Float64s(); h.DType() != dt || !reflect.DeepEqual(got, []float64{4.5, -6, 0.75}) {
+				t.Fatalf("all-reduce sum %v: %v (%v)", dt, got, h.DType())
+			}
+		}
 		z := FromFloat64([]float64{r, -r})
 		if err := pg.AllReduce([]*Tensor{z}, ReduceMax); err != nil {
 			t.Fatal(err)

@@ -209,7 +209,8 @@ ts_err ts_adamw_load_state(ts_adamw o, int i, int64_t step, ts_tensor exp_avg, t
  * wait). device: the CUDA device NCCL is bound to (LOCAL_RANK), -1 for none. Gloo's transport
  * binds the comma-separated network interfaces gloo_ifaces, else the address gloo_addr, else the
  * host name's address (NULL or "" skips one). A list of tensors is reduced as one buffer per
- * dtype, in place. Failures name this rank. Backends depend on the build. describe writes the
+ * dtype, in place (on Gloo a bf16/f16 buffer is summed in float32 and rounded once). Failures
+ * name this rank. Backends depend on the build. describe writes the
  * options the backends hold (timeouts, devices), as c10d reports them (malloc'd: free() it). */
 enum { TS_DIST_SUM = 0, TS_DIST_MAX = 1 };
 ts_err ts_dist_backends(int* gloo, int* nccl);

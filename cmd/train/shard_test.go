@@ -91,10 +91,14 @@ func TestShardedTraining(t *testing.T) {
 	}
 
 	// bfloat16 weights (the GPU case: float32 masters rounded into the
-	// weights): Gloo cannot sum bf16 grads whole (the unsharded run and
-	// level 1 stop there on CPU), but levels 2 and 3 carry them in their own
-	// collectives; level 3 equals level 2, and a resumed level 3 equals the
-	// straight one, masters included
+	// weights): the unsharded run and level 1 sum whole bf16 grads with the
+	// all-reduce (on Gloo in float32, rounded once), levels 2 and 3 in their
+	// own collectives; level 1 equals the unsharded run, level 3 equals
+	// level 2, and a resumed level 3 equals the straight one, masters
+	// included
+	bf0, _ := train("bf16-shard0", 2, 0, "--set", "run.dtype=bfloat16")
+	bf1, _ := train("bf16-shard1", 2, 1, "--set", "run.dtype=bfloat16")
+	sameCheckpoints(t, bf0, bf1, 3, "bf16, W=2: shard 1 against unsharded")
 	bf2, _ := train("bf16-shard2", 2, 2, "--set", "run.dtype=bfloat16")
 	bf3, _ := train("bf16-shard3", 2, 3, "--set", "run.dtype=bfloat16")
 	sameCheckpoints(t, bf2, bf3, 3, "bf16, W=2: shard 3 against shard 2")

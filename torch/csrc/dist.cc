@@ -287,8 +287,14 @@ ts_err ts_dist_all_reduce(ts_pg pg, const ts_tensor* ts, int n, int op) {
   }
   at::NoGradGuard no_grad;
   for (auto& g : flatten(tensors)) {
+    // Gloo sums no bf16 in 1.13 and f16 only in its own arithmetic: the CPU
+    // sums half-width buffers in float32 and rounds once (NCCL sums them itself)
+    const bool widen = !cuda && (g.buffer.scalar_type() == at::kBFloat16 || g.buffer.scalar_type() == at::kHalf);
+    const auto type = g.buffer.scalar_type();
+    if (widen) g.buffer = g.buffer.to(at::kFloat);
     std::vector<at::Tensor> one{g.buffer};
     run(pg, cuda, "all_reduce", [&](auto& b) { return b.allreduce(one, opts); });
+    if (widen) g.buffer = g.buffer.to(type);
     unflatten(g, tensors);
   }
 #else
