@@ -166,7 +166,7 @@ func TestDistChild(t *testing.T) {
 		}
 		// bf16 and f16, which Gloo does not sum in every version
 		for _, dt := range []DType{BFloat16, Float16} {
-			h := FromFloat32([]float32{1.5, -2, 0.25}).MulScalar(r + 1).To(CPU, dt)
+			h := FromFloat32([]float32{1.5, -2, 0.25}).MulScalar(r+1).To(CPU, dt)
 			if err := pg.AllReduce([]*Tensor{h}, ReduceSum); err != nil {
 				t.Fatalf("all-reduce sum %v: %v", dt, err)
 			}
