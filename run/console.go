@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"troupe/ckpt"
 	"troupe/internal/metrics"
 	"troupe/rollout"
 )
@@ -86,23 +87,43 @@ func rolloutProgress(out io.Writer, step, steps int) func(rollout.RolloutProgres
 	}
 }
 
-// evalSummary is the run's held-out accuracy at its first and last
-// evaluation ("" without two evaluations).
-func evalSummary(jsonl string) string {
+// evalSummary is the run's held-out accuracy and mean reward at its first
+// and last evaluation, and its best accuracy where an earlier evaluation
+// beat the last — with that step's checkpoint under ckptRoot when it was
+// kept ("" without two evaluations).
+func evalSummary(jsonl, ckptRoot string) string {
 	recs, err := metrics.ReadJSONL(jsonl)
 	if err != nil {
 		return ""
 	}
 	var steps []int
-	var acc []float64
+	var acc, reward []float64
 	for _, r := range recs {
 		if v, ok := r.Values["eval/accuracy"]; ok {
-			steps, acc = append(steps, r.Step), append(acc, v)
+			steps, acc, reward = append(steps, r.Step), append(acc, v), append(reward, r.Values["eval/mean_reward"])
 		}
 	}
 	if len(acc) < 2 {
 		return ""
 	}
 	n := len(acc) - 1
-	return fmt.Sprintf("held-out accuracy: %.3f after step %d → %.3f after step %d (%+.1f points)", acc[0], steps[0], acc[n], steps[n], 100*(acc[n]-acc[0]))
+	line := fmt.Sprintf("held-out accuracy: %.3f after step %d → %.3f after step %d (%+.1f points); mean reward %.3f → %.3f",
+		acc[0], steps[0], acc[n], steps[n], 100*(acc[n]-acc[0]), reward[0], reward[n])
+	best := n
+	for i := 1; i < n; i++ {
+		if acc[i] > acc[best] {
+			best = i
+		}
+	}
+	if best == n {
+		return line
+	}
+	line += fmt.Sprintf("\nbest held-out accuracy: %.3f after step %d", acc[best], steps[best])
+	kept, _ := ckpt.List(ckptRoot)
+	for _, e := range kept {
+		if e.Step == steps[best] {
+			return line + "; its checkpoint: " + e.Dir
+		}
+	}
+	return line + " (its checkpoint was not kept: checkpoint.every and checkpoint.keep say which are)"
 }

@@ -329,7 +329,7 @@ func finish(out io.Writer, t *team) error {
 		}
 	}
 	jsonl := filepath.Join(cfg.Run.OutputDir, "metrics.jsonl")
-	if line := evalSummary(jsonl); line != "" {
+	if line := evalSummary(jsonl, filepath.Join(cfg.Run.OutputDir, "checkpoints")); line != "" {
 		fmt.Fprintln(out, line)
 	}
 	png := filepath.Join(cfg.Run.OutputDir, "metrics.png")
