@@ -172,13 +172,7 @@ func Export(dst string, m *model.Model, tokenizerDir string, opt ExportOptions) 
 
 	dst = filepath.Clean(dst)
 	parent, base := filepath.Dir(dst), filepath.Base(dst)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return fmt.Errorf("ckpt: export: %w", err)
-	}
-	if err := recoverExport(parent, base); err != nil {
-		return err
-	}
-	if err := checkReplaceable(dst); err != nil {
+	if err := readyToReplace(dst); err != nil {
 		return err
 	}
 	tmp, err := os.MkdirTemp(parent, exportTmpPrefix+base+"-")
@@ -215,6 +209,15 @@ func Export(dst string, m *model.Model, tokenizerDir string, opt ExportOptions) 
 // and installs them only once every one is written.
 func Install(staged, dst string) error {
 	dst = filepath.Clean(dst)
+	if err := readyToReplace(dst); err != nil {
+		return err
+	}
+	return swapDir(filepath.Dir(dst), staged, dst, exportOldPrefix+filepath.Base(dst)+"-")
+}
+
+// readyToReplace makes dst's parent, finishes or undoes an export into dst
+// that a crash interrupted, and refuses a dst that is not an export.
+func readyToReplace(dst string) error {
 	parent, base := filepath.Dir(dst), filepath.Base(dst)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return fmt.Errorf("ckpt: export: %w", err)
@@ -222,10 +225,7 @@ func Install(staged, dst string) error {
 	if err := recoverExport(parent, base); err != nil {
 		return err
 	}
-	if err := checkReplaceable(dst); err != nil {
-		return err
-	}
-	return swapDir(parent, staged, dst, exportOldPrefix+base+"-")
+	return checkReplaceable(dst)
 }
 
 // generationJSON renders generation_config.json.
