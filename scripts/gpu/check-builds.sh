@@ -44,6 +44,14 @@ mkdir -p "$cache"
 
 say() { echo "check-builds: $*"; }
 
+# one run at a time per cache: two `make test`s at once would otherwise
+# rebuild the same header trees under each other
+exec 9>"$cache/.lock"
+if ! flock -n 9; then
+  say "another check-builds is using $cache; waiting for it"
+  flock 9
+fi
+
 # apt state of its own, so the machine's sources and lists are untouched
 apt_dir=$(mktemp -d)
 trap 'rm -rf "$apt_dir"' EXIT
