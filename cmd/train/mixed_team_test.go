@@ -100,58 +100,64 @@ func TestMixedTeamTrainsResumesAndExports(t *testing.T) {
 
 	// both exports load back: in troupe with the checkpoint's logits, in
 	// transformers as their architecture with the same logits
-	seq := []int{1, 5, 9, 200, 13, 40}
-	py, pyErr := pyref.Find()
-	if pyErr != nil && pyref.Required() {
-		t.Fatalf("%s=1 but: %v", pyref.RequiredEnv, pyErr)
-	}
 	for m, class := range map[string]string{"solver": "Qwen3ForCausalLM", "verifier": "LlamaForCausalLM"} {
-		export := filepath.Join(runA, "export", m)
-		ours := logitsOf(t, export, seq)
-		if ck := logitsOf(t, filepath.Join(runA, "checkpoints", ckpt.DirName(4), "models", m), seq); !equalFloats(ours, ck) {
-			t.Fatalf("%s: the export's logits differ from the checkpoint's", m)
-		}
-		if pyErr != nil {
-			t.Logf("transformers check of the %s export skipped: %v", m, pyErr)
-			continue
-		}
-		ids := filepath.Join(t.TempDir(), "ids.json")
-		js, _ := json.Marshal([][]int{seq})
-		if err := os.WriteFile(ids, js, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(py, pyref.Script(t, "scripts/model/llama_reference.py"), "check-export", export, ids)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		stdout, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("transformers on the %s export: %v\n%s", m, err, stderr.String())
-		}
-		var got struct {
-			Class  string
-			Logits [][][]float64
-		}
-		if err := json.Unmarshal(stdout, &got); err != nil {
-			t.Fatalf("check-export printed %q: %v", stdout, err)
-		}
-		if got.Class != class || len(got.Logits) != 1 || len(got.Logits[0]) != len(seq) {
-			t.Fatalf("%s: transformers loads %s with %d rows, want %s", m, got.Class, len(got.Logits), class)
-		}
-		worst := 0.0
-		vocab := len(ours) / len(seq)
-		for p, row := range got.Logits[0] {
-			if len(row) != vocab {
-				t.Fatalf("%s: transformers' vocabulary %d, troupe's %d", m, len(row), vocab)
-			}
-			for v, x := range row {
-				worst = math.Max(worst, math.Abs(x-float64(ours[p*vocab+v])))
-			}
-		}
-		if worst > 1e-4 {
-			t.Fatalf("%s: transformers' logits of the export differ from troupe's by %.3g (> 1e-4)", m, worst)
-		}
-		t.Logf("%s export: transformers loads %s, logits within %.2g of troupe's", m, got.Class, worst)
+		checkExportInTransformers(t, filepath.Join(runA, "export", m), filepath.Join(runA, "checkpoints", ckpt.DirName(4), "models", m), class)
 	}
+}
+
+// checkExportInTransformers loads an export with transformers (as class,
+// when not "") and compares its logits with troupe's of the checkpoint it
+// came from.
+func checkExportInTransformers(t *testing.T, export, checkpoint, class string) {
+	t.Helper()
+	seq := []int{1, 5, 9, 200, 13, 40}
+	ours := logitsOf(t, export, seq)
+	if !equalFloats(ours, logitsOf(t, checkpoint, seq)) {
+		t.Fatalf("%s: the export's logits differ from the checkpoint's", export)
+	}
+	py, err := pyref.Find()
+	if err != nil {
+		if pyref.Required() {
+			t.Fatalf("%s=1 but: %v", pyref.RequiredEnv, err)
+		}
+		t.Logf("transformers check of %s skipped: %v", export, err)
+		return
+	}
+	ids := filepath.Join(t.TempDir(), "ids.json")
+	js, _ := json.Marshal([][]int{seq})
+	if err := os.WriteFile(ids, js, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, pyref.Script(t, "scripts/model/llama_reference.py"), "check-export", export, ids)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("transformers on %s: %v\n%s", export, err, stderr.String())
+	}
+	var got struct {
+		Class  string
+		Logits [][][]float64
+	}
+	if err := json.Unmarshal(stdout, &got); err != nil || len(got.Logits) != 1 || len(got.Logits[0]) != len(seq) {
+		t.Fatalf("check-export printed %q: %v", stdout, err)
+	}
+	if class != "" && got.Class != class {
+		t.Fatalf("%s: transformers loads it as %s, want %s", export, got.Class, class)
+	}
+	worst, vocab := 0.0, len(ours)/len(seq)
+	for p, row := range got.Logits[0] {
+		if len(row) != vocab {
+			t.Fatalf("transformers' vocabulary %d, troupe's %d", len(row), vocab)
+		}
+		for v, x := range row {
+			worst = math.Max(worst, math.Abs(x-float64(ours[p*vocab+v])))
+		}
+	}
+	if worst > 1e-4 {
+		t.Fatalf("transformers' logits of %s differ from troupe's by %.3g (> 1e-4)", export, worst)
+	}
+	t.Logf("%s: transformers loads %s, logits within %.2g of troupe's", export, got.Class, worst)
 }
 
 func equalFloats(a, b []float32) bool {
