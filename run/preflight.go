@@ -38,9 +38,13 @@ func newTeam(cfg *config.Config, dp *dataParallel) *team {
 }
 
 // preflight runs the weight-free checks of a fresh run of cfg (train
-// check); its team holds no model and is dropped.
-func preflight(cfg *config.Config) error {
+// check); its team holds no model and is dropped. offNode: this machine
+// sees no CUDA device, so the CUDA devices cfg names are not checked (a
+// config vetted on a login node before the job is queued); everything
+// else is.
+func preflight(cfg *config.Config, offNode bool) error {
 	t := newTeam(cfg, nil)
+	t.offNode = offNode
 	if err := t.prepare(true, ""); err != nil {
 		return err
 	}
@@ -76,7 +80,11 @@ func (t *team) prepare(withTrainers bool, from string) error {
 		}
 	}
 	for _, tr := range t.trained {
-		if _, err := loadOptions(tr.Model); err != nil {
+		options := loadOptions
+		if t.offNode {
+			options = parseOptions
+		}
+		if _, err := options(tr.Model); err != nil {
 			return fmt.Errorf("models.%s: %w", tr.Source, err)
 		}
 		weights, tokPath, what := tr.Model.Path, tr.Model.Tokenizer, "models."+tr.Source

@@ -25,7 +25,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
-GO=${GO:-go}
+GO=${GO:-scripts/go/go}
 began=$(date +%s)
 t0=${MAKE_TEST_T0:-$began}
 times=("setup, shim and vet $((began - t0)) s")

@@ -268,6 +268,8 @@ ts_err ts_op_profile_stop(char** table);
 /* ---- runtime.cc ---- */
 ts_err ts_version(int* major, int* minor, int* patch);
 ts_err ts_shim_path(const char** out); /* file the shim was loaded from; static storage, do not free */
+/* 0 for a CPU-only shim; for a CUDA build the CUDA runtime version it was compiled against (12040 = 12.4) */
+ts_err ts_build_cuda(int* cuda_runtime);
 ts_err ts_set_num_threads(int n);
 /* glibc's allocator: keep up to trim_bytes of freed memory instead of returning it to the system,
  * and serve blocks below mmap_bytes from the heap; *ok = 0 where the C library is not glibc */
