@@ -66,6 +66,7 @@ else
 fi
 
 t=$(date +%s)
+export TROUPE_SETUP_REQUIRED=1 # what setup fetched (fixtures, the cached Go) must be there
 echo "TROUPE_SANDBOX_REQUIRED=1 $GO test -timeout 45m ./..."
 TROUPE_SANDBOX_REQUIRED=1 "$GO" test -timeout 45m ./...
 rc=$?
