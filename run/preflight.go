@@ -54,7 +54,14 @@ func preflight(cfg *config.Config, offNode bool) error {
 
 // taskIterator is the order in which the run draws its training tasks.
 func (t *team) taskIterator() (*rollout.TaskIterator, error) {
-	return rollout.NewTaskIterator(t.train, rollout.DeriveSeed(t.cfg.Run.Seed, seedData), t.cfg.Batch.Shuffle)
+	var src rollout.TaskSource = t.train
+	if n := t.cfg.Batch.EpochTasks; n > 0 { // an epoch replays the split's first n tasks
+		var err error
+		if src, err = rollout.FirstTasks(src, n); err != nil {
+			return nil, err
+		}
+	}
+	return rollout.NewTaskIterator(src, rollout.DeriveSeed(t.cfg.Run.Seed, seedData), t.cfg.Batch.Shuffle)
 }
 
 // prepare does everything before the weights: withTrainers and from as

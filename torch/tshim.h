@@ -186,8 +186,11 @@ ts_err ts_clip_grad_norm(const ts_tensor* params, int n, double max_norm, double
 
 /* ---- optim.cc: AdamW (decoupled weight decay) with parameter groups ----
  * group[i] names the group of params[i]; lr/beta1/beta2/eps/weight_decay are per group.
- * master_f32 != 0 keeps a float32 master copy of every non-f32 parameter: the update runs on the
- * master and is copied back rounded, so bf16 weights accumulate small updates correctly. */
+ * master_f32 is the state mode: 0 float32 moments, a non-f32 parameter updated through a float32
+ * copy; 1 the same and a float32 master copy of every non-f32 parameter that the update runs on
+ * and copies back rounded, so bf16 weights accumulate small updates correctly; 2 no master and
+ * moments in each parameter's dtype, every operation rounded to it (torch.optim.AdamW on bf16
+ * parameters). */
 ts_err ts_adamw_new(const ts_tensor* params, int n, const int* group, int ngroups, const double* lr,
                     const double* beta1, const double* beta2, const double* eps, const double* weight_decay,
                     int master_f32, ts_adamw* out);
