@@ -50,7 +50,7 @@ if [ -f build-pyref/libtshim.so ]; then
   done
   mkdir -p "$out/node/bin"
   ln -s "$root/build-pyref" "$out/node/build-gpu"
-  if PATH=$nogo PYTHON="$py" GPU_BUILD=build-pyref TRAIN_OUT="$out/node/bin/train" TSHIM_STRICT=1 GLOO_INCLUDE=/usr/include \
+  if PATH=$nogo TROUPE_GO_DIR=$out/no-go-cache PYTHON="$py" GPU_BUILD=build-pyref TRAIN_OUT="$out/node/bin/train" TSHIM_STRICT=1 GLOO_INCLUDE=/usr/include \
     bash scripts/gpu/make-gpu.sh >"$out/make-gpu.log" 2>&1 &&
     grep -q 'no Go here: using the binary scripts/gpu/prepare.sh built' "$out/make-gpu.log" &&
     env -u LD_LIBRARY_PATH "$out/node/bin/train" version >"$out/version.log" 2>&1 &&
