@@ -104,7 +104,9 @@ func latexEnvironments(boxed bool) string {
 	return s
 }
 
-// plainExpression is a number or an expression of digits and operators.
+// plainPatterns are a number, or an expression of digits and operators,
+// each after a space, "=" or the start: either one, the expression alone,
+// the number alone.
 func plainPatterns() (exprOrNumber, exprAnchored, numberAnchored string) {
 	number := `(?<!\d)(?:` +
 		`(?<integer1>-?[1-9]\d{0,2}(?:[ ,]\d{3})+)(?<decimal1>\.\d+)?|` + // 1,234.56 or 1 234.56
@@ -223,7 +225,9 @@ func findAll(patterns []verifierPattern, runes []rune, deadline time.Time) ([]ve
 		if left <= 0 {
 			return nil, errParseTime
 		}
-		re := *p.re // a copy with this text's time limit; the compiled program is shared
+		// a copy with this text's time limit: it shares the compiled program
+		// and starts its own cache of matchers (the original never runs)
+		re := *p.re
 		re.MatchTimeout = left
 		m, err := re.FindRunesMatch(runes)
 		for ; m != nil && err == nil; m, err = re.FindNextMatch(m) {

@@ -131,3 +131,19 @@ func BenchmarkVerifierLongResponse(b *testing.B) {
 		}
 	}
 }
+
+// Reading is bounded: an answer nested past maxReadDepth levels is one
+// leaf, its text, and is not taken apart level by level.
+func TestVerifierReadingDepth(t *testing.T) {
+	shallow := strings.Repeat("(", 3) + "7" + strings.Repeat(")", 3)
+	if v := readLatex(shallow); v == nil || v.text != "7" {
+		t.Fatalf("%s read as %+v, want 7", shallow, v)
+	}
+	deep := strings.Repeat("(", 5000) + "7" + strings.Repeat(")", 5000)
+	if v := readLatex(deep); v == nil || v.kind != leafValue || len(v.text) < 5000 {
+		t.Errorf("5000 levels read as %+v, want one leaf holding the nested text", v)
+	}
+	if VerifierEqual(`\boxed{`+deep+`}`, "7") {
+		t.Error("5000 levels graded equal to 7")
+	}
+}

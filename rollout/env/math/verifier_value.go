@@ -160,23 +160,35 @@ var (
 	assignee        = regexp.MustCompile(`^(?:[a-zA-Z]|\\[a-zA-Z]+)(?:_\{?[a-zA-Z0-9]+\}?)?(?:\([a-zA-Z, ]*\))?$`)
 )
 
+// Bounds of the reading: an answer nested deeper, or longer, is read as
+// one leaf (its text), so that reading costs at most linear time per level.
+const (
+	maxReadDepth = 16
+	maxReadLen   = 4096
+)
+
 // readLatex reads a normalised LaTeX answer; nil when it does not read.
-func readLatex(s string) *mathValue {
+func readLatex(s string) *mathValue { return readLatexAt(s, 0) }
+
+func readLatexAt(s string, depth int) *mathValue {
 	s = strings.TrimSpace(s)
 	if s == "" || !balanced(s) || trailingOp.MatchString(s) || strings.ContainsAny(s, "?") {
 		return nil
 	}
+	if depth > maxReadDepth || len(s) > maxReadLen {
+		return leaf(s)
+	}
 	if parts := splitTop(s, "="); len(parts) > 1 {
-		return equation(parts)
+		return equation(parts, depth)
 	}
 	if parts := splitTopCommand(s, `\in`); len(parts) == 2 {
-		return equation(parts)
+		return equation(parts, depth)
 	}
-	if r := inequality(s); r != nil {
+	if r := inequality(s, depth); r != nil {
 		return r
 	}
 	if strings.HasSuffix(s, `\%`) {
-		v := readLatex(strings.TrimSuffix(s, `\%`))
+		v := readLatexAt(strings.TrimSuffix(s, `\%`), depth+1)
 		if v == nil {
 			return nil
 		}
@@ -186,7 +198,7 @@ func readLatex(s string) *mathValue {
 		return leaf(strings.ReplaceAll(strings.ReplaceAll(s, " ", ""), ",", ""))
 	}
 	if inner, ok := enclosed(s, `\{`, `\}`); ok {
-		return elements(setValue, splitTop(inner, ","))
+		return elements(setValue, splitTop(inner, ","), depth)
 	}
 	for _, b := range [][2]string{{"(", ")"}, {"[", "]"}, {"[", ")"}, {"(", "]"}} {
 		inner, ok := enclosed(s, b[0], b[1])
@@ -196,19 +208,19 @@ func readLatex(s string) *mathValue {
 		items := splitTop(inner, ",")
 		switch {
 		case len(items) == 1 && b == [2]string{"(", ")"}:
-			return readLatex(inner)
+			return readLatexAt(inner, depth+1)
 		case len(items) == 2:
-			v := elements(intervalValue, items)
+			v := elements(intervalValue, items, depth)
 			if v != nil {
 				v.leftOpen, v.rightOpen = b[0] == "(", b[1] == ")"
 			}
 			return v
 		case len(items) > 2:
-			return elements(tupleValue, items)
+			return elements(tupleValue, items, depth)
 		}
 	}
 	if items := splitTop(s, ","); len(items) > 1 {
-		return elements(setValue, items)
+		return elements(setValue, items, depth)
 	}
 	return leaf(s)
 }
@@ -225,13 +237,13 @@ var inequalityOps = []struct {
 	{"<", "<", false}, {">", "<", true},
 }
 
-func inequality(s string) *mathValue {
+func inequality(s string, depth int) *mathValue {
 	for _, o := range inequalityOps {
 		parts := splitTopCommand(s, o.op)
 		if len(parts) != 2 || parts[0] == "" || parts[1] == "" {
 			continue
 		}
-		l, r := readLatex(parts[0]), readLatex(parts[1])
+		l, r := readLatexAt(parts[0], depth+1), readLatexAt(parts[1], depth+1)
 		if l == nil || r == nil || l.kind != leafValue || r.kind != leafValue {
 			return nil
 		}
@@ -243,10 +255,10 @@ func inequality(s string) *mathValue {
 	return nil
 }
 
-func equation(parts []string) *mathValue {
+func equation(parts []string, depth int) *mathValue {
 	v := &mathValue{kind: equationValue}
 	for _, p := range parts {
-		side := readLatex(p)
+		side := readLatexAt(p, depth+1)
 		if side == nil {
 			return nil
 		}
@@ -256,10 +268,10 @@ func equation(parts []string) *mathValue {
 	return v
 }
 
-func elements(kind valueKind, items []string) *mathValue {
+func elements(kind valueKind, items []string, depth int) *mathValue {
 	v := &mathValue{kind: kind}
 	for _, it := range items {
-		e := readLatex(it)
+		e := readLatexAt(it, depth+1)
 		if e == nil {
 			return nil
 		}
