@@ -74,7 +74,9 @@ func (h *fakeHub) repoFiles(repo string) (map[string][]byte, error) {
 	return files, err
 }
 
-func lfs(path string) bool { return strings.HasSuffix(path, ".parquet") || strings.HasSuffix(path, ".gz") }
+func lfs(path string) bool {
+	return strings.HasSuffix(path, ".parquet") || strings.HasSuffix(path, ".gz")
+}
 
 func (h *fakeHub) serve(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
