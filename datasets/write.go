@@ -159,10 +159,14 @@ func Write(ctx context.Context, name string, o Options) ([]string, error) {
 	if err != nil && !o.Force {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(o.Out, "data"), 0o755); err != nil {
+	dataDir := filepath.Join(o.Out, "data")
+	if _, err := os.Stat(dataDir); errors.Is(err, os.ErrNotExist) {
+		defer os.Remove(dataDir) // removes it only if nothing was written there
+	}
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("data %s: --out %s: %v", set.Name, o.Out, err)
 	}
-	if j.scratch, err = os.MkdirTemp(filepath.Join(o.Out, "data"), ".train-data-"+set.Name+"-"); err != nil {
+	if j.scratch, err = os.MkdirTemp(dataDir, ".train-data-"+set.Name+"-"); err != nil {
 		return nil, fmt.Errorf("data %s: %v", set.Name, err)
 	}
 	defer os.RemoveAll(j.scratch)
@@ -185,6 +189,9 @@ func Write(ctx context.Context, name string, o Options) ([]string, error) {
 // write makes one output.
 func (j *job) write(out Output) (OutputRecord, error) {
 	final := filepath.Join(j.o.Out, filepath.FromSlash(out.Path))
+	if _, err := os.Stat(filepath.Dir(final)); errors.Is(err, os.ErrNotExist) {
+		defer os.Remove(filepath.Dir(final)) // only if the output failed: it is empty then
+	}
 	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
 		return OutputRecord{}, err
 	}

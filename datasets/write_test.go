@@ -431,9 +431,13 @@ func TestUnreachable(t *testing.T) {
 	}
 	addr := "http://" + l.Addr().String()
 	l.Close() // nothing listens there now
-	_, err = datasets.Write(context.Background(), "drmas-math", datasets.Options{Out: t.TempDir(), Endpoint: addr})
+	out := t.TempDir()
+	_, err = datasets.Write(context.Background(), "drmas-math", datasets.Options{Out: out, Endpoint: addr})
 	if err == nil {
 		t.Fatal("no error")
+	}
+	if left, _ := os.ReadDir(out); len(left) != 0 {
+		t.Errorf("--out holds %v after a run that wrote nothing", left)
 	}
 	msg := err.Error()
 	for _, want := range []string{"cannot reach " + addr, "aaabiao/dapo_filter", "MathArena/aime_2025", "DIR/OWNER/NAME", "bin/train data drmas-math --from DIR"} {
