@@ -5,15 +5,21 @@
 // paths the config reads (data/... relative to DIR), so that the config's
 // own dataset readers accept them as they stand.
 //
-// Files: catalog.go (the names, their outputs and sources, and the command
-// that writes a given path), write.go (a run: refusing to replace, scratch
-// space, atomic outputs, the manifest), hub.go (the Hub's API and downloads,
-// checked against the checksums it publishes), local.go (the same from a
-// directory of repositories downloaded by hand), splits.go (which files of
-// a repository hold a split), records.go (reading Parquet, JSONL and JSON
-// records, column order kept), python.go (Python's str() and strip() of the
-// values the reference scripts convert), one file per family of sources
-// (drmasmath.go, pettingllms.go, searchr1.go, jsonlsets.go).
+// Files:
+//
+//	doc.go          this overview
+//	catalog.go      the names, their outputs and sources; CommandFor, the command that writes a path
+//	write.go        a run: keeping what exists, scratch space, atomic outputs, the manifest
+//	hub.go          the Hub's API and downloads, checked against the checksums it publishes
+//	local.go        the same from repositories downloaded by hand (--from)
+//	progress.go     the progress lines of downloads
+//	splits.go       which files of a repository hold a split
+//	records.go      reading Parquet, JSONL and JSON records, column order kept
+//	python.go       Python's str(), repr(), strip() and splitlines() of source values
+//	drmasmath.go    drmas-math: Dr. MAS's drmas_math.py
+//	pettingllms.go  atgrpo-math: PettingLLMs' load_math.py
+//	searchr1.go     drmas-search: Search-R1's files, Dr. MAS's sample, the wiki-18 corpus
+//	jsonlsets.go    atgrpo-code, magrpo-writing, magrpo-coding: MBPP, TLDR, HumanEval as JSONL
 //
 // What it is: a converter that reproduces what the reference projects'
 // preprocessing scripts write (Dr. MAS's drmas_math.py, PettingLLMs'
@@ -22,5 +28,6 @@
 // file's header names. What it is not: a general Hugging Face datasets
 // client (no dataset scripts, no README `configs:` metadata: the split's
 // files are found by the Hub's file-name conventions), nor anything a run
-// calls: runs read local files only.
+// calls: runs read local files only (config calls CommandFor to name the
+// command in its "file not found").
 package datasets
