@@ -47,7 +47,12 @@ with Git LFS) and pass --from DIR.
 The names (bin/train data list prints them):
 
 ` + names.String(),
-		Args: cobra.ExactArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("data: name one dataset, got %d (bin/train data list names them)", len(args))
+			}
+			return nil
+		},
 		RunE: c.run,
 	}
 	f := cmd.Flags()
