@@ -90,7 +90,7 @@ func (c *dataCmd) run(cmd *cobra.Command, args []string) error {
 	out := cmd.OutOrStdout()
 	switch {
 	case len(written) > 0:
-		fmt.Fprintf(out, "data %s: wrote %s under %s (sources: %s)\n", args[0], strings.Join(written, ", "), c.o.Out,
+		fmt.Fprintf(out, "data %s: wrote %s under %s; where each came from: %s\n", args[0], strings.Join(written, ", "), c.o.Out,
 			filepath.Join(c.o.Out, "data", args[0]+".manifest.json"))
 	default:
 		fmt.Fprintf(out, "data %s: nothing written\n", args[0])
