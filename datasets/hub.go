@@ -163,21 +163,55 @@ func (h *hub) open(ctx context.Context, s *snapshot, f repoFile) (*checkedReader
 		segs[i] = url.PathEscape(segs[i])
 	}
 	u := fmt.Sprintf("%s/datasets/%s/resolve/%s/%s", h.endpoint, s.Repo, url.PathEscape(s.Commit), strings.Join(segs, "/"))
+	ctx, cancel := context.WithCancelCause(ctx)
+	timer := time.AfterFunc(stallTimeout, func() { cancel(errStalled) })
 	resp, err := h.get(ctx, u)
 	if err != nil {
+		timer.Stop()
+		cancel(nil)
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()
+		timer.Stop()
+		cancel(nil)
 		return nil, h.refusal(resp, "file "+f.Path+" of dataset", s.Repo, s.Revision)
 	}
-	return newCheckedReader(resp.Body, s.Repo+"/"+f.Path, f, h.progress), nil
+	body := &stallGuard{body: resp.Body, timer: timer, cancel: cancel}
+	return newCheckedReader(body, s.Repo+"/"+f.Path, f, h.progress), nil
 }
 
+// unreachable: the request itself failed (no route, no such host, refused,
+// TLS), not a download cut short or a refusal.
 func (h *hub) unreachable(err error) bool {
-	var ne net.Error
 	var ue *url.Error
-	return errors.As(err, &ne) || (errors.As(err, &ue) && !errors.Is(err, context.Canceled))
+	return errors.As(err, &ue) && !errors.Is(err, context.Canceled) && !errors.Is(err, errStalled)
+}
+
+// stallTimeout is how long a download may go without a byte before it is
+// abandoned (a variable for the tests).
+var stallTimeout = 2 * time.Minute
+
+var errStalled = errors.New("the download stalled (no data for 2 minutes); run the command again")
+
+// stallGuard cancels a request, with errStalled as the cause its reads
+// return, when its body goes stallTimeout without a byte.
+type stallGuard struct {
+	body   io.ReadCloser
+	timer  *time.Timer
+	cancel context.CancelCauseFunc
+}
+
+func (g *stallGuard) Read(b []byte) (int, error) {
+	n, err := g.body.Read(b)
+	g.timer.Reset(stallTimeout)
+	return n, err
+}
+
+func (g *stallGuard) Close() error {
+	g.timer.Stop()
+	g.cancel(nil)
+	return g.body.Close()
 }
 
 // checkedReader reads a file while hashing it; at the end it compares the
