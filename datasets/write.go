@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -130,6 +131,9 @@ func Write(ctx context.Context, name string, o Options) ([]string, error) {
 		}
 		j.src = newHub(endpoint, token, o.Client, p)
 	}
+	if err := set.checkOptions(o); err != nil {
+		return nil, err
+	}
 	if len(set.Outputs) == 0 {
 		p.line("%s: nothing to download: %s", set.Name, set.Note)
 		return nil, nil
@@ -184,6 +188,31 @@ func Write(ctx context.Context, name string, o Options) ([]string, error) {
 		}
 	}
 	return written, nil
+}
+
+// checkOptions refuses options that do not apply to the set: --corpus
+// where it has no optional output, a --revision of a repository it does
+// not read.
+func (s *Set) checkOptions(o Options) error {
+	var repos []string
+	corpus := false
+	for _, out := range s.Outputs {
+		corpus = corpus || out.Optional
+		for _, r := range out.Sources {
+			if !slices.Contains(repos, r) {
+				repos = append(repos, r)
+			}
+		}
+	}
+	if o.Corpus && !corpus {
+		return fmt.Errorf("data %s: --corpus: %s has no corpus (drmas-search has: bin/train data drmas-search --corpus)", s.Name, s.Name)
+	}
+	for _, repo := range slices.Sorted(maps.Keys(o.Revisions)) {
+		if repo != "" && !slices.Contains(repos, repo) {
+			return fmt.Errorf("data %s: --revision %s=%s: %s does not read %s; its repositories are %s", s.Name, repo, o.Revisions[repo], s.Name, repo, strings.Join(repos, ", "))
+		}
+	}
+	return nil
 }
 
 // write makes one output.

@@ -314,7 +314,7 @@ func TestChecksumMismatchRefused(t *testing.T) {
 				h.wrong[c.file] = strings.Repeat("0", 64)
 			}
 			out := t.TempDir()
-			_, err := datasets.Write(context.Background(), c.name, datasets.Options{Out: out, Endpoint: h.URL, Corpus: true})
+			_, err := datasets.Write(context.Background(), c.name, datasets.Options{Out: out, Endpoint: h.URL, Corpus: c.name == "drmas-search"})
 			if err == nil || !strings.Contains(err.Error(), "does not match") || !strings.Contains(err.Error(), filepath.Base(c.file)) {
 				t.Fatalf("err = %v, want the mismatch named", err)
 			}
@@ -498,6 +498,24 @@ func TestDAPOPromptOfTwoMessagesRefused(t *testing.T) {
 	_, err := datasets.Write(context.Background(), "drmas-math", datasets.Options{Out: t.TempDir(), From: dir})
 	if err == nil || !strings.Contains(err.Error(), "row 0: prompt holds 2 messages") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// Options that do not apply to the set are refused before anything is
+// fetched: --corpus without a corpus, a --revision of another repository.
+func TestOptionsThatDoNotApply(t *testing.T) {
+	h := newFakeHub(t)
+	_, err := datasets.Write(context.Background(), "drmas-math", datasets.Options{Out: t.TempDir(), Endpoint: h.URL, Corpus: true})
+	if err == nil || !strings.Contains(err.Error(), "--corpus: drmas-math has no corpus") {
+		t.Errorf("--corpus: %v", err)
+	}
+	_, err = datasets.Write(context.Background(), "magrpo-coding", datasets.Options{Out: t.TempDir(), Endpoint: h.URL,
+		Revisions: map[string]string{"openai/openai_humaneva": "main"}})
+	if err == nil || !strings.Contains(err.Error(), "magrpo-coding does not read openai/openai_humaneva; its repositories are openai/openai_humaneval") {
+		t.Errorf("--revision of another repository: %v", err)
+	}
+	if len(h.asked()) != 0 {
+		t.Errorf("the Hub was asked %v", h.asked())
 	}
 }
 
