@@ -10,7 +10,9 @@ package datasets
 // checksum it was checked against, and the output's rows and sha256.
 //
 // What it is not: resumable inside a file. An interrupted download starts
-// again; outputs already written are kept by the next run.
+// again; outputs already written are kept by the next run. A process killed
+// outright (SIGKILL) can leave its scratch directory,
+// data/.train-data-NAME-*, behind; nothing reads it, and it can be removed.
 
 import (
 	"context"
