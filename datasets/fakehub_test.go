@@ -101,10 +101,11 @@ func (h *fakeHub) serve(w http.ResponseWriter, r *http.Request) {
 	http.NotFound(w, r)
 }
 
-// revision answers /api/datasets/OWNER/NAME/revision/REV?blobs=true.
+// revision answers /api/datasets/OWNER/NAME/revision/REV?blobs=True (as
+// huggingface_hub asks it).
 func (h *fakeHub) revision(w http.ResponseWriter, r *http.Request, rest string) {
 	parts := strings.SplitN(rest, "/", 4)
-	if len(parts) != 4 || parts[2] != "revision" || r.URL.Query().Get("blobs") != "true" {
+	if len(parts) != 4 || parts[2] != "revision" || r.URL.Query().Get("blobs") != "True" {
 		http.NotFound(w, r)
 		return
 	}

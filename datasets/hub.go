@@ -5,7 +5,7 @@ package datasets
 // checked against the checksum the API publishes for it (an LFS file's
 // sha256, else the git blob id of a file stored in git).
 //
-// The API: GET {endpoint}/api/datasets/{repo}/revision/{revision}?blobs=true
+// The API: GET {endpoint}/api/datasets/{repo}/revision/{revision}?blobs=True
 // answers {"sha": commit, "siblings": [{"rfilename", "size", "blobId",
 // "lfs": {"sha256", "size"}}]}; a file is
 // {endpoint}/datasets/{repo}/resolve/{commit}/{path}. HF_ENDPOINT and
@@ -114,7 +114,7 @@ func (h *hub) refusal(resp *http.Response, what, repo, revision string) error {
 }
 
 func (h *hub) snapshot(ctx context.Context, repo, revision string) (*snapshot, error) {
-	u := fmt.Sprintf("%s/api/datasets/%s/revision/%s?blobs=true", h.endpoint, repo, url.PathEscape(revision))
+	u := fmt.Sprintf("%s/api/datasets/%s/revision/%s?blobs=True", h.endpoint, repo, url.PathEscape(revision))
 	resp, err := h.get(ctx, u)
 	if err != nil {
 		return nil, err
