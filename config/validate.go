@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"troupe/advantage"
+	"troupe/datasets"
 	"troupe/internal/kind"
 	"troupe/optim"
 	"troupe/rollout"
@@ -290,7 +291,9 @@ func (c *Config) agentNames() []string {
 }
 
 // validateEnv checks the named environment's options with the checks it
-// registered, and that the files they name exist.
+// registered, and that the files they name exist: every missing one is
+// named at once, with the `bin/train data` command that writes it when it
+// is a shipped config's dataset.
 func (c *Config) validateEnv() error {
 	spec, err := rollout.EnvironmentOf(c.Env.Name)
 	if err != nil {
@@ -307,14 +310,28 @@ func (c *Config) validateEnv() error {
 		return nil
 	}
 	files := spec.Files(opts)
+	var missing, writers []string
 	for _, key := range slices.Sorted(maps.Keys(files)) {
 		if p := files[key]; p != "" {
 			if _, err := os.Stat(p); err != nil {
-				return fmt.Errorf("%s: file %q not found", key, p)
+				missing = append(missing, fmt.Sprintf("%s: file %q not found", key, p))
+				if cmd, ok := datasets.CommandFor(p); ok && !slices.Contains(writers, cmd) {
+					writers = append(writers, cmd)
+				}
 			}
 		}
 	}
-	return nil
+	if len(missing) == 0 {
+		return nil
+	}
+	msg := strings.Join(missing, "; ")
+	switch { // a shipped config's datasets: the command that writes them
+	case len(writers) == 1:
+		msg += "; " + writers[0] + " writes them (bin/train data list names every dataset)"
+	case len(writers) > 1:
+		msg += "; " + strings.Join(writers, " and ") + " write them (bin/train data list names every dataset)"
+	}
+	return errors.New(msg)
 }
 
 // validatePairs refuses a workflow with an environment or an estimator it

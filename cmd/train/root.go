@@ -43,7 +43,7 @@ trained model under its own optimizer settings. Metrics go to
 		}
 		return stopProfile()
 	}
-	root.AddCommand(newInit(), newSFT(), newEval(), newGenerate(), newExport(), newTokenize(), newPlot(), newCompare(), newIndex(), newServe(), newPlan(), newBench(), newCheck(), newVersion())
+	root.AddCommand(newInit(), newSFT(), newEval(), newGenerate(), newExport(), newTokenize(), newPlot(), newCompare(), newIndex(), newServe(), newPlan(), newBench(), newCheck(), newData(), newVersion())
 	installSuggestions(root) // suggest.go: unknown commands and flags get the closest name
 	return root
 }
