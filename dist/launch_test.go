@@ -1,4 +1,4 @@
-package run
+package dist
 
 import (
 	"encoding/json"
@@ -9,11 +9,11 @@ import (
 	"time"
 )
 
-// launchEnv clears every variable readLaunch reads, then sets kv.
+// launchEnv clears every variable ReadLaunch reads, then sets kv.
 func launchEnv(t *testing.T, kv ...string) {
 	t.Helper()
 	for _, k := range []string{"WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT",
-		"TORCHELASTIC_USE_AGENT_STORE", LauncherRunEnv, StorePortEnv, TimeoutEnv, "GLOO_SOCKET_IFNAME"} {
+		"TORCHELASTIC_USE_AGENT_STORE", LauncherRunEnv, StorePortEnv, TimeoutEnv, "GLOO_SOCKET_IFNAME", "TORCHELASTIC_RESTART_COUNT"} {
 		t.Setenv(k, "")
 		os.Unsetenv(k)
 	}
@@ -38,23 +38,23 @@ func TestReadLaunchStorePort(t *testing.T) {
 		{"torchrun, agent store, port given", append(torchrun, "TORCHELASTIC_USE_AGENT_STORE", "True", StorePortEnv, "31000"), 31000},
 	} {
 		launchEnv(t, c.env...)
-		l, err := readLaunch()
+		l, err := ReadLaunch()
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if l.storePort != c.port {
-			t.Errorf("%s: the store's port is %d (%s), want %d", c.name, l.storePort, l.storeWhy, c.port)
+		if l.StorePort != c.port {
+			t.Errorf("%s: the store's port is %d (%s), want %d", c.name, l.StorePort, l.storeWhy, c.port)
 		}
 	}
 	launchEnv(t, append(torchrun, "TORCHELASTIC_USE_AGENT_STORE", "True", TimeoutEnv, "90s")...)
-	l, err := readLaunch()
+	l, err := ReadLaunch()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.rank != 3 || l.world != 4 || l.local != 1 || l.localWorld != 2 || l.node != 1 || l.masterAddr != "node0" || l.timeout != 90*time.Second {
+	if l.Rank != 3 || l.World != 4 || l.Local != 1 || l.LocalWorld != 2 || l.Node != 1 || l.MasterAddr != "node0" || l.Timeout != 90*time.Second {
 		t.Fatalf("read %+v", *l)
 	}
-	if got := l.where(); got != "rank 3 of 4 (node 1)" {
+	if got := l.Where(); got != "rank 3 of 4 (node 1)" {
 		t.Fatalf("where: %q", got)
 	}
 }
@@ -70,14 +70,15 @@ func TestReadLaunchRefuses(t *testing.T) {
 		{[]string{"WORLD_SIZE", "2", "RANK", "0", "MASTER_PORT", "65535", "TORCHELASTIC_USE_AGENT_STORE", "True"}, StorePortEnv},
 		{[]string{"WORLD_SIZE", "2", "RANK", "0", "MASTER_PORT", "1", StorePortEnv, "0"}, StorePortEnv + `="0"`},
 		{[]string{"WORLD_SIZE", "2", "RANK", "0", "MASTER_PORT", "1", TimeoutEnv, "-1s"}, TimeoutEnv + `="-1s"`},
+		{[]string{"WORLD_SIZE", "2", "RANK", "2", "MASTER_PORT", "1"}, "RANK=2 but WORLD_SIZE=2"},
 	} {
 		launchEnv(t, c.env...)
-		if _, err := readLaunch(); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := ReadLaunch(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want an error naming %s", c.env, err, c.want)
 		}
 	}
 	launchEnv(t)
-	if l, err := readLaunch(); l != nil || err != nil {
+	if l, err := ReadLaunch(); l != nil || err != nil {
 		t.Fatalf("no WORLD_SIZE: %+v, %v; want one process", l, err)
 	}
 }

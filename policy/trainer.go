@@ -31,6 +31,7 @@ import (
 	"runtime"
 	"troupe/optim"
 
+	"troupe/dist"
 	"troupe/model"
 	"troupe/torch"
 )
@@ -50,8 +51,9 @@ type TrainerConfig struct {
 	LogProbChunk int
 	// Dist, when set, makes the update data-parallel (dist.go): every rank
 	// passes the same rows, computes the micro-batches j with j mod World =
-	// Rank, and the grads are summed across ranks before clipping.
-	Dist *torch.ProcessGroup
+	// Rank, and the grads are summed across ranks before clipping. The
+	// group's collectives, as package dist gives them (nil: one process).
+	Dist dist.Collectives
 	// Shard spreads the training state over Dist's ranks (shard.go); it
 	// does nothing without Dist.
 	Shard ShardConfig

@@ -26,12 +26,8 @@
 //	board.go        the run's TensorBoard events
 //	export.go       Export and the end-of-run export: Hugging Face and PEFT directories
 //	lorabase.go     the frozen base of LoRA adapters: recorded in checkpoints, checked when loaded
-//	dist.go         data parallel membership: rank, process group, gathers, weight checks
-//	rendezvous.go   data parallel: the launcher's variables (--nproc, torchrun, by hand), the store's port
-//	distconfig.go   data parallel: the ranks' builds, resolved configs and checkpoints compared at the join
-//	peers.go        data parallel: what the ranks know of each other; naming a lost rank or host
+//	dataparallel.go the run's data-parallel group (package dist): joining it, the device, the split, the weight check
 //	shard.go        sharded training state: the run's lines about it, the save-kill test hook
-//	launcher.go     a rank of train --nproc stops when its launcher is gone
 //	brokenpipe.go   a closed console (train | tee, Ctrl-C) stops the printing, not the run or any command
 //	interrupt.go    SIGINT and SIGTERM in export and sft: stop at a safe point, say what was written
 //	notes.go        --print-samples, the zero-advantage warning, the resolved config in the run directory

@@ -6,12 +6,16 @@ package run
 // fresh or resumed run from mixing its files with another run's.
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
 	"troupe/ckpt"
 	"troupe/config"
+	"troupe/dist"
 	"troupe/internal/cmdline"
 )
 
@@ -65,7 +69,7 @@ func (c *Train) loadConfig() (*checkpointRef, *config.Config, error) {
 // when one node's rank fails, torchrun restarts the other nodes' groups
 // without raising theirs.
 func launcherCheckpoint(runDir string) *checkpointRef {
-	id := os.Getenv(LauncherRunEnv)
+	id := os.Getenv(dist.LauncherRunEnv)
 	if id == "" {
 		return nil
 	}
@@ -81,7 +85,7 @@ func launcherCheckpoint(runDir string) *checkpointRef {
 }
 
 // checkpointName names a checkpoint for the ranks' agreement
-// (distconfig.go): its step and a hash of its manifest, the same on every
+// (dist/agree.go): its step and a hash of its manifest, the same on every
 // node that sees the same checkpoint, wherever the run directory is mounted.
 // "" for a fresh start.
 func checkpointName(cp *checkpointRef) string {
@@ -89,6 +93,20 @@ func checkpointName(cp *checkpointRef) string {
 		return ""
 	}
 	return fmt.Sprintf("the checkpoint of step %d (manifest %s)", cp.Step, fileSum(filepath.Join(cp.Dir, ckpt.ManifestName)))
+}
+
+// fileSum is the first 16 hex digits of a file's SHA-256, "?" when unreadable.
+func fileSum(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return "?"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "?"
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // refuseOverwrite keeps a fresh run from mixing its checkpoints and metrics

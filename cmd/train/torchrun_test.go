@@ -19,9 +19,9 @@ import (
 	"time"
 
 	"troupe/ckpt"
+	"troupe/dist"
 	"troupe/internal/metrics"
 	"troupe/internal/pyref"
-	runpkg "troupe/run"
 	"troupe/torch"
 )
 
@@ -107,7 +107,7 @@ func metricSteps(t *testing.T, run string) []int {
 func rankTrainEnv(extra ...string) []string {
 	// a rendezvous or collective that cannot complete ends within 2 minutes
 	// (the default, 30, would outlast the test)
-	return append(append(os.Environ(), asTrainEnv+"=1", "TROUPE_THREADS=1", runpkg.TimeoutEnv+"=2m"), extra...)
+	return append(append(os.Environ(), asTrainEnv+"=1", "TROUPE_THREADS=1", dist.TimeoutEnv+"=2m"), extra...)
 }
 
 // torchrunCmd is `[ip netns exec NS] python -m torch.distributed.run ARGS
@@ -239,7 +239,7 @@ func TestTorchrunOneNode(t *testing.T) {
 	// a rank killed in step 2, restarted by torchrun
 	pause := filepath.Join(dir, "pause-restart")
 	p := start(t, torchrunCmd(py, "", append(standalone, "--max-restarts", "1"), append(args, "--set", "run.output_dir="+restarted),
-		runpkg.RankPauseEnv+"=2:1:"+pause))
+		dist.RankPauseEnv+"=2:1:"+pause))
 	killPaused(t, pause)
 	out, err = p.wait(t)
 	if err != nil || !strings.Contains(out, "torchrun started the group again") || !strings.Contains(out, "resuming from its newest checkpoint, "+filepath.Join(restarted, "checkpoints", ckpt.DirName(1))) {
@@ -252,7 +252,7 @@ func TestTorchrunOneNode(t *testing.T) {
 
 	// the same kill without restarts: a clean stop
 	pause = filepath.Join(dir, "pause-stop")
-	p = start(t, torchrunCmd(py, "", standalone, append(args, "--set", "run.output_dir="+stopped), runpkg.RankPauseEnv+"=2:1:"+pause))
+	p = start(t, torchrunCmd(py, "", standalone, append(args, "--set", "run.output_dir="+stopped), dist.RankPauseEnv+"=2:1:"+pause))
 	killPaused(t, pause)
 	out, err = p.wait(t)
 	if err == nil {
