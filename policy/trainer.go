@@ -298,7 +298,14 @@ func (t *Trainer) Update(seqs []Sequence, step int) (metrics Metrics, err error)
 		}
 		t.shard.beginUpdate(t.cfg.Policy) // shardparams.go
 		defer func() {
-			if e := t.shard.endUpdate(t.cfg.Policy); e != nil && err == nil {
+			if p := recover(); p != nil || err != nil {
+				t.shard.abandonUpdate(t.cfg.Policy) // abandon.go: no collective on an error path
+				if p != nil {
+					panic(p) // torch.Recover above makes it the error
+				}
+				return
+			}
+			if e := t.shard.endUpdate(t.cfg.Policy); e != nil {
 				err = fmt.Errorf("model %q: gathering the sharded weights after the update: %w", t.Model(), e)
 			}
 		}()
