@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"troupe/torch"
 )
 
 // launchEnv clears every variable ReadLaunch reads, then sets kv.
@@ -100,5 +103,47 @@ func TestReportToLauncher(t *testing.T) {
 	}
 	if err := json.Unmarshal(raw, &got); err != nil || got.Message.Message != "train: it broke" || got.Message.ExtraInfo["timestamp"] == "" {
 		t.Fatalf("%s: %v", raw, err)
+	}
+}
+
+// The CUDA ordinal is the rank's visible device: LOCAL_RANK itself when the
+// process sees the node's GPUs, 0 under Slurm's per-task binding (one
+// visible device), LOCAL_RANK modulo the visible count otherwise; no
+// visible device is refused naming CUDA_VISIBLE_DEVICES.
+func TestOrdinal(t *testing.T) {
+	for _, c := range []struct{ local, visible, want int }{
+		{3, 8, 3}, {3, 4, 3}, {7, 1, 0}, {3, 1, 0}, {5, 4, 1}, {8, 8, 0},
+	} {
+		l := &Launch{Rank: c.local, World: 16, Local: c.local, Node: -1}
+		if got, err := l.Ordinal(c.visible); err != nil || got != c.want {
+			t.Errorf("LOCAL_RANK %d with %d visible devices: cuda:%d (%v), want cuda:%d", c.local, c.visible, got, err, c.want)
+		}
+	}
+	t.Setenv("CUDA_VISIBLE_DEVICES", "")
+	l := &Launch{Rank: 1, World: 2, Local: 1, Node: -1}
+	if _, err := l.Ordinal(0); err == nil || !strings.Contains(err.Error(), `sees no CUDA device (CUDA_VISIBLE_DEVICES="")`) {
+		t.Errorf("no visible device: %v", err)
+	}
+}
+
+// Without TROUPE_THREADS a rank takes its share of the node's CPUs:
+// LOCAL_WORLD_SIZE when the launcher set it, else the count of ranks the
+// rendezvous found on the node (srun and by-hand launches set none).
+func TestThreadsShareTheNode(t *testing.T) {
+	for _, c := range []struct{ cpus, ranks, want int }{{64, 8, 8}, {64, 3, 21}, {2, 4, 1}, {16, 0, 16}} {
+		if got := threadsFor(c.cpus, c.ranks); got != c.want {
+			t.Errorf("%d CPUs, %d ranks: %d threads, want %d", c.cpus, c.ranks, got, c.want)
+		}
+	}
+	t.Setenv("TROUPE_THREADS", "")
+	os.Unsetenv("TROUPE_THREADS")
+	before := torch.NumThreads()
+	defer torch.SetNumThreads(before)
+	for _, c := range []struct{ localWorld, counted int }{{2, 0}, {0, 2}} {
+		torch.SetNumThreads(before)
+		(&Launch{LocalWorld: c.localWorld}).setThreads(c.counted)
+		if got, want := torch.NumThreads(), threadsFor(runtime.NumCPU(), 2); got != want {
+			t.Errorf("LOCAL_WORLD_SIZE %d, %d ranks counted on the node: %d threads, want %d", c.localWorld, c.counted, got, want)
+		}
 	}
 }

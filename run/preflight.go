@@ -24,7 +24,6 @@ import (
 	"troupe/ckpt"
 	"troupe/config"
 	"troupe/dist"
-	"troupe/internal/gpu"
 	"troupe/model"
 	"troupe/rollout"
 	"troupe/tokenizer"
@@ -66,7 +65,7 @@ func (t *team) prepare(withTrainers bool, from string) error {
 		ranks = t.dist.World()
 	}
 	if parts, err := residentPlan(cfg, withTrainers, ranks); err == nil {
-		if err := checkResident(parts, gpu.FreeMemory); err != nil {
+		if err := checkResident(parts, freeMemory); err != nil {
 			return err
 		}
 		t.pendingState = map[torch.Device]int64{} // the engines' automatic budgets leave it room
