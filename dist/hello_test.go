@@ -111,7 +111,9 @@ func TestHelloRefuses(t *testing.T) {
 		{"port", 2, func(hs []hello, _ *hello) { hs[0].StorePort = 1 }, "looks for the store on port 1"},
 		{"rank", 3, func(hs []hello, _ *hello) { hs[1].Rank = 1 }, "both have RANK=1"},
 		{"rank 0 twice", 2, func(hs []hello, _ *hello) { hs[0].Rank = 0 }, "also has RANK=0"},
-		{"gpu", 3, func(hs []hello, h0 *hello) { h0.Device, hs[0].Device, hs[1].Device = "0000:01:00.0", "0000:02:00.0", "0000:02:00.0" }, "both use the GPU at PCI 0000:02:00.0"},
+		{"gpu", 3, func(hs []hello, h0 *hello) {
+			h0.Device, hs[0].Device, hs[1].Device = "0000:01:00.0", "0000:02:00.0", "0000:02:00.0"
+		}, "both use the GPU at PCI 0000:02:00.0"},
 		{"gpu of rank 0", 2, func(hs []hello, h0 *hello) { h0.Device, hs[0].Device = "0000:01:00.0", "0000:01:00.0" }, "and rank 0 on host h both use the GPU at PCI 0000:01:00.0"},
 	} {
 		port := freePort(t)
