@@ -258,6 +258,33 @@ func (g *Group) FromLead(err error) error {
 	return errors.New(string(parts[0]))
 }
 
+// AnyError returns on every rank the first error any rank had (in rank
+// order; nil when none had one): how the ranks agree on an error that one
+// of them could see. Every rank calls it at the same point.
+func (g *Group) AnyError(err error) error {
+	if g == nil {
+		return err
+	}
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	parts, gerr := g.GatherBytes([]byte(msg))
+	if gerr != nil {
+		return fmt.Errorf("data parallel: learning how the other ranks' work went: %w", gerr)
+	}
+	for r, p := range parts {
+		if len(p) == 0 {
+			continue
+		}
+		if r == g.Rank() {
+			return err
+		}
+		return fmt.Errorf("%s (on rank %d)", p, r)
+	}
+	return nil
+}
+
 // LeadString returns rank 0's s on every rank.
 func (g *Group) LeadString(s string) (string, error) {
 	if g == nil {

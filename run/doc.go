@@ -10,7 +10,8 @@
 //	doc.go          this overview
 //	train.go        Train: opening the run, the steps, the end (export, plot)
 //	step.go         one step top to bottom: rollout, rows, advantages, update, metrics, checkpoint
-//	resume.go       which config and checkpoint a run starts from; the guards on output_dir
+//	resume.go       which config a run starts from; the guards on output_dir
+//	start.go        which checkpoint: rank 0 chooses, every rank follows; torchrun restarts, bad checkpoints, --resume
 //	rundir.go       one writer per run directory: its lock, then the guards, on rank 0 for every rank
 //	nextcommand.go  the exact command that continues an interrupted run
 //	checkpointarg.go what eval and export --checkpoint name; the team a checkpoint trained

@@ -123,17 +123,24 @@ func (r *trainRun) open(c *Train) error {
 		return err
 	}
 	r.closers = append(r.closers, stopWatch)
-	cp, cfg, err := c.loadConfig()
+	view, cfg, err := c.loadConfig()
 	if err != nil {
 		return err
 	}
-	r.cfg = cfg
 	dp, err := joinGroup(cfg)
 	if err != nil {
 		return err
 	}
 	r.dp = dp
 	r.closers = append(r.closers, dp.Close)
+	cp, start, err := settleStart(dp, *view) // start.go: rank 0 chooses the checkpoint, every rank follows
+	if err != nil {
+		return err
+	}
+	if cfg, err = c.startConfig(cp, cfg); err != nil {
+		return err
+	}
+	r.cfg, c.relaunched = cfg, start.Relaunched
 	resolved, err := cfg.Marshal()
 	if err != nil {
 		return err
@@ -149,10 +156,16 @@ func (r *trainRun) open(c *Train) error {
 		out.w = io.Discard // rank 0 speaks for the run; errors still reach stderr
 	}
 	switch {
+	case c.relaunched && len(start.Bad) > 0:
+		fmt.Fprintf(out, "torchrun started the group again (job %s): its newest checkpoint does not verify, so it resumes from the newest that does, %s; passed over (and replaced as the run saves again): %s\n",
+			os.Getenv(dist.LauncherRunEnv), cp.Dir, strings.Join(start.Bad, "; "))
 	case c.relaunched:
 		fmt.Fprintf(out, "torchrun started the group again (job %s): resuming from its newest checkpoint, %s\n", os.Getenv(dist.LauncherRunEnv), cp.Dir)
 	case dp.Restart() > 0 && cp == nil:
 		fmt.Fprintf(out, "torchrun restart %d: the job has no checkpoint yet; starting from the first step\n", dp.Restart())
+	}
+	if start.Note != "" {
+		fmt.Fprintln(out, start.Note)
 	}
 	if cp == nil { // before the resolved config, not after its hundreds of lines
 		// rank 0 checks and every rank learns its answer: a rank that
@@ -176,7 +189,9 @@ func (r *trainRun) open(c *Train) error {
 			fmt.Fprintln(out, note)
 		}
 	}
-	if err := r.claimRunDir(cp, c.Force); err != nil { // rundir.go: one writer per run directory
+	// rundir.go: one writer per run directory. A restart that passed over
+	// checkpoints that do not verify drops them, as --force would
+	if err := r.claimRunDir(cp, c.Force || len(start.Bad) > 0); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "troupe %s, libtorch %s, %d threads\n", Version, torch.VersionString(), torch.NumThreads())
