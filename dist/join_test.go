@@ -72,6 +72,27 @@ func TestJoinTwoRanks(t *testing.T) {
 	}
 }
 
+// Ranks started with different WORLD_SIZEs end at once, each with one line
+// naming the difference (it was a raw Gloo error).
+func TestJoinMismatchedWorldSize(t *testing.T) {
+	res := runRanks(t, "sum", 2, func(r int) []string {
+		if r == 1 {
+			return []string{"WORLD_SIZE=3"}
+		}
+		return nil
+	})
+	want := "has WORLD_SIZE=3 but rank 0 on host "
+	for r, x := range res {
+		if x.err == nil || strings.Count(x.out, want) != 1 || !strings.Contains(x.out, "has WORLD_SIZE=2; start every rank with the same WORLD_SIZE") {
+			t.Fatalf("rank %d should refuse naming both sizes: %v\n%s", r, x.err, x.out)
+		}
+		if x.took > 30*time.Second {
+			t.Fatalf("rank %d ended after %v", r, x.took)
+		}
+	}
+	t.Log(lineWith(res[0].out, want))
+}
+
 // A rank that dies while another waits in a collective that never
 // completes — NCCL's behaviour with a dead peer, which Gloo's would not
 // show — ends the waiting rank within the grace, with one line naming the
@@ -127,7 +148,7 @@ func TestJoinChild(t *testing.T) {
 		if err := g.AllReduce([]*torch.Tensor{x}, torch.ReduceSum); err != nil {
 			t.Fatal(err)
 		}
-		fmt.Printf("rank %d: sum %g\n", g.Rank(), x.Item())
+		fmt.Printf("rank %d: sum %g; offers %s\n", g.Rank(), x.Item(), g.peers[g.Rank()].Addr)
 	case "stall-dead":
 		if g.Rank() == 1 {
 			time.Sleep(time.Second) // rank 0 is in its stall
