@@ -120,6 +120,10 @@ type Batch struct {
 	N              int  `yaml:"n" json:"n"`                               // trajectories per task (the GRPO group size)
 	MaxBatchRows   int  `yaml:"max_batch_rows" json:"max_batch_rows"`     // cap on rows per Generate call (0 = none)
 	Shuffle        bool `yaml:"shuffle" json:"shuffle"`                   // shuffle the train split each epoch
+	// EpochTasks, when > 0, makes an epoch of the split's first EpochTasks
+	// tasks only, walked again every epoch (PettingLLMs' replay of
+	// epoch_size × train_batch_size tasks; rollout.FirstTasks).
+	EpochTasks int `yaml:"epoch_tasks" json:"epoch_tasks"`
 }
 
 // Advantage selects the estimator; its options are inline.

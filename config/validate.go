@@ -346,6 +346,8 @@ func (c *Config) validateBatch() error {
 		return fmt.Errorf("batch.n: must be >= 1 trajectory per task, got %d (group estimators need >= 2)", b.N)
 	case b.MaxBatchRows < 0:
 		return fmt.Errorf("batch.max_batch_rows: must be >= 0 (0 = no cap), got %d", b.MaxBatchRows)
+	case b.EpochTasks < 0:
+		return fmt.Errorf("batch.epoch_tasks: must be >= 0 (0 = every training task makes the epoch), got %d", b.EpochTasks)
 	}
 	return nil
 }

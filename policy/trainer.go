@@ -23,7 +23,9 @@ package policy
 // Mixed precision: the Trainer adds nothing of its own. The model's dtype is
 // the compute dtype (bf16 on GPU, f32 on CPU), grads have the parameters'
 // dtype, and the AdamW keeps float32 master weights and float32 moments for
-// any non-float32 parameter (see the package doc for the bytes this costs).
+// any non-float32 parameter (see the package doc for the bytes this costs),
+// unless optim.state_dtype is model: then no master and moments of the
+// weights' dtype (precision.go).
 
 import (
 	"fmt"
@@ -92,7 +94,7 @@ type TrainerState struct {
 // NewTrainer checks the configuration, turns on grads for the policy's
 // weights (off for the reference's) and builds the AdamW over every policy
 // weight in one group, with float32 master weights when the policy is not
-// float32.
+// float32 (or none under state_dtype model).
 func NewTrainer(cfg TrainerConfig) (t *Trainer, err error) {
 	defer torch.Recover(&err)
 	g := cfg.Group
@@ -127,6 +129,9 @@ func NewTrainer(cfg TrainerConfig) (t *Trainer, err error) {
 	s := g.Settings
 	params := cfg.Policy.Parameters()
 	if cfg.Dist != nil && cfg.Shard.Level > 0 {
+		if s.StateDType == optim.StateModel {
+			return nil, fmt.Errorf("policy: model %q: sharded training keeps float32 masters and moments, so optim.state_dtype %s cannot shard; set its shard level to 0 or state_dtype %s", g.Model, optim.StateModel, optim.StateFloat32)
+		}
 		if cfg.Policy.Adapter() != nil {
 			return nil, fmt.Errorf("policy: model %q: adapters are not sharded; set its shard level to 0", g.Model)
 		}
@@ -136,9 +141,9 @@ func NewTrainer(cfg TrainerConfig) (t *Trainer, err error) {
 		}
 		return &Trainer{cfg: cfg, shard: sh, params: params}, nil
 	}
-	opt := torch.NewAdamW([]torch.AdamWGroup{{
+	opt := torch.NewAdamWMode([]torch.AdamWGroup{{
 		Params: params, LR: s.LR, Beta1: s.Beta1, Beta2: s.Beta2, Eps: s.Eps, WeightDecay: s.WeightDecay,
-	}}, cfg.Policy.DType() != torch.Float32)
+	}}, adamWMode(s, cfg.Policy.DType()))
 	return &Trainer{cfg: cfg, opt: opt, params: params}, nil
 }
 

@@ -38,9 +38,13 @@ func newTeam(cfg *config.Config, dp *dist.Group) *team {
 }
 
 // preflight runs the weight-free checks of a fresh run of cfg (train
-// check); its team holds no model and is dropped.
-func preflight(cfg *config.Config) error {
+// check); its team holds no model and is dropped. offNode: this machine
+// sees no CUDA device, so the CUDA devices cfg names are not checked (a
+// config vetted on a login node before the job is queued); everything
+// else is.
+func preflight(cfg *config.Config, offNode bool) error {
 	t := newTeam(cfg, nil)
+	t.offNode = offNode
 	if err := t.prepare(true, ""); err != nil {
 		return err
 	}
@@ -50,7 +54,14 @@ func preflight(cfg *config.Config) error {
 
 // taskIterator is the order in which the run draws its training tasks.
 func (t *team) taskIterator() (*rollout.TaskIterator, error) {
-	return rollout.NewTaskIterator(t.train, rollout.DeriveSeed(t.cfg.Run.Seed, seedData), t.cfg.Batch.Shuffle)
+	var src rollout.TaskSource = t.train
+	if n := t.cfg.Batch.EpochTasks; n > 0 { // an epoch replays the split's first n tasks
+		var err error
+		if src, err = rollout.FirstTasks(src, n); err != nil {
+			return nil, err
+		}
+	}
+	return rollout.NewTaskIterator(src, rollout.DeriveSeed(t.cfg.Run.Seed, seedData), t.cfg.Batch.Shuffle)
 }
 
 // prepare does everything before the weights: withTrainers and from as
@@ -76,7 +87,11 @@ func (t *team) prepare(withTrainers bool, from string) error {
 		}
 	}
 	for _, tr := range t.trained {
-		if _, err := loadOptions(tr.Model); err != nil {
+		options := loadOptions
+		if t.offNode {
+			options = parseOptions
+		}
+		if _, err := options(tr.Model); err != nil {
 			return fmt.Errorf("models.%s: %w", tr.Source, err)
 		}
 		weights, tokPath, what := tr.Model.Path, tr.Model.Tokenizer, "models."+tr.Source

@@ -56,13 +56,6 @@ func shardPlan(t *testing.T, body, assignment string, level int) *devicePlan {
 	return p[0]
 }
 
-// peak is what the plan prints as the device's peak: the larger of the
-// rollout (resident + arenas) and the update (resident + update).
-func (d *devicePlan) peak() int64 {
-	r := d.sum(d.resident)
-	return max(r+d.sum(d.arenas), r+d.sum(d.update))
-}
-
 // What docs/scaling.md's sharded column says fits one 8 × 80 GB node, per
 // rank: Qwen3-8B as two separate copies does not fit unsharded and fits at
 // every level; Qwen3-14B shared fits from level 2, separate at no level

@@ -72,6 +72,8 @@ func (b *batchState) UnmarshalJSON(data []byte) error {
 			dst = &b.MaxBatchRows
 		case "shuffle", "Shuffle":
 			dst = &b.Shuffle
+		case "epoch_tasks":
+			dst = &b.EpochTasks
 		default:
 			return fmt.Errorf("batch: unknown field %q", k)
 		}

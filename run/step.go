@@ -66,6 +66,11 @@ func (r *trainRun) step(step int) error {
 	gradNorms := map[string]float64{}
 	for _, tr := range t.trainers {
 		seqs := sequences(ro.Samples, res, tr.Agents())
+		if tr.Settings().LossPadding { // CoMLRL's MAGRPO loss over pad tokens (policy/padding.go)
+			if seqs, err = paddedSequences(ro.Samples, res, tr.Agents(), t.padToken(tr.Model())); err != nil {
+				return fmt.Errorf("step %d: model %q: %w", step+1, tr.Model(), err)
+			}
+		}
 		if len(seqs) == 0 {
 			continue
 		}

@@ -66,6 +66,22 @@ func ShimPath() string {
 	return C.GoString(p)
 }
 
+// CUDABuild reports whether the shim was built for CUDA (scripts/gpu/
+// build-shim.sh, `make gpu`) and, if so, the CUDA runtime version it was
+// compiled against ("13.0"). A CUDA build runs on a machine without a GPU
+// too, with no CUDA device.
+func CUDABuild() (cuda bool, runtime string) {
+	var v C.int
+	check("build_cuda", C.ts_build_cuda(&v))
+	switch {
+	case v == 0:
+		return false, ""
+	case v == 1:
+		return true, "unknown"
+	}
+	return true, fmt.Sprintf("%d.%d", v/1000, v%1000/10)
+}
+
 // Version is libtorch's version as major, minor, patch.
 func Version() (major, minor, patch int) {
 	var a, b, c C.int

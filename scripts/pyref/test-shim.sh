@@ -47,9 +47,9 @@ if [ ! -f "$out/libtshim.so" ] || [ "$(cat "$out/.stamp" 2>/dev/null)" != "$stam
 fi
 grep -E '^build-shim: (collectives|AdamW|RMSNorm|CUDA graphs):' "$out/build.log" | sed 's/ -isystem [^ ]*//g; s/^build-shim: /test-shim: /'
 
-pkgs=$("${GO:-go}" list -f '{{.ImportPath}}{{range .Deps}} {{.}}{{end}}' ./... |
+pkgs=$("${GO:-scripts/go/go}" list -f '{{.ImportPath}}{{range .Deps}} {{.}}{{end}}' ./... |
   awk '$1 == "troupe/torch" { print $1; next } { for (i = 2; i <= NF; i++) if ($i == "troupe/torch") { print $1; break } }')
 echo "test-shim: go test -count=1 against build-pyref/libtshim.so (libtorch $version): $(echo $pkgs | tr '\n' ' ')"
 # shellcheck disable=SC2086
 LD_LIBRARY_PATH="$out${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" TROUPE_EXPECT_SHIM="$out/libtshim.so" TROUPE_EXPECT_TORCH="$version" \
-  "${GO:-go}" test -count=1 -timeout 45m "$@" $pkgs
+  "${GO:-scripts/go/go}" test -count=1 -timeout 45m "$@" $pkgs

@@ -19,7 +19,7 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
-#include <cuda_runtime_api.h>
+#include <cuda_runtime_api.h>  // CUDART_VERSION, cudaDeviceGetPCIBusId
 #endif
 
 using tshim::T;
@@ -32,6 +32,18 @@ ts_err ts_version(int* major, int* minor, int* patch) {
   *major = TORCH_VERSION_MAJOR;
   *minor = TORCH_VERSION_MINOR;
   *patch = TORCH_VERSION_PATCH;
+  TS_CATCH
+}
+
+ts_err ts_build_cuda(int* cuda_runtime) {
+  TS_TRY
+#if defined(TSHIM_CUDA) && defined(CUDART_VERSION)
+  *cuda_runtime = CUDART_VERSION;
+#elif defined(TSHIM_CUDA)
+  *cuda_runtime = 1;
+#else
+  *cuda_runtime = 0;
+#endif
   TS_CATCH
 }
 
