@@ -61,7 +61,9 @@ func meet(t *testing.T, l0 *Launch, h0 hello, others []*Launch, hellos []hello, 
 	t.Cleanup(func() {
 		for _, o := range out {
 			if o.m != nil {
-				closeAll(o.m)
+				for _, c := range o.m.conns {
+					c.Close()
+				}
 			}
 		}
 	})

@@ -83,16 +83,17 @@ func Join(o Options) (*Group, error) {
 		return nil, fmt.Errorf("data parallel: %w", err)
 	}
 	l.setThreads(m.localWorld)
+	w := newWatch(l.Rank, l.Where(), m.conns, fatal)
 	addr := m.addr
 	if l.GlooIfaces != "" {
 		if addr, err = interfaceAddr(l.GlooIfaces); err != nil {
-			closeAll(m)
-			return nil, fmt.Errorf("data parallel: %s: %w", l.Where(), err)
+			err = fmt.Errorf("data parallel: %s: %w", l.Where(), err)
+			w.leave(err)
+			return nil, err
 		}
 	} else if addr == "" {
 		addr = routeTo(l) // a group of one: no connection said where
 	}
-	w := newWatch(l.Rank, l.Where(), m.conns, fatal)
 	probeAt, stopProbes, err := listenForProbes(addr, l.Rank)
 	if err != nil {
 		w.leave(err)
@@ -126,13 +127,6 @@ func exitWith(err error) {
 	fmt.Fprintln(os.Stderr, err)
 	ReportToLauncher(err.Error())
 	os.Exit(1)
-}
-
-// closeAll closes the hello's connections.
-func closeAll(m *met) {
-	for _, c := range m.conns {
-		c.Close()
-	}
 }
 
 // interfaceAddr is the address of the first interface GLOO_SOCKET_IFNAME
