@@ -49,6 +49,7 @@ const (
 type Config struct {
 	files  fileChecks   // which files Validate requires to exist
 	recipe recipeRecord // what Recipe filled in (recipe.go)
+	length string       // how run.steps was counted from run.epochs ("" when it was not; epochs.go)
 
 	// Recipe names a paper's preset (drmas, atgrpo-pettingllms,
 	// magrpo-comlrl): its reference code's values for every key the file
@@ -78,6 +79,7 @@ type Run struct {
 	OutputDir  string `yaml:"output_dir"`  // metrics.jsonl, checkpoints/, export/ go here
 	Seed       uint64 `yaml:"seed"`        // every random choice derives from it
 	Steps      int    `yaml:"steps"`       // train steps
+	Epochs     int    `yaml:"epochs"`      // or passes over the training split: epochs × ⌊tasks / prompts_per_step⌋ steps (epochs.go); 0: run.steps
 	Device     string `yaml:"device"`      // default device of the models: cpu, cuda, cuda:N
 	DType      string `yaml:"dtype"`       // default dtype of the models: float32 or bfloat16
 	LogSamples int    `yaml:"log_samples"` // rows per step written to samples.jsonl (0 = none)

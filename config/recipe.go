@@ -129,6 +129,10 @@ func applyRecipe(root *yaml.Node) (recipeRecord, error) {
 				paths = append(paths, fmt.Sprintf("agents.%d.%s", i, rest))
 			}
 		}
+		if other, ok := runLengthKeys[e.path]; ok && nodeAt(root, splitPath(other)...) != nil {
+			rec.kept = append(rec.kept, other) // the config's own run length
+			continue
+		}
 		for _, p := range paths {
 			if nodeAt(root, splitPath(p)...) != nil {
 				rec.kept = append(rec.kept, p)

@@ -6,6 +6,7 @@ import (
 	"troupe/optim"
 	"troupe/rollout"
 	"troupe/rollout/env/coding"
+	mathenv "troupe/rollout/env/math"
 	"troupe/rollout/env/planpath"
 	"troupe/rollout/env/sokoban"
 	"troupe/rollout/env/sudoku"
@@ -64,6 +65,7 @@ var (
 	padding     = func(c *Config) any { return c.Optim.LossPadding }
 	updates     = func(c *Config) any { return c.Optim.UpdatesPerStep }
 	runSteps    = func(c *Config) any { return c.Run.Steps }
+	runEpochs   = func(c *Config) any { return c.Run.Epochs }
 	runDType    = func(c *Config) any { return c.Run.DType }
 	tasks       = func(c *Config) any { return c.Batch.PromptsPerStep }
 	groupN      = func(c *Config) any { return c.Batch.N }
@@ -160,6 +162,7 @@ agents: [{name: solver, model: m, preset: math-solver}, {name: verifier, model: 
 workflow: {name: math-refine, math_refine: {solver: solver, verifier: verifier}}
 env: {name: math}
 `, append([]cited{
+			{"trainer.total_epochs (steps: ⌊tasks / batch⌋ each, ray_trainer.py:648,671)", "run_math.sh:98", 2, runEpochs},
 			{"data.train_batch_size", "run_math.sh:17", 32, tasks},
 			{"env.rollout.n (group_size)", "run_math.sh:24", 8, groupN},
 			{"data.max_response_length", "run_math.sh:50", 4096, maxTokens},
@@ -179,6 +182,7 @@ agents: [{name: verifier, model: m, preset: search-verifier}, {name: search, mod
 workflow: {name: search}
 env: {name: search}
 `, append([]cited{
+			{"trainer.total_epochs (steps: ⌊tasks / batch⌋ each, ray_trainer.py:648,671)", "run_search.sh:98", 1, runEpochs},
 			{"data.train_batch_size", "run_search.sh:17", 128, tasks},
 			{"env.rollout.n (group_size)", "run_search.sh:24", 5, groupN},
 			{"data.max_response_length", "run_search.sh:50", 800, maxTokens},
@@ -248,6 +252,7 @@ env: {name: math}
 			{"validate_sample_num", "math_L1_prompt.sh:37", 5, evalN},
 			{"random.sample over the file each step", "math_utils.py:98", true, shuffle},
 			{"no replay: the whole file", "math_utils.py:98", 0, epochTasks},
+			{"math_verify parse of the whole response, verify against the parsed gold", "reasoning_agent.py:99,110; tool_agent.py:112,121", mathenv.GradingVerifier, func(c *Config) any { return envOf[mathenv.Config](c).Grading }},
 		}, atgrpo...)},
 		{"atgrpo code", `recipe: atgrpo-pettingllms
 agents: [{name: coder, model: m, preset: codetest-coder}, {name: tester, model: m, preset: codetest-tester}]

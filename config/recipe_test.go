@@ -63,7 +63,7 @@ func contains(list []string, s string) bool {
 // config that departs from its reference does so in keys the recipe leaves
 // alone, or names no recipe.
 func TestShippedRecipeConfigs(t *testing.T) {
-	sizes := regexp.MustCompile(`^(run\.(steps|dtype)|batch\.(n|prompts_per_step)|max_new_tokens|optim\.(lr|micro_batch_tokens|micro_batch_size)|eval\.(every|n|tasks)|workflow\.\w+\.max_turns)$`)
+	sizes := regexp.MustCompile(`^(run\.(steps|epochs|dtype)|batch\.(n|prompts_per_step)|max_new_tokens|optim\.(lr|micro_batch_tokens|micro_batch_size)|eval\.(every|n|tasks)|workflow\.\w+\.max_turns)$`)
 	paths, _ := filepath.Glob(filepath.Join("..", "configs", "*.yaml"))
 	n := 0
 	for _, p := range paths {

@@ -48,6 +48,7 @@ var drmasCommon = []recipeEntry{
 }
 
 var drmasMath = []recipeEntry{
+	{"run.epochs", "2"},                                 // trainer.total_epochs (run_math.sh:98)
 	{"batch.prompts_per_step", "32"},                    // data.train_batch_size
 	{"batch.n", "8"},                                    // env.rollout.n (group_size)
 	{"max_new_tokens", "4096"},                          // data.max_response_length
@@ -61,6 +62,7 @@ var drmasMath = []recipeEntry{
 }
 
 var drmasSearch = []recipeEntry{
+	{"run.epochs", "1"},                        // trainer.total_epochs (run_search.sh:98)
 	{"batch.prompts_per_step", "128"},          // data.train_batch_size
 	{"batch.n", "5"},                           // env.rollout.n (group_size)
 	{"max_new_tokens", "800"},                  // data.max_response_length
@@ -174,6 +176,7 @@ var atgrpoMath = []recipeEntry{
 	{"eval.sampling.temperature", "0.6"},   // val_temperature
 	{"eval.sampling.top_p", "0.8"},         // async_generate's validate default (thinking off)
 	{"eval.sampling.top_k", "20"},          //
+	{"env.math.grading", "verifier"},       // reasoning_agent.py:99,110: math_verify parse of the whole response, verify
 }
 
 var atgrpoCode = []recipeEntry{

@@ -59,6 +59,8 @@ func (c *Config) validateRun() error {
 		return fmt.Errorf("run.steps: must be >= 1, got %d", r.Steps)
 	case strings.TrimSpace(r.OutputDir) == "":
 		return fmt.Errorf("run.output_dir: must name the directory for metrics, checkpoints and exports")
+	case r.Epochs < 0:
+		return fmt.Errorf("run.epochs: must be >= 0 (0: run.steps gives the length), got %d", r.Epochs)
 	case r.LogSamples < 0:
 		return fmt.Errorf("run.log_samples: must be >= 0, got %d", r.LogSamples)
 	}

@@ -165,6 +165,9 @@ func printPlan(out io.Writer, cfg *config.Config) {
 	fmt.Fprintf(out, "advantage estimator: %s\n", cfg.Advantage.Estimator)
 	b := cfg.Batch
 	fmt.Fprintf(out, "steps: %d, each %d tasks × %d trajectories = %d episodes (seed %d)\n", cfg.Run.Steps, b.PromptsPerStep, b.N, b.PromptsPerStep*b.N, cfg.Run.Seed)
+	if l := cfg.RunLength(); l != "" {
+		fmt.Fprintf(out, "  counted from run.epochs: %s\n", l)
+	}
 	ev := "only with train eval"
 	if cfg.Eval.Every > 0 {
 		ev = fmt.Sprintf("every %d steps", cfg.Eval.Every)

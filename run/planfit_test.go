@@ -106,7 +106,7 @@ func TestShippedConfigsFitEightGPUs(t *testing.T) {
 // adapters; each remedy's figure is what planning the config with it gives.
 func TestPlanRefusesWithRankedRemedies(t *testing.T) {
 	file := filepath.Join("..", "configs", "atgrpo-code-qwen3-1.7b.yaml")
-	sets := append(publishedSets(t, file), "optim.activation_checkpointing=false")
+	sets := append(publishedSets(t, file), "optim.activation_checkpointing=false", "optim.state_dtype=float32")
 	var out strings.Builder
 	err := (&Plan{Config: file, Sets: sets, GpuGiB: 80, Prompt: 1024}).Run(&out, nil)
 	if err == nil || !strings.Contains(err.Error(), "cuda:0 does not fit 80.0 GiB") {

@@ -132,6 +132,9 @@ func (t *team) prepare(withTrainers bool, from string) error {
 	if t.train, t.test, err = environments(cfg); err != nil {
 		return err
 	}
+	if err := cfg.StepsFromEpochs(t.train.Len()); err != nil { // run.epochs: the split's size is known now
+		return err
+	}
 	if t.workflow, err = rollout.NewWorkflow(cfg.Workflow.Name, cfg.Workflow.Options(), t.agents, t.train); err != nil {
 		return err
 	}

@@ -210,6 +210,9 @@ func (r *trainRun) open(c *Train) error {
 	}
 	r.t = t
 	r.closers = append(r.closers, t.free)
+	if l := cfg.RunLength(); l != "" {
+		fmt.Fprintf(out, "run length counted from run.epochs (saved with every checkpoint): %s\n", l)
+	}
 	for _, tr := range t.trained {
 		m := t.models[tr.Name]
 		fmt.Fprintf(out, "model %s (agents %s) from %s: %s, %s on %v\n", tr.Name, strings.Join(tr.Agents, ", "), tr.Model.Path, m.Config.Describe(), m.DType(), m.Device())

@@ -117,7 +117,7 @@ def proxy_url():
 def download(url):
     """The body of url, saying every few seconds how far it is."""
     try:
-        resp = urllib.request.urlopen(url, timeout=60)
+        resp = urllib.request.urlopen(url, timeout=20)
     except Exception as e:  # urllib raises several unrelated types
         die(f"cannot download {url}: {e} (no network? set GOPROXY to a reachable proxy, or install Go yourself)")
     total = int(resp.headers.get("Content-Length") or 0)

@@ -68,16 +68,15 @@ read -r torch_version torch_cuda <<<"$info"
 [ "$torch_cuda" != None ] || die "the torch of $py ($torch_version) is a CPU-only build: install a CUDA build of torch, or set PYTHON to one"
 say "torch $torch_version (CUDA $torch_cuda) from $py"
 
-# 2. Go, or a prepared binary where there is neither Go nor network
+# 2. Go, or a prepared binary where there is no Go: one carried in .gpu
+#    is used as it is (a node without network cannot install Go)
 prepared=""
 if ! "$go" --which >/dev/null 2>&1; then
-  if ! python3 scripts/go/install.py; then
-    if [ -x .gpu/bin/train ]; then
-      prepared=.gpu/bin/train
-      say "no Go here and none could be installed: using the binary scripts/gpu/prepare.sh built ($prepared; $(head -n 1 .gpu/PREPARED 2>/dev/null))"
-    else
-      die "no Go and none could be installed (no network?): put Go $(awk '$1 == "go" { print $2 }' go.mod) on PATH, or run scripts/gpu/prepare.sh on a machine with Go and carry .gpu here"
-    fi
+  if [ -x .gpu/bin/train ]; then
+    prepared=.gpu/bin/train
+    say "no Go here: using the binary scripts/gpu/prepare.sh built ($prepared; $(head -n 1 .gpu/PREPARED 2>/dev/null))"
+  elif ! python3 scripts/go/install.py; then
+    die "no Go and none could be installed (no network?): put Go $(awk '$1 == "go" { print $2 }' go.mod) on PATH, or run scripts/gpu/prepare.sh on a machine with Go and carry .gpu here"
   fi
 fi
 
