@@ -33,11 +33,12 @@
 //	trainer.go    Trainer: old log-probs, mini/micro-batches, clip, AdamW, skips
 //	metrics.go    per-agent metrics of one update
 //	accum.go      summing a bf16/f16 model's micro-batch grads in float32
-//	dist.go       the data-parallel part of the update (grads summed across ranks)
+//	dist.go       the data-parallel part of the update (grads summed across ranks, over dist.Collectives)
 //	shard.go      training state sharded over the ranks: layout, masters, level 1's step
 //	shardgrads.go shard level 2: grads reduce-scattered into float32 sums of 1/W, global-norm clip
 //	shardparams.go shard level 3: each layer's weights gathered for its pass; the update's bracket
 //	shardckpt.go  checkpoints of a sharded trainer: consolidated on save, sliced on load
+//	abandon.go    a failed update undone locally, without a collective the other ranks are not issuing
 //	memory.go     what an update holds per rank: weights, grads, masters, moments
 //	precision.go  the AdamW mode from optim.state_dtype (float32 masters, or the weights' dtype)
 //	padding.go    optim.loss_padding: a group's rows padded to its longest, the pads trained

@@ -33,6 +33,7 @@ import (
 	"runtime"
 	"troupe/optim"
 
+	"troupe/dist"
 	"troupe/model"
 	"troupe/torch"
 )
@@ -52,8 +53,9 @@ type TrainerConfig struct {
 	LogProbChunk int
 	// Dist, when set, makes the update data-parallel (dist.go): every rank
 	// passes the same rows, computes the micro-batches j with j mod World =
-	// Rank, and the grads are summed across ranks before clipping.
-	Dist *torch.ProcessGroup
+	// Rank, and the grads are summed across ranks before clipping. The
+	// group's collectives, as package dist gives them (nil: one process).
+	Dist dist.Collectives
 	// Shard spreads the training state over Dist's ranks (shard.go); it
 	// does nothing without Dist.
 	Shard ShardConfig
@@ -301,7 +303,14 @@ func (t *Trainer) Update(seqs []Sequence, step int) (metrics Metrics, err error)
 		}
 		t.shard.beginUpdate(t.cfg.Policy) // shardparams.go
 		defer func() {
-			if e := t.shard.endUpdate(t.cfg.Policy); e != nil && err == nil {
+			if p := recover(); p != nil || err != nil {
+				t.shard.abandonUpdate(t.cfg.Policy) // abandon.go: no collective on an error path
+				if p != nil {
+					panic(p) // torch.Recover above makes it the error
+				}
+				return
+			}
+			if e := t.shard.endUpdate(t.cfg.Policy); e != nil {
 				err = fmt.Errorf("model %q: gathering the sharded weights after the update: %w", t.Model(), e)
 			}
 		}()

@@ -15,6 +15,7 @@ import (
 	"troupe/advantage"
 	"troupe/ckpt"
 	"troupe/config"
+	"troupe/dist"
 	"troupe/gen"
 	"troupe/model"
 	"troupe/policy"
@@ -47,7 +48,7 @@ type team struct {
 	// modelConfigs are the trained models' config.json (an adapter's is its
 	// base's), read before any weight (preflight.go)
 	modelConfigs map[string]model.Config
-	dist         *dataParallel // nil: one process
+	dist         *dist.Group // nil: one process
 	// offNode: train check on a machine without the config's CUDA devices
 	// (preflight.go); their presence and free memory are not checked
 	offNode bool
@@ -115,7 +116,7 @@ func cudaDevicesOf(cfg *config.Config) []string {
 
 // buildTeam loads every model and wires the run. withTrainers=false builds
 // only what evaluation needs.
-func buildTeam(cfg *config.Config, withTrainers bool, from string, dp *dataParallel) (t *team, err error) {
+func buildTeam(cfg *config.Config, withTrainers bool, from string, dp *dist.Group) (t *team, err error) {
 	t = newTeam(cfg, dp)
 	defer func() {
 		if err != nil {
@@ -291,7 +292,7 @@ func (t *team) buildTrainers() error {
 		temp := g.Settings.LogProbTemperatureOf(t.trainingTemperature(g.Agents))
 		tr, err := policy.NewTrainer(policy.TrainerConfig{
 			Group: g, Policy: t.models[g.Model], Reference: t.refs[g.Model],
-			Temperature: temp, Seed: rollout.DeriveSeed(t.cfg.Run.Seed, seedMiniBatches), Dist: t.dist.group(),
+			Temperature: temp, Seed: rollout.DeriveSeed(t.cfg.Run.Seed, seedMiniBatches), Dist: t.dist.Collectives(),
 			Shard: t.shardConfig(g.Model),
 		})
 		if err != nil {

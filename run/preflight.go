@@ -23,7 +23,7 @@ import (
 	"troupe/advantage"
 	"troupe/ckpt"
 	"troupe/config"
-	"troupe/internal/gpu"
+	"troupe/dist"
 	"troupe/model"
 	"troupe/rollout"
 	"troupe/tokenizer"
@@ -31,7 +31,7 @@ import (
 )
 
 // newTeam is an empty team of cfg's trained models.
-func newTeam(cfg *config.Config, dp *dataParallel) *team {
+func newTeam(cfg *config.Config, dp *dist.Group) *team {
 	return &team{cfg: cfg, dist: dp, trained: cfg.Trained(), models: map[string]*model.Model{},
 		refs: map[string]*model.Model{}, bases: map[string]*model.Model{}, tokenizers: map[string]*tokenizer.Tokenizer{},
 		tokDirs: map[string]string{}, modelConfigs: map[string]model.Config{}}
@@ -73,10 +73,10 @@ func (t *team) prepare(withTrainers bool, from string) error {
 	// to the loaders below to report)
 	ranks := 0 // data-parallel ranks: sharded state divides by them
 	if t.dist != nil {
-		ranks = t.dist.world
+		ranks = t.dist.World()
 	}
 	if parts, err := residentPlan(cfg, withTrainers, ranks); err == nil {
-		if err := checkResident(parts, gpu.FreeMemory); err != nil {
+		if err := checkResident(parts, freeMemory); err != nil {
 			return err
 		}
 		t.pendingState = map[torch.Device]int64{} // the engines' automatic budgets leave it room

@@ -1,5 +1,6 @@
 package torch
 
+// #include <stdlib.h>
 // #include "tshim.h"
 import "C"
 
@@ -9,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 func init() {
@@ -142,6 +144,17 @@ func SetDevice(index int) (err error) {
 	defer Recover(&err)
 	check("cuda_set_device", C.ts_cuda_set_device(C.int(index)))
 	return nil
+}
+
+// CUDAPCIBusID is cuda:ordinal's PCI bus id ("0000:3B:00.0"), the name
+// NVML knows the device by whatever CUDA_VISIBLE_DEVICES or a cgroup did to
+// the ordinals; "" on CPU-only builds.
+func CUDAPCIBusID(ordinal int) (id string, err error) {
+	defer Recover(&err)
+	var p *C.char
+	check("cuda_pci_bus_id", C.ts_cuda_pci_bus_id(C.int(ordinal), &p))
+	defer C.free(unsafe.Pointer(p))
+	return C.GoString(p), nil
 }
 
 // MemoryStats are a CUDA device's caching-allocator figures in bytes; all

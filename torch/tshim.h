@@ -285,6 +285,9 @@ ts_err ts_fused_sdpa_available(int* out);
 ts_err ts_cuda_synchronize(int device);
 /* makes cuda:device this thread's current device (before any CUDA work) */
 ts_err ts_cuda_set_device(int device);
+/* cuda:device's PCI bus id as CUDA writes it ("0000:3b:00.0"), through this process's numbering
+ * (CUDA_VISIBLE_DEVICES); malloc'd, free with free(); "" on CPU-only builds */
+ts_err ts_cuda_pci_bus_id(int device, char** out);
 /* bytes; zeros on CPU-only builds */
 ts_err ts_cuda_memory(int device, int64_t* allocated, int64_t* reserved, int64_t* peak);
 ts_err ts_cuda_reset_peak(int device);

@@ -1,8 +1,8 @@
-package run
+package dist
 
 // peers.go — what the ranks of a group know of each other, and what a rank
 // says when it loses one. When the group forms, every rank tells the others
-// who it is (rank, node, host, build, config, checkpoint: distconfig.go
+// who it is (rank, node, host, build, config, checkpoint: agree.go
 // compares them) and where it answers a probe: a TCP listener of its own,
 // on the address it reaches the store's host from, that answers any
 // connection with one line naming the rank and closes it.
@@ -14,14 +14,14 @@ package run
 // is refused), and the hosts it can no longer reach (no answer: a cut link, a
 // host that went down), with the step. Every rank does this, so every rank's
 // last line names the peer or host it lost. A rank that failed leaves the
-// group at once (its peers' collectives fail now rather than at the
-// timeout) but answers probes for probeTimeout more before it exits, so the
-// ranks that fail after it name what they lost, not a rank that was merely
-// quicker to stop.
+// group at once (Gloo's collectives with it fail now rather than at the
+// timeout; the others learn it through watch.go) but answers probes for
+// probeTimeout more before it exits, so the ranks that fail after it name
+// what they lost, not a rank that was merely quicker to stop.
 //
 // What it is not: a heartbeat or a second transport. The probe runs only
-// after c10d reported a failure, and only to word the error; the ranks
-// never exchange data through it.
+// after a collective failed, and only to word the error; the ranks never
+// exchange data through it (watch.go's connections carry departures only).
 
 import (
 	"bufio"
@@ -139,11 +139,11 @@ func probe(p peer) probeResult {
 // lostPeers probes every other rank at once and says what this rank lost:
 // "lost host b (10.0.0.2, node 1): ranks 2, 3 do not answer", "rank 3 on
 // host b (…) has stopped", joined by "; ".
-func (d *dataParallel) lostPeers() string {
-	results := make([]probeResult, len(d.peers))
+func (g *Group) lostPeers() string {
+	results := make([]probeResult, len(g.peers))
 	var wg sync.WaitGroup
-	for i, p := range d.peers {
-		if p.Rank == d.rank {
+	for i, p := range g.peers {
+		if p.Rank == g.launch.Rank {
 			continue
 		}
 		wg.Add(1)
@@ -156,7 +156,7 @@ func (d *dataParallel) lostPeers() string {
 	var gone []string
 	unreachable := map[string][]int{} // host name → ranks
 	var hosts []string
-	for i, p := range d.peers {
+	for i, p := range g.peers {
 		switch results[i] {
 		case peerGone:
 			gone = append(gone, p.where())
@@ -190,26 +190,23 @@ func (d *dataParallel) lostPeers() string {
 	return strings.Join(parts, "; ")
 }
 
-// rankList writes "rank 2" or "ranks 2, 3".
-func rankList(ranks []int) string {
-	s := make([]string, len(ranks))
-	for i, r := range ranks {
-		s[i] = strconv.Itoa(r)
-	}
-	if len(s) == 1 {
-		return "rank " + s[0]
-	}
-	return "ranks " + strings.Join(s, ", ")
-}
-
-// explain words a failed collective in step (counted from 1) as one line
-// naming what this rank lost; any other error is returned as it is.
-func (d *dataParallel) explain(err error, step int) error {
-	var te *torch.Error
-	if d == nil || len(d.peers) == 0 || !errors.As(err, &te) || te.Op != "dist" {
+// Explain words a failed collective in step (counted from 1) as one line
+// naming what this rank lost; a collective refused because a rank left
+// names that rank; any other error is returned as it is.
+func (g *Group) Explain(err error, step int) error {
+	if g == nil {
 		return err
 	}
-	lost := d.lostPeers()
-	d.failed = true
-	return fmt.Errorf("data parallel: %s stopped in step %d: %s: %w", d.launch.where(), step, lost, err)
+	var lost *LostError
+	if errors.As(err, &lost) {
+		return fmt.Errorf("data parallel: %s stopped in step %d: %s", g.launch.Where(), step, lost)
+	}
+	var te *torch.Error
+	if len(g.peers) == 0 || !errors.As(err, &te) || te.Op != "dist" {
+		return err
+	}
+	g.w.leave(err) // the others need not wait for this rank's line to hear of it
+	what := g.lostPeers()
+	g.failed = true
+	return fmt.Errorf("data parallel: %s stopped in step %d: %s: %w", g.launch.Where(), step, what, err)
 }

@@ -1,8 +1,8 @@
-package run
+package dist
 
-// distconfig.go — the ranks of a data-parallel group agree on what they run
-// before they train. When the group forms, each rank sends the others its
-// record (peers.go): the build (troupe's version, Go's, libtorch's, and
+// agree.go — the ranks of a group agree on what they run before they
+// train. When the group forms, each rank sends the others its record
+// (peers.go): the build (troupe's version, Go's, libtorch's, and
 // SHA-256 of the executable and of libtshim.so), a SHA-256 of its resolved
 // config (the YAML the run writes into its checkpoints) and the checkpoint
 // it continues from. Every rank compares every record with rank 0's, in that
@@ -30,34 +30,30 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"troupe/config"
 	"troupe/torch"
 )
 
-// agree exchanges the ranks' records and refuses to go on when a rank's
-// build, config or checkpoint differs from rank 0's. resume is the
-// checkpoint this rank continues from ("" for a fresh start). Call it on
-// every rank before the config is placed on the rank's device.
-func (d *dataParallel) agree(cfg *config.Config, resume string) error {
-	if d == nil {
+// Agree exchanges the ranks' records and refuses to go on when a rank's
+// build, config or checkpoint differs from rank 0's. version is the
+// program's, config the resolved config (YAML), resume the checkpoint this
+// rank continues from ("" for a fresh start). Every rank calls it once,
+// before it trains.
+func (g *Group) Agree(version string, config []byte, resume string) error {
+	if g == nil {
 		return nil
 	}
-	raw, err := cfg.Marshal()
-	if err != nil {
-		return err
-	}
-	sum := sha256.Sum256(raw)
-	me := d.peers[0]
-	me.Host, _ = os.Hostname()
-	me.Build, me.Exe, me.Shim = buildID()
+	sum := sha256.Sum256(config)
+	me := g.peers[0]
+	me.Host = hostname()
+	me.Build, me.Exe, me.Shim = buildID(version)
 	me.Config, me.Resume = hex.EncodeToString(sum[:]), resume
 	data, err := json.Marshal(me)
 	if err != nil {
 		return err
 	}
-	parts, err := d.gatherBytes(data)
+	parts, err := g.GatherBytes(data)
 	if err != nil {
-		return fmt.Errorf("data parallel: %s: exchanging the ranks' builds and configs: %w", d.launch.where(), err)
+		return fmt.Errorf("data parallel: %s: exchanging the ranks' builds and configs: %w", g.launch.Where(), err)
 	}
 	peers := make([]peer, len(parts))
 	for r, p := range parts {
@@ -65,7 +61,12 @@ func (d *dataParallel) agree(cfg *config.Config, resume string) error {
 			return fmt.Errorf("data parallel: the record of rank %d is unreadable (%v); is it running another build of troupe?", r, err)
 		}
 	}
-	d.peers = peers
+	g.peers = peers
+	names := map[int]string{}
+	for _, p := range peers {
+		names[p.Rank] = p.where()
+	}
+	g.w.setNames(names)
 	first := peers[0]
 	for _, p := range peers[1:] {
 		switch {
@@ -73,7 +74,7 @@ func (d *dataParallel) agree(cfg *config.Config, resume string) error {
 			return fmt.Errorf("data parallel: %s runs another build than %s: %s; start every node with the same bin/train and libtshim.so",
 				p.where(), first.where(), buildDifference(p, first))
 		case p.Config != first.Config:
-			return d.configDifference(raw, p, first)
+			return g.configDifference(config, p, first)
 		case p.Resume != first.Resume:
 			return fmt.Errorf("data parallel: %s continues from %s but %s from %s; every node must see the run directory (a shared file system) or hold the same checkpoint",
 				p.where(), startName(p.Resume), first.where(), startName(first.Resume))
@@ -107,8 +108,8 @@ func startName(resume string) string {
 
 // configDifference gathers the configs (every rank saw the mismatch, so
 // every rank gathers) and names the first key where p's differs from rank 0's.
-func (d *dataParallel) configDifference(raw []byte, p, first peer) error {
-	all, err := d.gatherBytes(raw)
+func (g *Group) configDifference(raw []byte, p, first peer) error {
+	all, err := g.GatherBytes(raw)
 	if err != nil {
 		return fmt.Errorf("data parallel: the ranks' configs differ, and gathering them failed: %w", err)
 	}
@@ -127,9 +128,9 @@ var buildOnce struct {
 
 // buildID is this program's build: versions, and SHA-256 (16 hex digits) of
 // the executable and of the shim it loaded ("?" when unreadable).
-func buildID() (build, exe, shim string) {
+func buildID(version string) (build, exe, shim string) {
 	buildOnce.Do(func() {
-		buildOnce.build = fmt.Sprintf("troupe %s, %s, libtorch %s", Version, runtime.Version(), torch.VersionString())
+		buildOnce.build = fmt.Sprintf("troupe %s, %s, libtorch %s", version, runtime.Version(), torch.VersionString())
 		buildOnce.exe = "?"
 		if path, err := os.Executable(); err == nil {
 			buildOnce.exe = fileSum(path)

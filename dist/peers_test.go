@@ -1,4 +1,4 @@
-package run
+package dist
 
 import (
 	"net"
@@ -28,7 +28,7 @@ func TestLostPeers(t *testing.T) {
 	}
 	defer silent.Close()
 	_, port, _ := net.SplitHostPort(silent.Addr().String())
-	d := &dataParallel{rank: 0, world: 5, peers: []peer{
+	d := &Group{launch: &Launch{Rank: 0, World: 5}, peers: []peer{
 		{Rank: 0, Host: "a", Addr: "10.0.0.1", Node: 0},
 		{Rank: 1, Host: "a", Addr: "10.0.0.1", Node: 0, Probe: at},
 		{Rank: 2, Host: "a", Addr: "10.0.0.1", Node: 0, Probe: gone},

@@ -1,4 +1,4 @@
-package run
+package dist
 
 // launcher.go — a rank started by `train --nproc` stops when its launcher
 // is gone. The launcher names itself in TROUPE_LAUNCHER_PID; the rank
@@ -33,10 +33,10 @@ const LauncherEnv = "TROUPE_LAUNCHER_PID"
 // ranks when it dies.
 const LauncherDeathSignal = syscall.SIGHUP
 
-// watchLauncher checks that this process's parent is the launcher named in
+// WatchLauncher checks that this process's parent is the launcher named in
 // LauncherEnv and returns a channel closed once the launcher is gone, and a
 // function that ends the watch. Without LauncherEnv the channel is nil.
-func watchLauncher() (<-chan struct{}, func(), error) {
+func WatchLauncher() (<-chan struct{}, func(), error) {
 	v := os.Getenv(LauncherEnv)
 	if v == "" {
 		return nil, func() {}, nil
