@@ -50,7 +50,7 @@ func (c *Check) Run(out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := refuseFreshRun(cfg.Run.OutputDir); err != nil {
+	if err := refuseFreshRun(cfg.Run.OutputDir, false); err != nil {
 		return err
 	}
 	if err := preflight(cfg); err != nil {

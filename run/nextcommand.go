@@ -28,7 +28,7 @@ func interruptedError(outputDir string, done int, saved bool, world int) error {
 	}
 	entries, err := ckpt.List(filepath.Join(outputDir, "checkpoints"))
 	if err != nil || len(entries) == 0 {
-		return fmt.Errorf("interrupted after step %d with no checkpoint written (checkpoint.on_signal is false and no periodic checkpoint was due); start the run again with the same command", done)
+		return fmt.Errorf("interrupted after step %d with no checkpoint written (checkpoint.on_signal is false and no periodic checkpoint was due); start the run again with the same command and --force (it replaces this run's logs)", done)
 	}
 	newest := entries[len(entries)-1]
 	return fmt.Errorf("interrupted after step %d without a checkpoint of it (checkpoint.on_signal is false); continue from step %d, the newest checkpoint, with: %s%s",

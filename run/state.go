@@ -24,6 +24,7 @@ import (
 
 	"troupe/ckpt"
 	"troupe/config"
+	"troupe/internal/dirlock"
 	"troupe/internal/metrics"
 	"troupe/policy"
 	"troupe/rollout"
@@ -117,15 +118,19 @@ func findCheckpoint(resume, outputDir string) (*ckpt.Checkpoint, error) {
 }
 
 // save writes a checkpoint of the state after `step` completed steps and
-// prunes old ones. Rank 0 writes; when a model is sharded every rank calls
-// save, and the others only help gather the optimizer state (their dir is
-// "").
-func save(t *team, iter *rollout.TaskIterator, step int, dp *dataParallel) (dir string, err error) {
+// prunes old ones. Rank 0 writes, into the run directory it locked (lock:
+// checkpoints/ is made in it, never again at a name that may mean another
+// directory now); when a model is sharded every rank calls save, and the
+// others only help gather the optimizer state (their dir is "").
+func save(t *team, iter *rollout.TaskIterator, step int, dp *dataParallel, lock *dirlock.Lock) (dir string, err error) {
 	lead := dp.lead()
 	root := filepath.Join(t.cfg.Run.OutputDir, "checkpoints")
 	var w *ckpt.Writer
 	if lead {
-		if w, err = ckpt.Begin(root, step); err != nil {
+		if err := lock.Mkdir("checkpoints"); err != nil {
+			return "", err
+		}
+		if w, err = ckpt.BeginIn(root, step); err != nil {
 			return "", err
 		}
 		defer func() {

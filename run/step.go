@@ -107,6 +107,10 @@ func (r *trainRun) step(step int) error {
 		}
 		maps.Copy(values, ev)
 	}
+	// the logs and the checkpoint go into the directory this run locked, or nowhere (rundir.go)
+	if err := r.checkRunDir(done); err != nil {
+		return err
+	}
 	if err := r.log.Write(metrics.Record{Step: done, Time: now, Values: values}); err != nil {
 		return err
 	}
@@ -131,8 +135,11 @@ func (r *trainRun) step(step int) error {
 	saveNow := (cfg.Checkpoint.Every > 0 && done%cfg.Checkpoint.Every == 0) || (done == cfg.Run.Steps && cfg.Checkpoint.AtEnd) ||
 		(interrupted && cfg.Checkpoint.OnSignal)
 	if saveNow && (dp.lead() || t.sharded()) { // sharded state is gathered by every rank
-		dir, err := save(t, r.iter, done, dp)
+		dir, err := save(t, r.iter, done, dp, r.lock)
 		if err != nil {
+			if moved := r.movedRunDir(done); moved != nil { // moved while saving: say that, not the write that failed
+				return moved
+			}
 			return fmt.Errorf("step %d: checkpoint: %w", done, err)
 		}
 		if dp.lead() {

@@ -23,6 +23,7 @@ import (
 	"troupe/ckpt"
 	"troupe/config"
 	"troupe/internal/cmdline"
+	"troupe/internal/dirlock"
 	"troupe/internal/gpu"
 	"troupe/internal/metrics"
 	"troupe/rollout"
@@ -66,9 +67,10 @@ type trainRun struct {
 	monitor  *gpu.Monitor
 	stop     <-chan os.Signal
 	progress *metrics.Progress
-	zero     zeroSignal // the zero-advantage warning, once (notes.go)
-	printN   int        // rows of each step to print (Train.PrintSamples)
-	closers  []func()   // run in reverse order by close
+	zero     zeroSignal    // the zero-advantage warning, once (notes.go)
+	printN   int           // rows of each step to print (Train.PrintSamples)
+	closers  []func()      // run in reverse order by close
+	lock     *dirlock.Lock // run.output_dir's (rank 0; rundir.go)
 }
 
 // Run trains from the config (or the checkpoint) the options name, printing
@@ -107,10 +109,16 @@ func (c *Train) Run(w io.Writer) (err error) {
 			return r.dp.explain(err, step+1) // a lost rank or host is named (peers.go)
 		}
 	}
+	if err := r.checkRunDir(cfg.Run.Steps); err != nil { // rundir.go: the export goes into the locked directory or nowhere
+		return err
+	}
 	if !r.dp.lead() {
 		return nil
 	}
-	return finish(r.out, r.t)
+	if err := finish(r.out, r.t); err != nil {
+		return err
+	}
+	return r.movedRunDir(cfg.Run.Steps) // moved while exporting: not a success
 }
 
 // open does everything before the first step; close undoes it.
@@ -155,7 +163,7 @@ func (r *trainRun) open(c *Train) error {
 		// claimRunDir's exchange
 		var refused error
 		if dp.lead() {
-			refused = refuseFreshRun(cfg.Run.OutputDir)
+			refused = refuseFreshRun(cfg.Run.OutputDir, c.Force)
 		}
 		if err := dp.fromLead(refused); err != nil {
 			return err

@@ -250,6 +250,17 @@ func TestBadInputTable(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// a run directory whose run.lock is a link to a file the run must not
+	// write, and one holding an earlier run's logs but no checkpoint
+	writeTestFile(t, filepath.Join(d, "victim"), []byte("precious\n"))
+	if err := os.MkdirAll(filepath.Join(d, "linklock"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(d, "victim"), filepath.Join(d, "linklock", dirlock.Name)); err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, filepath.Join(d, "logsonly", "metrics.jsonl"), readFile(t, filepath.Join(run, "metrics.jsonl")))
+
 	// a copy of the run whose directory this process holds, as a second
 	// writer would
 	if err := os.CopyFS(filepath.Join(d, "heldrun"), os.DirFS(run)); err != nil {
@@ -336,6 +347,9 @@ func TestBadInputTable(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(base, "model.safetensors")); err != nil {
 		t.Errorf("the base model is gone: %v", err)
+	}
+	if b := readFileString(t, filepath.Join(d, "victim")); b != "precious\n" {
+		t.Errorf("the file behind linklock/run.lock was written: %q", b)
 	}
 	// and no refused command recorded anything in it
 	for name, was := range before {

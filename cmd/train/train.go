@@ -28,7 +28,7 @@ func (c *trainCmd) flags(cmd *cobra.Command) {
 	f.Lookup("resume").NoOptDefVal = "latest"
 	f.BoolVarP(&c.Quiet, "quiet", "q", false, "do not print the resolved config")
 	f.BoolVar(&c.AllowConfigChange, "allow-config-change", false, "resume even though the config changes what is trained (estimator, workflow, agents, models, optimizer…) since the checkpoint; the changes are logged in the run directory")
-	f.BoolVar(&c.Force, "force", false, "resume from a checkpoint older than the run's newest, dropping the later steps' checkpoints and logs")
+	f.BoolVar(&c.Force, "force", false, "resume from a checkpoint older than the run's newest, dropping the later steps' checkpoints and logs; on a fresh run, replace the logs of an earlier run that left no checkpoint")
 	f.Uint64Var(&c.seed, "seed", 0, "the run's seed (sets run.seed; the same as --set run.seed=N)")
 	f.IntVar(&c.PrintSamples, "print-samples", 0, "print this many samples of every step to the console: the prompt's tail, the response, its reward and advantage")
 	f.BoolVar(&c.dryRun, "dry-run", false, "print the resolved config and the run's plan and exit without loading weights (as train check)")
