@@ -186,6 +186,7 @@ func TestBadInputTable(t *testing.T) {
 	writeTestFile(t, filepath.Join(d, "bad.jsonl"), []byte("{not json\n"))
 	writeTestFile(t, filepath.Join(d, "noanswer.jsonl"), []byte(`{"question": "What is 1 + 1?"}`+"\n"))
 	writeTestFile(t, filepath.Join(d, "bad.yaml"), []byte("run: {steps: [\n"))
+	writeTestFile(t, filepath.Join(d, "twodocs.yaml"), append(readFile(t, cfg), "---\nrun: {steps: 9}\n"...))
 	config := readFile(t, filepath.Join(base, "config.json"))
 	weights := readFile(t, filepath.Join(base, "model.safetensors"))
 	writeTestFile(t, filepath.Join(d, "badmodel", "config.json"), config)

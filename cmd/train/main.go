@@ -39,7 +39,11 @@ func execute(args []string, stdout, stderr io.Writer) int {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := resumeWithoutEquals(args); err != nil {
-		fmt.Fprintln(stderr, "train: "+err.Error())
+		fmt.Fprintln(stderr, "train: "+escapeControl(err.Error()))
+		return 1
+	}
+	if err := checkEnv(); err != nil { // strict.go
+		fmt.Fprintln(stderr, "train: "+escapeControl(err.Error()))
 		return 1
 	}
 	commandArgs = args
@@ -50,8 +54,9 @@ func execute(args []string, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	if err := root.Execute(); err != nil {
-		fmt.Fprintln(stderr, "train: "+err.Error())
-		run.ReportToLauncher("train: " + err.Error()) // torchrun's summary of the failure shows it
+		msg := "train: " + escapeControl(err.Error()) // a typed escape sequence is shown, never acted on (strict.go)
+		fmt.Fprintln(stderr, msg)
+		run.ReportToLauncher(msg) // torchrun's summary of the failure shows it
 		return 1
 	}
 	return 0

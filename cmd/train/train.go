@@ -42,8 +42,8 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) error {
 	switch {
 	case c.PrintSamples < 0:
 		return fmt.Errorf("--print-samples: must be >= 0, got %d", c.PrintSamples)
-	case c.nproc < 1:
-		return fmt.Errorf("--nproc: must be >= 1, got %d", c.nproc)
+	case checkNproc(c.nproc) != nil:
+		return checkNproc(c.nproc) // strict.go
 	case c.nproc > 1 && os.Getenv("WORLD_SIZE") != "":
 		return fmt.Errorf("--nproc %d inside a rank (WORLD_SIZE=%s is set): start the ranks either with --nproc or with the environment variables, not both", c.nproc, os.Getenv("WORLD_SIZE"))
 	case c.dryRun:
