@@ -51,6 +51,12 @@ type team struct {
 	// pendingState is the optimizer state the trainers will allocate per
 	// device, after the engines size their automatic budgets
 	pendingState map[torch.Device]int64
+	// ranks is the data-parallel world a launcher checks for before it
+	// starts the ranks (Train.Validate; 0 otherwise: dist says)
+	ranks int
+	// notes are what reading the data set aside, one line each
+	// (preflight.go); the run, check, sft and eval print them
+	notes []string
 }
 
 func loadOptions(m config.Model) (model.Options, error) {

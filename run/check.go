@@ -53,8 +53,15 @@ func (c *Check) Run(out io.Writer) error {
 	if err := refuseFreshRun(cfg.Run.OutputDir, false); err != nil {
 		return err
 	}
-	if err := preflight(cfg); err != nil {
+	if err := checkRanks(cfg, c.Ranks); err != nil {
 		return err
+	}
+	notes, err := preflight(cfg)
+	if err != nil {
+		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(out, n)
 	}
 	resolved, err := effectiveConfig(cfg).Marshal()
 	if err != nil {
@@ -85,6 +92,37 @@ func (c *Check) Run(out io.Writer) error {
 	}
 	fmt.Fprintf(out, "\ncheck: the run would start: the config, its files, tokenizers, chat templates, datasets and workflow pass every check a run makes before it loads the weights; nothing was written. Start it with the same config and --set flags.\n")
 	return nil
+}
+
+// Validate makes, once, every check that each of ranks ranks of this run
+// would make before it loads a weight — the config (or the resumed
+// checkpoint's), the ranks against the batch, a fresh run's output
+// directory, and preflight — so that a launcher (train --nproc) refuses a
+// run with one line before it starts any rank, instead of each rank
+// printing it.
+func (c *Train) Validate(ranks int) error {
+	cp, cfg, err := c.loadConfig()
+	if err != nil {
+		return err
+	}
+	if err := checkRanks(cfg, ranks); err != nil {
+		return err
+	}
+	from := ""
+	if cp == nil {
+		if err := refuseFreshRun(cfg.Run.OutputDir, c.Force); err != nil {
+			return err
+		}
+	} else {
+		from = cp.Dir
+	}
+	t := newTeam(cfg, nil)
+	t.ranks = ranks
+	if err := t.prepare(true, from); err != nil {
+		return err
+	}
+	_, err = t.taskIterator()
+	return err
 }
 
 // effectiveConfig is cfg with every agent's unset overrides filled in with

@@ -17,6 +17,7 @@ package run
 // calls (rows.go, stepmetrics.go, state.go).
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -33,12 +34,20 @@ func (r *trainRun) step(step int) error {
 	// rollout: every agent of every episode, batched per model, scored
 	t.sampler.Progress = rolloutProgress(out, step+1, cfg.Run.Steps)
 	resetPeaks(t)
+	drawn := r.iter.State() // to draw the step's tasks again if a signal drops it
 	tasks := r.iter.Next(cfg.Batch.PromptsPerStep)
 	lo, hi := dp.part(len(tasks)) // data parallel: this rank's slice
 	ro, err := t.sampler.RunPart(t.workflow, tasks[lo:hi], cfg.Batch.N, rollout.DeriveSeed(cfg.Run.Seed, seedRollout, uint64(step)), lo)
 	t.sampler.Progress = nil // evaluation uses the sampler too
-	if err != nil {
+	cut := errors.Is(err, rollout.ErrStopped)
+	if err != nil && !cut {
 		return fmt.Errorf("step %d: rollout: %w", step+1, err)
+	}
+	if cut, err = dp.anyTrue(cut); err != nil { // every rank drops the step together
+		return fmt.Errorf("step %d: %w", step+1, err)
+	}
+	if cut { // a signal stopped the rollout: the weights are still the last step's (nextcommand.go)
+		return r.dropStep(step, drawn)
 	}
 	dp.maybeExit(step + 1)
 
@@ -102,7 +111,10 @@ func (r *trainRun) step(step int) error {
 	// eval on its cadence, into the same record
 	if every := cfg.Eval.Every; every > 0 && (done%every == 0 || done == cfg.Run.Steps) {
 		ev, err := evalStep(out, t, done, dp)
-		if err != nil {
+		switch {
+		case errors.Is(err, rollout.ErrStopped): // a signal: the step is logged and saved without it
+			fmt.Fprintf(out, "eval after %d steps: stopped by the signal\n", done)
+		case err != nil:
 			return err
 		}
 		maps.Copy(values, ev)
@@ -145,6 +157,7 @@ func (r *trainRun) step(step int) error {
 		if dp.lead() {
 			fmt.Fprintf(out, "checkpoint: %s\n", dir)
 		}
+		r.saved = done
 	}
 	if interrupted {
 		return interruptedError(cfg.Run.OutputDir, done, saveNow, dp.worldSize()) // nextcommand.go

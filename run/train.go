@@ -13,6 +13,7 @@ package run
 // choice of config and checkpoint (resume.go).
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -71,6 +72,7 @@ type trainRun struct {
 	printN   int           // rows of each step to print (Train.PrintSamples)
 	closers  []func()      // run in reverse order by close
 	lock     *dirlock.Lock // run.output_dir's (rank 0; rundir.go)
+	saved    int           // the step of the newest checkpoint this run wrote or resumed from (-1: none)
 }
 
 // Run trains from the config (or the checkpoint) the options name, printing
@@ -93,6 +95,9 @@ func (c *Train) Run(w io.Writer) (err error) {
 	}
 	if cfg.Eval.AtStart && r.start == 0 {
 		values, err := evalStep(r.out, r.t, 0, r.dp)
+		if errors.Is(err, rollout.ErrStopped) {
+			return fmt.Errorf("interrupted in the evaluation before the first step; nothing was trained or saved: start the run again with the same command")
+		}
 		if err != nil {
 			return err
 		}
@@ -143,7 +148,7 @@ func (r *trainRun) open(c *Train) error {
 	if err := dp.agree(cfg, checkpointName(cp)); err != nil { // first: the checks below assume one config
 		return err
 	}
-	if err := dp.check(cfg); err != nil {
+	if err := checkRanks(cfg, dp.worldSize()); err != nil { // preflight.go: train check --nproc refuses alike
 		return err
 	}
 	dp.placeOnLocalDevice(cfg)
@@ -197,6 +202,7 @@ func (r *trainRun) open(c *Train) error {
 	}
 	r.t = t
 	r.closers = append(r.closers, t.free)
+	t.printNotes(out) // tasks the data's reading set aside (preflight.go)
 	for _, tr := range t.trained {
 		m := t.models[tr.Name]
 		fmt.Fprintf(out, "model %s (agents %s) from %s: %s, %s on %v\n", tr.Name, strings.Join(tr.Agents, ", "), tr.Model.Path, m.Config.Describe(), m.DType(), m.Device())
@@ -211,11 +217,13 @@ func (r *trainRun) open(c *Train) error {
 	if r.iter, err = t.taskIterator(); err != nil {
 		return err
 	}
+	r.saved = -1
 	if cp != nil {
 		var note string
 		if r.start, note, err = restore(cp.Dir, t, r.iter, dp); err != nil {
 			return err
 		}
+		r.saved = r.start
 		fmt.Fprintf(out, "resumed from %s at step %d\n", cp.Dir, r.start)
 		if note != "" {
 			fmt.Fprintf(out, "note: %s\n", note)
@@ -250,8 +258,9 @@ func (r *trainRun) open(c *Train) error {
 	}
 	r.monitor = gpu.Open(monitorLog)
 	r.closers = append(r.closers, func() { r.monitor.Close() })
-	stop, stopSignals := interrupts(out, launcherGone)
+	stop, stopping, stopSignals := interrupts(out, launcherGone)
 	r.stop = stop
+	t.sampler.Stop = stopping // a rollout or evaluation ends within a round of a signal (console.go)
 	// last to go: a rank that failed is often stopped by its launcher
 	// (torchrun's SIGTERM) while it tears down, and must live to print why
 	r.closers = append([]func(){stopSignals}, r.closers...)

@@ -49,6 +49,10 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) error {
 	case c.dryRun:
 		return (&run.Check{Config: c.Config, Sets: c.Sets, Ranks: c.nproc}).Run(cmd.OutOrStdout())
 	case c.nproc > 1:
+		// what every rank would refuse is refused here, once, before any starts
+		if err := c.Train.Validate(c.nproc); err != nil {
+			return err
+		}
 		return launch(c.nproc, withoutNproc(commandArgs), cmd.OutOrStdout(), cmd.ErrOrStderr())
 	}
 	return c.Train.Run(cmd.OutOrStdout())
