@@ -14,9 +14,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	stdmath "math"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -447,7 +449,19 @@ func kindName(t reflect.Type) string {
 	return t.String()
 }
 
-// suggest names the closest known key (internal/suggest), or lists them.
+// keyAliases are other trainers' names of keys, by troupe's name; an
+// unknown key close to one is answered with troupe's.
+var keyAliases = map[string]string{
+	"learning_rate": "lr", "max_tokens": "max_new_tokens", "max_length": "max_new_tokens",
+	"max_response_length": "max_new_tokens", "num_generations": "n", "group_size": "n",
+	"batch_size": "prompts_per_step", "train_batch_size": "prompts_per_step", "max_grad_norm": "grad_clip",
+	"total_training_steps": "steps", "num_steps": "steps", "warmup": "warmup_steps", "kl_coeff": "kl_coef",
+	"entropy_coeff": "entropy_coef", "adam_beta1": "beta1", "adam_beta2": "beta2", "adam_epsilon": "eps",
+}
+
+// suggest names the closest known key: a likely typo as "did you mean"
+// (internal/suggest), else the nearest by edit distance — one name, not
+// the section's whole list, which docs/configs.md gives.
 func suggest(key string, known map[string]reflect.StructField) string {
 	var names []string
 	for k := range known {
@@ -457,5 +471,20 @@ func suggest(key string, known map[string]reflect.StructField) string {
 	if hint := suggestpkg.DidYouMean(key, names); hint != "" {
 		return hint
 	}
-	return fmt.Sprintf("; known keys here: %s", strings.Join(names, ", "))
+	for _, alias := range slices.Sorted(maps.Keys(keyAliases)) { // another trainer's name for a key here (or a typo of it)
+		k := keyAliases[alias]
+		if _, ok := known[k]; ok && suggestpkg.Distance(strings.ToLower(key), alias) <= 2 {
+			return fmt.Sprintf(" (did you mean %s? %s is troupe's name for %s)", k, k, alias)
+		}
+	}
+	nearest, best := "", -1
+	for _, k := range names {
+		if d := suggestpkg.Distance(strings.ToLower(key), k); best < 0 || d < best {
+			nearest, best = k, d
+		}
+	}
+	if nearest == "" {
+		return ""
+	}
+	return fmt.Sprintf("; the nearest key here is %s (docs/configs.md lists the %d keys of this section)", nearest, len(names))
 }

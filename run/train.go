@@ -96,7 +96,7 @@ func (c *Train) Run(w io.Writer) (err error) {
 	if cfg.Eval.AtStart && r.start == 0 {
 		values, err := evalStep(r.out, r.t, 0, r.dp)
 		if errors.Is(err, rollout.ErrStopped) {
-			return fmt.Errorf("interrupted in the evaluation before the first step; nothing was trained or saved: start the run again with the same command")
+			return interrupted("interrupted in the evaluation before the first step; nothing was trained or saved: start the run again with the same command")
 		}
 		if err != nil {
 			return err

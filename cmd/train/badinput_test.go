@@ -185,6 +185,7 @@ func TestBadInputTable(t *testing.T) {
 	writeTestFile(t, filepath.Join(d, "random.parquet"), randomBytes(3000))
 	writeTestFile(t, filepath.Join(d, "bad.jsonl"), []byte("{not json\n"))
 	writeTestFile(t, filepath.Join(d, "noanswer.jsonl"), []byte(`{"question": "What is 1 + 1?"}`+"\n"))
+	writeTestFile(t, filepath.Join(d, "emptyanswer.jsonl"), []byte(`{"question": "What is 1 + 1?", "answer": "2"}`+"\n"+`{"question": "What is 2 + 2?", "answer": " "}`+"\n"))
 	writeTestFile(t, filepath.Join(d, "bad.yaml"), []byte("run: {steps: [\n"))
 	writeTestFile(t, filepath.Join(d, "twodocs.yaml"), append(readFile(t, cfg), "---\nrun: {steps: 9}\n"...))
 	writeTestFile(t, filepath.Join(d, "failcode.jsonl"), []byte(`{"task_id": "wrong/1", "prompt": "def sub(a, b):\n", "canonical_solution": "    return a + b\n", "entry_point": "sub", "test": "def check(candidate):\n    assert candidate(3, 1) == 2\n"}`+"\n"))
