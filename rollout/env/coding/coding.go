@@ -10,8 +10,9 @@
 // Files: coding.go (options, the environment, the scoring of a joint
 // action and its feedback), reward.go (the reward's terms and the static
 // reading of the programs), harness.go (the test run), tasks.go (JSONL and
-// procedural tasks, the roles' presets and demonstrations), register.go
-// (the registration).
+// procedural tasks, the roles' presets and demonstrations), solutions.go
+// (a dataset's tasks checked against their own reference solutions once,
+// when read), register.go (the registration).
 //
 // The joint reward is CoMLRL's level-gated aux + main reward (reward.go),
 // each term reported as reward/<term>: structure, syntax, tests, aux_used,
