@@ -55,6 +55,12 @@ type team struct {
 	// pendingState is the optimizer state the trainers will allocate per
 	// device, after the engines size their automatic budgets
 	pendingState map[torch.Device]int64
+	// ranks is the data-parallel world a launcher checks for before it
+	// starts the ranks (Train.Validate; 0 otherwise: dist says)
+	ranks int
+	// notes are what reading the data set aside, one line each
+	// (preflight.go); the run, check, sft and eval print them
+	notes []string
 }
 
 func loadOptions(m config.Model) (model.Options, error) {
@@ -251,6 +257,18 @@ func (t *team) buildAgents(cfgs []rollout.AgentConfig, def rollout.AgentDefaults
 		}
 		if err := tok.CheckTemplate(family); err != nil {
 			return rollout.Binding{}, err
+		}
+		// a Qwen3 model speaks Qwen3's chat format (its thinking block);
+		// another family's template, from another model's tokenizer, renders
+		// prompts it was not trained on
+		if mc, ok := t.modelConfigs[ac.Model]; ok && mc.Family == model.Qwen3 && family != tokenizer.ChatTemplateQwen3 {
+			source := ac.Model
+			for _, tr := range t.trained {
+				if tr.Name == ac.Model {
+					source = tr.Source
+				}
+			}
+			return rollout.Binding{}, fmt.Errorf("the tokenizer's chat template is %s, but the model is a Qwen3 (config.json model_type qwen3), trained on Qwen3's template; set models.%s.tokenizer to the model's own tokenizer (by default its path)", family, source)
 		}
 		for _, w := range tokenizer.IgnoredSettings(family, thinking, date) {
 			fmt.Fprintf(os.Stderr, "warning: agent %s (model %s): %s\n", ac.Name, ac.Model, w)

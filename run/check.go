@@ -51,15 +51,22 @@ func (c *Check) Run(out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := refuseFreshRun(cfg.Run.OutputDir); err != nil {
+	if err := refuseFreshRun(cfg.Run.OutputDir, false); err != nil {
+		return err
+	}
+	if err := checkRanks(cfg, c.Ranks); err != nil {
 		return err
 	}
 	// on a machine that sees no CUDA device (a login node), a CUDA config's
 	// devices are left to the GPU node; everything else is checked
 	devices := cudaDevicesOf(cfg)
 	offNode := len(devices) > 0 && torch.CUDADeviceCount() == 0
-	if err := preflight(cfg, offNode); err != nil {
+	notes, err := preflight(cfg, offNode)
+	if err != nil {
 		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(out, n)
 	}
 	resolved, err := effectiveConfig(cfg).Marshal()
 	if err != nil {
@@ -103,6 +110,35 @@ func (c *Check) Run(out io.Writer) error {
 	}
 	fmt.Fprintf(out, "\ncheck: the run would start: the config, its files, tokenizers, chat templates, datasets and workflow pass every check a run makes before it loads the weights; nothing was written. Start it with the same config and --set flags.\n")
 	return nil
+}
+
+// Validate makes, once, every check that each of ranks ranks of this run
+// would make before it loads a weight — the config (or the resumed
+// checkpoint's), the ranks against the batch, a fresh run's output
+// directory, and preflight — so that a launcher (train --nproc) refuses a
+// run with one line before it starts any rank, instead of each rank
+// printing it.
+func (c *Train) Validate(ranks int) error {
+	view, cfg, err := c.loadConfig()
+	if err != nil {
+		return err
+	}
+	if err := checkRanks(cfg, ranks); err != nil {
+		return err
+	}
+	from := view.Explicit // the checkpoint --resume names; a fresh run's directory is checked
+	if from == "" {
+		if err := refuseFreshRun(cfg.Run.OutputDir, c.Force); err != nil {
+			return err
+		}
+	}
+	t := newTeam(cfg, nil)
+	t.ranks = ranks
+	if err := t.prepare(true, from); err != nil {
+		return err
+	}
+	_, err = t.taskIterator()
+	return err
 }
 
 // effectiveConfig is cfg with every agent's unset overrides filled in with

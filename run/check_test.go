@@ -88,7 +88,7 @@ func TestCheckOffTheGPUNode(t *testing.T) {
 	if lerr != nil {
 		t.Fatal(lerr)
 	}
-	if err := preflight(cfg, false); err == nil || !strings.Contains(err.Error(), "make gpu") && !strings.Contains(err.Error(), "CUDA devices") {
+	if _, err := preflight(cfg, false); err == nil || !strings.Contains(err.Error(), "make gpu") && !strings.Contains(err.Error(), "CUDA devices") {
 		t.Fatalf("a run's preflight on this machine: %v, want the device refused", err)
 	}
 }

@@ -75,14 +75,6 @@ func placeOnLocalDevice(d *dist.Group, cfg *config.Config) {
 	}
 }
 
-// checkSplit refuses a config the ranks cannot split.
-func checkSplit(d *dist.Group, cfg *config.Config) error {
-	if p, w := cfg.Batch.PromptsPerStep, d.World(); p%w != 0 {
-		return fmt.Errorf("batch.prompts_per_step is %d, which %d ranks cannot split evenly; make it a multiple of %d", p, w, w)
-	}
-	return nil
-}
-
 // checkSameWeights compares a hash of every trained model's weights across
 // ranks: the sum and the position-weighted sum of every tensor, in float64.
 func checkSameWeights(d *dist.Group, t *team, step int) (err error) {

@@ -17,6 +17,7 @@
 //	checkpointarg.go what eval and export --checkpoint name; the team a checkpoint trained
 //	console.go      progress lines, interrupts, the held-out summary
 //	preflight.go    what a run checks before it loads a weight (train check stops there)
+//	fit.go          what the data must fit: first prompts within the positions and engine.max_seq_len, an evaluation's test split
 //	build.go        the team: a resolved config turned into models, trainers, agents, workflow
 //	engine.go       one generation engine per trained model behind the sampler's Engine interface
 //	rows.go         rollout samples → advantage rows and policy sequences; reward metrics

@@ -5,6 +5,7 @@ package run
 // the evaluation sampling, plus validity, turns and tokens.
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -52,12 +53,23 @@ func evaluate(t *team, seed uint64, dp *dist.Group) (rollout.EvalMetrics, error)
 	// one process would use) and the ranks exchange the episodes' records
 	lo, hi := dp.Part(len(tasks))
 	var own []rollout.EpisodeRecord
+	stopped := false // a signal cut this rank's episodes short (rollout.ErrStopped)
 	if hi > lo {
 		ro, err := t.sampler.RunPart(wf, tasks[lo:hi], cfg.Eval.N, seed, lo)
-		if err != nil {
+		switch {
+		case errors.Is(err, rollout.ErrStopped):
+			stopped = true
+		case err != nil:
 			return rollout.EvalMetrics{}, err
+		default:
+			own = rollout.Records(ro.Episodes)
 		}
-		own = rollout.Records(ro.Episodes)
+	}
+	if stopped, err := dp.AnyTrue(stopped); err != nil || stopped { // every rank stops the evaluation together
+		if err == nil {
+			err = rollout.ErrStopped
+		}
+		return rollout.EvalMetrics{}, err
 	}
 	all, err := dist.GatherJSON(dp, own, "the evaluation episodes")
 	if err != nil {
@@ -173,6 +185,9 @@ func (c *Eval) Run(out io.Writer, _ []string) (err error) {
 		return err
 	}
 	defer t.free()
+	if !c.JSON {
+		t.printNotes(out)
+	}
 	for _, tr := range t.trained {
 		src := tr.Model.Path
 		if cp != nil {

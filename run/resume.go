@@ -11,10 +11,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"troupe/ckpt"
 	"troupe/config"
 	"troupe/internal/cmdline"
+	"troupe/internal/metrics"
 )
 
 // loadConfig reads --config (or the config of the checkpoint --resume
@@ -100,11 +102,16 @@ func fileSum(path string) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// refuseOverwrite keeps a fresh run from mixing its checkpoints and metrics
-// with an earlier run's in the same output directory.
-func refuseOverwrite(dir string) error {
+// refuseOverwrite keeps a fresh run from mixing its checkpoints and logs
+// with an earlier run's in the same output directory: checkpoints are
+// refused always, logs (metrics, samples, TensorBoard events that hold a
+// step) unless force says to replace them.
+func refuseOverwrite(dir string, force bool) error {
 	entries, err := ckpt.List(filepath.Join(dir, "checkpoints"))
 	if err != nil || len(entries) == 0 {
+		if logs := earlierLogs(dir); len(logs) > 0 && !force {
+			return fmt.Errorf("run.output_dir %s holds the logs of an earlier run (%s) and no checkpoint; a fresh run would replace them: pass --force to replace them, or start this run elsewhere with --set run.output_dir=DIR", dir, strings.Join(logs, ", "))
+		}
 		return nil
 	}
 	return fmt.Errorf("run.output_dir %s already holds checkpoints of an earlier run (newest: step %d); continue that run with `%s`, or start this one elsewhere with --set run.output_dir=DIR, or delete the directory", dir, entries[len(entries)-1].Step, cmdline.Resume(dir))
@@ -149,4 +156,21 @@ func refuseRewind(cp *checkpointRef, root string, force bool) error {
 		later = fmt.Sprintf("step %d", newest.Step)
 	}
 	return fmt.Errorf("resume: %s is at step %d but the run already has a checkpoint at step %d (%s); resuming from the older one would delete the newer checkpoints and the export and drop %s from the logs. Pass --force to do that, or copy the run directory (cp -a) and resume the copy", cp.Dir, cp.Step, newest.Step, newest.Dir, later)
+}
+
+// earlierLogs names the log files in dir that hold a logged step.
+func earlierLogs(dir string) []string {
+	var logs []string
+	for _, name := range []string{"metrics.jsonl", "samples.jsonl"} {
+		if st, err := os.Stat(filepath.Join(dir, name)); err == nil && st.Size() > 0 {
+			logs = append(logs, name)
+		}
+	}
+	events, _ := filepath.Glob(filepath.Join(dir, "events.out.tfevents.*"))
+	for _, p := range events {
+		if steps, err := metrics.EventSteps(p); err != nil || len(steps) > 0 {
+			logs = append(logs, filepath.Base(p))
+		}
+	}
+	return logs
 }

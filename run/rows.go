@@ -82,7 +82,9 @@ func paddedSequences(samples []rollout.Sample, res advantage.Result, agents []st
 }
 
 // rewardMetrics summarises the step's samples: reward per row and per agent,
-// format validity, truncation, response lengths, and train accuracy.
+// format validity, truncation, response lengths, train accuracy, and the
+// environment's per-episode metrics (train/<key>: their mean; train/<key>/count:
+// the episodes where one is not 0, e.g. answers over the math grader's budget).
 func rewardMetrics(ro *rollout.Rollout) map[string]float64 {
 	out := map[string]float64{}
 	type acc struct{ n, reward, valid, trunc, tokens float64 }
@@ -133,11 +135,23 @@ func rewardMetrics(ro *rollout.Rollout) map[string]float64 {
 		out["rows/agent/"+n] = a.n
 	}
 	solved, team := 0.0, 0.0
+	envSum, envN, envHits := map[string]float64{}, map[string]float64{}, map[string]float64{}
 	for _, ep := range ro.Episodes {
 		team += ep.Reward
 		if ep.Success {
 			solved++
 		}
+		for k, v := range ep.Metrics { // the environment's own (search: f1; math: grader_over_budget)
+			envSum[k] += v
+			envN[k]++
+			if v != 0 {
+				envHits[k]++
+			}
+		}
+	}
+	for k, n := range envN {
+		out["train/"+k] = envSum[k] / n       // mean over the episodes that report it, as evaluation's
+		out["train/"+k+"/count"] = envHits[k] // episodes where it is not 0
 	}
 	out["train/accuracy"] = solved / float64(len(ro.Episodes))
 	out["train/team_reward"] = team / float64(len(ro.Episodes))

@@ -25,6 +25,7 @@ import (
 	"troupe/ckpt"
 	"troupe/config"
 	"troupe/dist"
+	"troupe/internal/dirlock"
 	"troupe/internal/metrics"
 	"troupe/policy"
 	"troupe/rollout"
@@ -120,15 +121,19 @@ func findCheckpoint(resume, outputDir string) (*ckpt.Checkpoint, error) {
 }
 
 // save writes a checkpoint of the state after `step` completed steps and
-// prunes old ones. Rank 0 writes; when a model is sharded every rank calls
-// save, and the others only help gather the optimizer state (their dir is
-// "").
-func save(t *team, iter *rollout.TaskIterator, step int, dp *dist.Group) (dir string, err error) {
+// prunes old ones. Rank 0 writes, into the run directory it locked (lock:
+// checkpoints/ is made in it, never again at a name that may mean another
+// directory now); when a model is sharded every rank calls save, and the
+// others only help gather the optimizer state (their dir is "").
+func save(t *team, iter *rollout.TaskIterator, step int, dp *dist.Group, lock *dirlock.Lock) (dir string, err error) {
 	lead := dp.Lead()
 	root := filepath.Join(t.cfg.Run.OutputDir, "checkpoints")
 	var w *ckpt.Writer
 	if lead {
-		if w, err = ckpt.Begin(root, step); err != nil {
+		if err := lock.Mkdir("checkpoints"); err != nil {
+			return "", err
+		}
+		if w, err = ckpt.BeginIn(root, step); err != nil {
 			return "", err
 		}
 		defer func() {

@@ -17,6 +17,7 @@ package run
 // calls (rows.go, stepmetrics.go, state.go).
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -34,12 +35,20 @@ func (r *trainRun) step(step int) error {
 	// rollout: every agent of every episode, batched per model, scored
 	t.sampler.Progress = rolloutProgress(out, step+1, cfg.Run.Steps)
 	resetPeaks(t)
+	drawn := r.iter.State() // to draw the step's tasks again if a signal drops it
 	tasks := r.iter.Next(cfg.Batch.PromptsPerStep)
 	lo, hi := dp.Part(len(tasks)) // data parallel: this rank's slice
 	ro, err := t.sampler.RunPart(t.workflow, tasks[lo:hi], cfg.Batch.N, rollout.DeriveSeed(cfg.Run.Seed, seedRollout, uint64(step)), lo)
 	t.sampler.Progress = nil // evaluation uses the sampler too
-	if err != nil {
+	cut := errors.Is(err, rollout.ErrStopped)
+	if err != nil && !cut {
 		return fmt.Errorf("step %d: rollout: %w", step+1, err)
+	}
+	if cut, err = dp.AnyTrue(cut); err != nil { // every rank drops the step together
+		return fmt.Errorf("step %d: %w", step+1, err)
+	}
+	if cut { // a signal stopped the rollout: the weights are still the last step's (nextcommand.go)
+		return r.dropStep(step, drawn)
 	}
 	dp.Fault(step + 1) // the tests' failures at a known point (dist/faults.go)
 
@@ -108,10 +117,17 @@ func (r *trainRun) step(step int) error {
 	// eval on its cadence, into the same record
 	if every := cfg.Eval.Every; every > 0 && (done%every == 0 || done == cfg.Run.Steps) {
 		ev, err := evalStep(out, t, done, dp)
-		if err != nil {
+		switch {
+		case errors.Is(err, rollout.ErrStopped): // a signal: the step is logged and saved without it
+			fmt.Fprintf(out, "eval after %d steps: stopped by the signal\n", done)
+		case err != nil:
 			return err
 		}
 		maps.Copy(values, ev)
+	}
+	// the logs and the checkpoint go into the directory this run locked, or nowhere (rundir.go)
+	if err := r.checkRunDir(done); err != nil {
+		return err
 	}
 	if err := r.log.Write(metrics.Record{Step: done, Time: now, Values: values}); err != nil {
 		return err
@@ -137,13 +153,17 @@ func (r *trainRun) step(step int) error {
 	saveNow := (cfg.Checkpoint.Every > 0 && done%cfg.Checkpoint.Every == 0) || (done == cfg.Run.Steps && cfg.Checkpoint.AtEnd) ||
 		(interrupted && cfg.Checkpoint.OnSignal)
 	if saveNow && (dp.Lead() || t.sharded()) { // sharded state is gathered by every rank
-		dir, err := save(t, r.iter, done, dp)
+		dir, err := save(t, r.iter, done, dp, r.lock)
 		if err != nil {
+			if moved := r.movedRunDir(done); moved != nil { // moved while saving: say that, not the write that failed
+				return moved
+			}
 			return fmt.Errorf("step %d: checkpoint: %w", done, err)
 		}
 		if dp.Lead() {
 			fmt.Fprintf(out, "checkpoint: %s\n", dir)
 		}
+		r.saved = done
 	}
 	if interrupted {
 		return interruptedError(cfg.Run.OutputDir, done, saveNow, dp.World()) // nextcommand.go

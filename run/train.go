@@ -13,6 +13,7 @@ package run
 // choice of config and checkpoint (resume.go).
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,6 +25,7 @@ import (
 	"troupe/config"
 	"troupe/dist"
 	"troupe/internal/cmdline"
+	"troupe/internal/dirlock"
 	"troupe/internal/gpu"
 	"troupe/internal/metrics"
 	"troupe/rollout"
@@ -67,9 +69,11 @@ type trainRun struct {
 	monitor  *gpu.Monitor
 	stop     <-chan os.Signal
 	progress *metrics.Progress
-	zero     zeroSignal // the zero-advantage warning, once (notes.go)
-	printN   int        // rows of each step to print (Train.PrintSamples)
-	closers  []func()   // run in reverse order by close
+	zero     zeroSignal    // the zero-advantage warning, once (notes.go)
+	printN   int           // rows of each step to print (Train.PrintSamples)
+	closers  []func()      // run in reverse order by close
+	lock     *dirlock.Lock // run.output_dir's (rank 0; rundir.go)
+	saved    int           // the step of the newest checkpoint this run wrote or resumed from (-1: none)
 }
 
 // Run trains from the config (or the checkpoint) the options name, printing
@@ -93,6 +97,9 @@ func (c *Train) Run(w io.Writer) (err error) {
 	}
 	if cfg.Eval.AtStart && r.start == 0 {
 		values, err := evalStep(r.out, r.t, 0, r.dp)
+		if errors.Is(err, rollout.ErrStopped) {
+			return interrupted("interrupted in the evaluation before the first step; nothing was trained or saved: start the run again with the same command")
+		}
 		if err != nil {
 			return err
 		}
@@ -109,10 +116,16 @@ func (c *Train) Run(w io.Writer) (err error) {
 			return r.dp.Explain(err, step+1) // a lost rank or host is named (dist/peers.go)
 		}
 	}
+	if err := r.checkRunDir(cfg.Run.Steps); err != nil { // rundir.go: the export goes into the locked directory or nowhere
+		return err
+	}
 	if !r.dp.Lead() {
 		return nil
 	}
-	return finish(r.out, r.t)
+	if err := finish(r.out, r.t); err != nil {
+		return err
+	}
+	return r.movedRunDir(cfg.Run.Steps) // moved while exporting: not a success
 }
 
 // open does everything before the first step; close undoes it.
@@ -148,7 +161,7 @@ func (r *trainRun) open(c *Train) error {
 	if err := dp.Agree(Version, resolved, checkpointName(cp)); err != nil { // first: the checks below assume one config
 		return err
 	}
-	if err := checkSplit(dp, cfg); err != nil {
+	if err := checkRanks(cfg, dp.World()); err != nil { // preflight.go: train check --nproc refuses alike
 		return err
 	}
 	placeOnLocalDevice(dp, cfg)
@@ -174,7 +187,7 @@ func (r *trainRun) open(c *Train) error {
 		// claimRunDir's exchange
 		var refused error
 		if dp.Lead() {
-			refused = refuseFreshRun(cfg.Run.OutputDir)
+			refused = refuseFreshRun(cfg.Run.OutputDir, c.Force)
 		}
 		if err := dp.FromLead(refused); err != nil {
 			return err
@@ -213,6 +226,7 @@ func (r *trainRun) open(c *Train) error {
 	if l := cfg.RunLength(); l != "" {
 		fmt.Fprintf(out, "run length counted from run.epochs (saved with every checkpoint): %s\n", l)
 	}
+	t.printNotes(out) // tasks the data's reading set aside (preflight.go)
 	for _, tr := range t.trained {
 		m := t.models[tr.Name]
 		fmt.Fprintf(out, "model %s (agents %s) from %s: %s, %s on %v\n", tr.Name, strings.Join(tr.Agents, ", "), tr.Model.Path, m.Config.Describe(), m.DType(), m.Device())
@@ -227,11 +241,13 @@ func (r *trainRun) open(c *Train) error {
 	if r.iter, err = t.taskIterator(); err != nil {
 		return err
 	}
+	r.saved = -1
 	if cp != nil {
 		var note string
 		if r.start, note, err = restore(cp.Dir, t, r.iter, dp); err != nil {
 			return err
 		}
+		r.saved = r.start
 		fmt.Fprintf(out, "resumed from %s at step %d\n", cp.Dir, r.start)
 		if note != "" {
 			fmt.Fprintf(out, "note: %s\n", note)
@@ -266,8 +282,9 @@ func (r *trainRun) open(c *Train) error {
 	}
 	r.monitor = gpu.Open(monitorLog)
 	r.closers = append(r.closers, func() { r.monitor.Close() })
-	stop, stopSignals := interrupts(out, launcherGone)
+	stop, stopping, stopSignals := interrupts(out, launcherGone)
 	r.stop = stop
+	t.sampler.Stop = stopping // a rollout or evaluation ends within a round of a signal (console.go)
 	// last to go: a rank that failed is often stopped by its launcher
 	// (torchrun's SIGTERM) while it tears down, and must live to print why
 	r.closers = append([]func(){stopSignals}, r.closers...)

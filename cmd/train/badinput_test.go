@@ -186,7 +186,10 @@ func TestBadInputTable(t *testing.T) {
 	writeTestFile(t, filepath.Join(d, "random.parquet"), randomBytes(3000))
 	writeTestFile(t, filepath.Join(d, "bad.jsonl"), []byte("{not json\n"))
 	writeTestFile(t, filepath.Join(d, "noanswer.jsonl"), []byte(`{"question": "What is 1 + 1?"}`+"\n"))
+	writeTestFile(t, filepath.Join(d, "emptyanswer.jsonl"), []byte(`{"question": "What is 1 + 1?", "answer": "2"}`+"\n"+`{"question": "What is 2 + 2?", "answer": " "}`+"\n"))
 	writeTestFile(t, filepath.Join(d, "bad.yaml"), []byte("run: {steps: [\n"))
+	writeTestFile(t, filepath.Join(d, "twodocs.yaml"), append(readFile(t, cfg), "---\nrun: {steps: 9}\n"...))
+	writeTestFile(t, filepath.Join(d, "failcode.jsonl"), []byte(`{"task_id": "wrong/1", "prompt": "def sub(a, b):\n", "canonical_solution": "    return a + b\n", "entry_point": "sub", "test": "def check(candidate):\n    assert candidate(3, 1) == 2\n"}`+"\n"))
 	config := readFile(t, filepath.Join(base, "config.json"))
 	weights := readFile(t, filepath.Join(base, "model.safetensors"))
 	writeTestFile(t, filepath.Join(d, "badmodel", "config.json"), config)
@@ -250,6 +253,17 @@ func TestBadInputTable(t *testing.T) {
 	if err := os.Symlink(run, filepath.Join(d, "runlink")); err != nil {
 		t.Fatal(err)
 	}
+
+	// a run directory whose run.lock is a link to a file the run must not
+	// write, and one holding an earlier run's logs but no checkpoint
+	writeTestFile(t, filepath.Join(d, "victim"), []byte("precious\n"))
+	if err := os.MkdirAll(filepath.Join(d, "linklock"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(d, "victim"), filepath.Join(d, "linklock", dirlock.Name)); err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, filepath.Join(d, "logsonly", "metrics.jsonl"), readFile(t, filepath.Join(run, "metrics.jsonl")))
 
 	// a copy of the run whose directory this process holds, as a second
 	// writer would
@@ -345,6 +359,9 @@ func TestBadInputTable(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(base, "model.safetensors")); err != nil {
 		t.Errorf("the base model is gone: %v", err)
+	}
+	if b := readFileString(t, filepath.Join(d, "victim")); b != "precious\n" {
+		t.Errorf("the file behind linklock/run.lock was written: %q", b)
 	}
 	// and no refused command recorded anything in it
 	for name, was := range before {

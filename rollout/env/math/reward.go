@@ -1,6 +1,8 @@
 // reward.go — the math reward: 1 if the final answer of a response is
 // equivalent to a gold answer, else 0 (the Dr. MAS math reward; the
-// verifier mode, verifier.go, reads the whole response instead).
+// verifier mode, verifier.go, reads the whole response instead). An answer
+// whose comparison runs out of the grader's budget scores 0 and is counted
+// (MetricOverBudget).
 //
 // The final answer is the last \boxed{…} after any </think>, else the last
 // "#### answer" line (rollout/answer.Final). A gold answer that is itself a
@@ -35,13 +37,23 @@ func (r Reward) Score(task rollout.Task, response string) rollout.Score {
 	if src == answer.SourceNone {
 		return rollout.Score{}
 	}
+	over := 0.0 // answers whose comparison ran out of the grader's budget (expr.go), graded wrong
 	for _, g := range task.Golds() {
-		if Equivalent(got, GoldAnswer(g)) {
-			return rollout.Score{Reward: 1, Success: true, Extracted: got}
+		equal, overBudget := Grade(got, GoldAnswer(g))
+		if overBudget {
+			over = 1
+		}
+		if equal {
+			return rollout.Score{Reward: 1, Success: true, Extracted: got, Metrics: map[string]float64{MetricOverBudget: over}}
 		}
 	}
-	return rollout.Score{Extracted: got}
+	return rollout.Score{Extracted: got, Metrics: map[string]float64{MetricOverBudget: over}}
 }
+
+// MetricOverBudget is the per-episode metric (Score.Metrics) that is 1 when
+// the answer's comparison ran out of the grader's budget and 0 otherwise;
+// the run logs its mean over a step's graded answers, and their count.
+const MetricOverBudget = "grader_over_budget"
 
 // GoldAnswer reduces a gold field to its answer: the text after "####" or
 // inside the last \boxed{} if it has one, else the field itself.
