@@ -51,6 +51,7 @@ type team struct {
 	// pendingState is the optimizer state the trainers will allocate per
 	// device, after the engines size their automatic budgets
 	pendingState map[torch.Device]int64
+	cpuMemory    bool // the CPU allocator is counted (torch.TrackCPUMemory): memory/cpu/… metrics
 }
 
 func loadOptions(m config.Model) (model.Options, error) {
