@@ -265,7 +265,8 @@ func (w *Work) Wait() error {
 
 // Check waits for the collective with the host until it completes, fails or
 // the group's timeout passes (the error names this rank), and releases the
-// Work. It orders the current stream after it too.
+// Work. It orders the current stream after it too. Check a Work before its
+// group is closed (Free one that will not be).
 func (w *Work) Check() error {
 	if w == nil || w.h == nil {
 		return nil

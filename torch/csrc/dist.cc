@@ -5,45 +5,34 @@
 // broadcast and barrier; and for sharded training, reduce-scatter and
 // all-gather over flat buffers of equal chunks.
 //
-// Many tensors in one call, in buckets: c10d treats the tensors of one
-// all-reduce as copies of one tensor on several devices, so a list of
-// different tensors (a model's grads) goes bucket by bucket. A contiguous
-// tensor of a bucket or more is reduced in place, a bucket-sized slice at a
-// time; smaller ones are copied, per dtype, into a buffer of at most a bucket,
-// reduced and copied back. So the memory a call adds is a bucket or two, not a
-// copy of every grad (256 MiB unless the caller says).
+// Many tensors in one call, in buckets (c10d treats the tensors of one call
+// as copies of one tensor): a contiguous tensor of a bucket or more is
+// reduced in place a slice at a time, smaller ones are packed per dtype into
+// a buffer of at most a bucket (256 MiB unless the caller says), so a call
+// adds a bucket or two of memory, not a copy of every grad.
 //
-// Which backends a build has depends on the headers it was compiled with:
-// TSHIM_GLOO (Debian's libtorch with libgloo-dev, or a wheel that ships gloo/)
-// and TSHIM_NCCL (a CUDA build with nccl.h). Without either, init reports
-// that the build has no distributed backend.
-//
-// Options: the caller's timeout bounds the rendezvous, Gloo's and NCCL's own
-// options and every host wait. NCCL is bound to the caller's device
-// (LOCAL_RANK) and connects at init, so a rank that cannot reach the others
-// fails at the rendezvous, not at its first collective. Gloo binds the network
-// interfaces or the address the caller names (the Go side reads
-// GLOO_SOCKET_IFNAME, or picks the address that routes to the store's host).
+// Backends: TSHIM_GLOO (libgloo-dev's headers, or a wheel's gloo/) and
+// TSHIM_NCCL (a CUDA build with nccl.h); without either, init says so. The
+// caller's timeout bounds the rendezvous, the backends' options and every
+// host wait. NCCL is bound to the caller's device (LOCAL_RANK) and connects
+// at init, so an unreachable rank fails at the rendezvous. Gloo binds the
+// interfaces or the address the caller names (GLOO_SOCKET_IFNAME, or the
+// address that routes to the store's host).
 //
 // Waiting. Gloo's collectives run on the CPU: the host waits for each. On
 // NCCL the data plane is stream-ordered: c10d's wait() without a timeout
-// makes the current (compute) stream wait for the collective's end event and
-// returns at once, so the host keeps queueing work and the GPU never idles
-// behind a host that sleeps in 1 ms polls (which is what wait(timeout), or
-// TORCH_NCCL_BLOCKING_WAIT=1, does for every call). A failure must still
-// surface as this call's error, naming the rank: the host checks a collective
-// (polls it until it completes, fails or the timeout passes) later, when the
-// GPU has other work queued — an all-reduce checks bucket k when it has issued
-// bucket k+2, and all of them before it returns; a reduce-scatter or
-// all-gather issued with a work handle is checked when the caller asks
-// (policy's sharding: once per layer, a layer late). c10d's watchdog watches
-// every NCCL collective too and, on a failure or timeout, ends the process
-// with its own message if no check has named it first. Setting
+// makes the current stream wait for the collective's end event and returns,
+// so the host keeps queueing work instead of sleeping in 1 ms polls as
+// wait(timeout) or TORCH_NCCL_BLOCKING_WAIT=1 does on every call. A failure
+// still becomes a call's error naming the rank: the host checks each
+// collective later, when the GPU has other work queued — an all-reduce
+// bucket k once bucket k+2 is issued and all before returning; a work handle
+// when its caller asks (policy's sharding: a layer late). c10d's watchdog
+// ends the process with its own message if it sees a failure first.
 // TORCH_NCCL_BLOCKING_WAIT=1 brings back a host wait on every call.
 //
-// Counters: each group counts its collectives by kind, the host waits and the
-// largest staging buffer, so tests can pin how many collectives an update
-// issues and bound what they allocate.
+// Counters: per group, collectives by kind, host waits and the largest
+// staging buffer, so tests can pin an update's collectives and bound them.
 #include "common.h"
 
 #include <ATen/ops/cat.h>
@@ -54,6 +43,7 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <map>
 #include <thread>
 #include <cstdlib>
 #include <cstring>
@@ -225,40 +215,24 @@ struct Bucket {
 // unless it must be widened, in direct slices; the others packed.
 std::vector<Bucket> plan_buckets(const std::vector<at::Tensor>& flats, int64_t cap_bytes, bool widen_half) {
   std::vector<Bucket> out;
-  std::vector<std::pair<at::ScalarType, size_t>> open;  // dtype → index in out of its packed bucket being filled
+  std::map<at::ScalarType, size_t> open;  // dtype → its packed bucket being filled, in out
   for (size_t i = 0; i < flats.size(); i++) {
     const auto dt = flats[i].scalar_type();
     const bool widen = widen_half && (dt == at::kBFloat16 || dt == at::kHalf);
     const auto wire = widen ? at::kFloat : dt;
     const int64_t cap = std::max<int64_t>(1, cap_bytes / static_cast<int64_t>(c10::elementSize(wire)));
     const int64_t n = flats[i].numel();
-    if (n == 0) continue;
-    if (!widen && n >= cap) {
-      for (int64_t from = 0; from < n; from += cap) {
-        Bucket b;
-        b.direct = true;
-        b.wire = wire;
-        b.numel = std::min(cap, n - from);
-        b.pieces.push_back({i, from, 0, b.numel});
-        out.push_back(std::move(b));
-      }
-      continue;
+    for (int64_t from = 0; !widen && n >= cap && from < n; from += cap) {
+      const int64_t m = std::min(cap, n - from);
+      out.push_back(Bucket{{{i, from, 0, m}}, m, true, wire});
     }
-    for (int64_t from = 0; from < n;) {
-      size_t k = out.size();
-      for (auto& [d, j] : open)
-        if (d == dt) k = j;
-      if (k == out.size() || out[k].numel == cap) {
-        Bucket b;
-        b.wire = wire;
-        out.push_back(std::move(b));
-        k = out.size() - 1;
-        bool found = false;
-        for (auto& [d, j] : open)
-          if (d == dt) j = k, found = true;
-        if (!found) open.push_back({dt, k});
+    for (int64_t from = 0; (widen || n < cap) && from < n;) {
+      auto it = open.find(dt);
+      if (it == open.end() || out[it->second].numel == cap) {
+        out.push_back(Bucket{{}, 0, false, wire});
+        it = open.insert_or_assign(dt, out.size() - 1).first;
       }
-      auto& b = out[k];
+      auto& b = out[it->second];
       const int64_t take = std::min(n - from, cap - b.numel);
       b.pieces.push_back({i, from, b.numel, take});
       b.numel += take;
