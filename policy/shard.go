@@ -100,17 +100,16 @@ type sharded struct {
 	rank, world int
 	params      []*torch.Tensor
 	dtype       torch.DType
-	units       [][]*shardBucket      // unit 0: embedding, final norm, head; 1+i: layer i
-	unitParams  [][]int               // the weights of each unit
-	buckets     []*shardBucket        // every bucket, in layout order
-	opt         *torch.AdamW          // over the buckets' masters
-	storages    [][]unitStorage       // level 3: each unit's distinct storages (shardparams.go)
-	present     []bool                // level 3: which units' weights are gathered
-	mem         heldBytes             // what the update held (peaks)
-	reduced     []bool                // levels 2, 3: the units whose grads this micro-batch already reduced
-	flight      inFlight              // collectives issued and not finished (shardcomm.go)
-	pass        passPosition          // level 3: where the pass is, for the prefetch (shardparams.go)
-	forceNorm   func(float64) float64 // tests: replaces the global grad norm
+	units       [][]*shardBucket // unit 0: embedding, final norm, head; 1+i: layer i
+	unitParams  [][]int          // the weights of each unit
+	buckets     []*shardBucket   // every bucket, in layout order
+	opt         *torch.AdamW     // over the buckets' masters
+	storages    [][]unitStorage  // level 3: each unit's distinct storages (shardparams.go)
+	present     []bool           // level 3: which units' weights are gathered
+	mem         heldBytes        // what the update held (peaks)
+	reduced     []bool           // levels 2, 3: the units whose grads this micro-batch already reduced
+	flight      inFlight         // collectives issued and not finished (shardcomm.go)
+	pass        passPosition     // level 3: where the pass is, for the prefetch (shardparams.go)
 }
 
 var layerName = regexp.MustCompile(`^model\.layers\.(\d+)\.`)

@@ -141,9 +141,6 @@ func (s *sharded) clipSums(maxNorm float64) (float64, error) {
 		return 0, fmt.Errorf("summing the grad norm over the ranks: %w", err)
 	}
 	norm := math.Sqrt(sq.Item())
-	if s.forceNorm != nil {
-		norm = s.forceNorm(norm)
-	}
 	if maxNorm > 0 && !math.IsInf(norm, 0) && !math.IsNaN(norm) && norm > maxNorm {
 		coef := torch.Scalar(maxNorm/(norm+1e-6), torch.Float32, s.buckets[0].master.Device())
 		for _, b := range s.buckets {
