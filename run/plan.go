@@ -149,9 +149,9 @@ func memoryPlan(cfg *config.Config, capacity int64, promptTokens, ranks int) (pl
 			P = mc.LoRAParams(tr.LoRA.Rank, tr.LoRA.Targets)
 		}
 		b := int64(dt.Size())
-		tokens := int64(s.MicroBatchTokens)
-		if tokens == 0 {
-			tokens = int64(s.MicroBatchSize) * int64(promptTokens+longest)
+		tokens := int64(s.MicroBatchSize) * int64(promptTokens+longest)
+		if s.MicroBatchTokens > 0 { // a micro-batch holds at least one whole row
+			tokens = int64(max(s.MicroBatchTokens, promptTokens+longest))
 		}
 		all := cfg.Batch.PromptsPerStep * cfg.Batch.N // every trajectory gives each of its agents at least one row
 		u := updateShape{name: tr.Name, dev: dev, mc: mc, P: P, b: b, level: shardLevel(tr, ranks), ranks: ranks, tokens: tokens,
