@@ -38,6 +38,7 @@
 //	shardgrads.go shard level 2: grads reduce-scattered into float32 sums of 1/W, global-norm clip
 //	shardparams.go shard level 3: each layer's weights gathered for its pass; the update's bracket
 //	shardckpt.go  checkpoints of a sharded trainer: consolidated on save, sliced on load
+//	shardcomm.go  the sharded collectives in flight: reduce-scatters a unit late, prefetched gathers, host checks
 //	memory.go     what an update holds per rank: weights, grads, masters, moments
 //
 // # Memory per parameter

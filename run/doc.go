@@ -40,6 +40,7 @@
 //	evaljson.go     train eval --json: the evaluation as one JSON object
 //	memory.go       the resident memory of a run, from config.json files before loading
 //	plan.go         Plan: a run's device memory per device, without loading a weight
+//	planupdate.go   the plan's update, phase by phase: grads, the head's backward, buckets, activations
 //	generate.go     Generate: sampling from a model directory (model.Generate)
 //	init.go         Init: a tiny random model and tokenizer for tests and CPU demos
 //	compare.go      CompareRuns: one report over several runs' metrics
