@@ -79,7 +79,11 @@ func CheckSizes(cfg model.Config, elem int, opt Options, memory int64, device st
 // or the machine's physical memory; 0 when unknown.
 func DeviceMemory(dev torch.Device) int64 {
 	if dev.IsCUDA() {
-		free, _, err := gpu.FreeMemory(int(dev))
+		id, err := torch.CUDAPCIBusID(int(dev))
+		if err != nil {
+			return 0
+		}
+		free, _, err := gpu.FreeMemory(int(dev), id)
 		if err != nil {
 			return 0
 		}

@@ -91,6 +91,9 @@ func parse(data []byte, sets []string, files fileChecks) (*Config, error) {
 			return nil, err
 		}
 	}
+	if err := checkRunLength(root); err != nil {
+		return nil, err
+	}
 	rec, err := applyRecipe(root)
 	if err != nil {
 		return nil, err

@@ -130,6 +130,13 @@ type Settings struct {
 	// when a mini-batch has more than AutoFloat32MicroBatches micro-batches;
 	// see policy/accum.go for the measurement behind it).
 	GradAccumDType string `yaml:"grad_accum_dtype"`
+
+	// Precision of the optimizer (precision.go): float32 (masters and
+	// moments) or model (the weights' own dtype, no master).
+	StateDType string `yaml:"state_dtype"`
+	// LossPadding trains on the pad tokens after each shorter completion of
+	// a group sampled together, up to the group's longest (precision.go).
+	LossPadding bool `yaml:"loss_padding"`
 }
 
 // Where micro-batch grads are summed (Settings.GradAccumDType).
@@ -168,6 +175,7 @@ func DefaultSettings() Settings {
 		UpdatesPerStep:     1,
 		Epochs:             1,
 		GradAccumDType:     AccumAuto,
+		StateDType:         StateFloat32,
 	}
 }
 
@@ -250,7 +258,10 @@ func (s Settings) Validate() error {
 	case s.Epochs < 1:
 		return fmt.Errorf("epochs: must be >= 1 pass over the step's rows, got %d", s.Epochs)
 	}
-	return oneOf("grad_accum_dtype", s.GradAccumDType, AccumAuto, AccumParam, AccumFloat32)
+	if err := oneOf("grad_accum_dtype", s.GradAccumDType, AccumAuto, AccumParam, AccumFloat32); err != nil {
+		return err
+	}
+	return s.validatePrecision()
 }
 
 // LogProbTemperatureOf is the temperature the update divides the logits by,

@@ -24,7 +24,7 @@ import (
 // mine says whether micro-batch j of a mini-batch is this rank's.
 func (t *Trainer) mine(j int) bool {
 	d := t.cfg.Dist
-	return d == nil || j%d.World == d.Rank
+	return d == nil || j%d.World() == d.Rank()
 }
 
 // reduceGrads sums the grads across ranks. A rank that computed no

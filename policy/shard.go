@@ -45,6 +45,7 @@ import (
 	"regexp"
 	"strconv"
 
+	"troupe/dist"
 	"troupe/model"
 	"troupe/optim"
 	"troupe/torch"
@@ -96,7 +97,7 @@ type shardBucket struct {
 // sharded is a trainer's sharded state.
 type sharded struct {
 	level       int
-	pg          *torch.ProcessGroup
+	pg          dist.Collectives
 	rank, world int
 	params      []*torch.Tensor
 	dtype       torch.DType
@@ -116,7 +117,7 @@ var layerName = regexp.MustCompile(`^model\.layers\.(\d+)\.`)
 
 // newSharded lays out m's weights over the group's ranks and builds the
 // masters and their AdamW with the settings s.
-func newSharded(m *model.Model, cfg ShardConfig, s optim.Settings, pg *torch.ProcessGroup) (sh *sharded, err error) {
+func newSharded(m *model.Model, cfg ShardConfig, s optim.Settings, pg dist.Collectives) (sh *sharded, err error) {
 	defer torch.Recover(&err)
 	named := m.Params()
 	if len(named) == 0 {
@@ -126,8 +127,8 @@ func newSharded(m *model.Model, cfg ShardConfig, s optim.Settings, pg *torch.Pro
 	if cfg.BucketBytes <= 0 {
 		maxElems = DefaultShardBucketBytes / 4
 	}
-	maxElems = max(maxElems, int64(pg.World)) // every rank owns at least one element of a full bucket
-	sh = &sharded{level: cfg.Level, pg: pg, rank: pg.Rank, world: pg.World, dtype: named[0].T.DType(),
+	maxElems = max(maxElems, int64(pg.World())) // every rank owns at least one element of a full bucket
+	sh = &sharded{level: cfg.Level, pg: pg, rank: pg.Rank(), world: pg.World(), dtype: named[0].T.DType(),
 		units: make([][]*shardBucket, len(m.Layers)+1), unitParams: make([][]int, len(m.Layers)+1)}
 	for i, p := range named {
 		if !p.T.IsContiguous() {

@@ -89,6 +89,28 @@ func TestCollectivesPerUpdate(t *testing.T) {
 	}
 }
 
+// pgGroup is a process group as the update takes it (dist.Collectives).
+type pgGroup struct{ pg *torch.ProcessGroup }
+
+func (g pgGroup) Rank() int  { return g.pg.Rank }
+func (g pgGroup) World() int { return g.pg.World }
+func (g pgGroup) AllReduce(ts []*torch.Tensor, op torch.ReduceOp) error {
+	return g.pg.AllReduce(ts, op)
+}
+func (g pgGroup) AllReduceBuckets(ts []*torch.Tensor, op torch.ReduceOp, n int64) error {
+	return g.pg.AllReduceBuckets(ts, op, n)
+}
+func (g pgGroup) AllGather(t *torch.Tensor) (*torch.Tensor, error) { return g.pg.AllGather(t) }
+func (g pgGroup) ReduceScatter(in, out *torch.Tensor) error        { return g.pg.ReduceScatter(in, out) }
+func (g pgGroup) AllGatherInto(in, out *torch.Tensor) error        { return g.pg.AllGatherInto(in, out) }
+func (g pgGroup) ReduceScatterAsync(in, out *torch.Tensor) (*torch.Work, error) {
+	return g.pg.ReduceScatterAsync(in, out)
+}
+func (g pgGroup) AllGatherIntoAsync(in, out *torch.Tensor) (*torch.Work, error) {
+	return g.pg.AllGatherIntoAsync(in, out)
+}
+func (g pgGroup) Check(w *torch.Work) error { return w.Check() }
+
 // runShardRanks runs world ranks of TestShardUpdateChild at level.
 func runShardRanks(t *testing.T, level, world int) ([]string, []error) {
 	t.Helper()
@@ -138,7 +160,7 @@ func TestShardUpdateChild(t *testing.T) {
 	}
 	defer pg.Close()
 	cfg := shardUpdateSettings()
-	cfg.Policy, cfg.Dist, cfg.Shard = tinyModel(t, 5, torch.Float32), pg, ShardConfig{Level: level, BucketBytes: shardUpdateBucket}
+	cfg.Policy, cfg.Dist, cfg.Shard = tinyModel(t, 5, torch.Float32), pgGroup{pg}, ShardConfig{Level: level, BucketBytes: shardUpdateBucket}
 	tr := newTrainer(t, cfg)
 	before := pg.Stats()
 	update(t, tr, shardUpdateRows(), 0)
@@ -160,7 +182,7 @@ func TestShardLevel3SkippedUpdateBumpsTheWeightVersion(t *testing.T) {
 	defer pg.Close()
 	cfg := shardUpdateSettings()
 	m := tinyModel(t, 5, torch.Float32)
-	cfg.Policy, cfg.Dist, cfg.Shard = m, pg, ShardConfig{Level: 3, BucketBytes: shardUpdateBucket}
+	cfg.Policy, cfg.Dist, cfg.Shard = m, pgGroup{pg}, ShardConfig{Level: 3, BucketBytes: shardUpdateBucket}
 	tr := newTrainer(t, cfg)
 	weights, version := snapshot(m), m.Version()
 	huge := shardUpdateRows()

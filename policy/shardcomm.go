@@ -180,22 +180,24 @@ func (s *sharded) dropGathering(g *gathering) {
 func (s *sharded) boundary() error {
 	due := s.flight.due
 	s.flight.due, s.flight.waited = s.flight.waited, nil
-	return checkAll(due)
+	return s.checkAll(due)
 }
 
 // settle checks every collective waited for (none may be in flight).
 func (s *sharded) settle() error {
 	due := append(s.flight.due, s.flight.waited...)
 	s.flight.due, s.flight.waited = nil, nil
-	return checkAll(due)
+	return s.checkAll(due)
 }
 
-func checkAll(ws []*torch.Work) error {
+// checkAll checks ws with the host, through the group, and releases them.
+func (s *sharded) checkAll(ws []*torch.Work) error {
 	var first error
 	for _, w := range ws {
-		if err := w.Check(); err != nil && first == nil {
+		if err := s.pg.Check(w); err != nil && first == nil {
 			first = err
 		}
+		w.Free()
 	}
 	return first
 }

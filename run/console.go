@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"troupe/ckpt"
+	"troupe/dist"
 	"troupe/internal/metrics"
 	"troupe/rollout"
 )
@@ -37,7 +38,7 @@ var forceQuit = func() { os.Exit(130) }
 // the run finishes its step, saves a checkpoint and stops. A second one
 // quits at once; checkpoints are written atomically, so the newest complete
 // one stays usable (an unfinished save is cleaned up by the next run). The
-// close of gone (a rank's launcher died, launcher.go) stops the run like a
+// close of gone (a rank's launcher died, dist/launcher.go) stops the run like a
 // first signal, and never quits at once.
 func interrupts(out io.Writer, gone <-chan struct{}) (<-chan os.Signal, func()) {
 	sigs := make(chan os.Signal, 2)
@@ -55,7 +56,7 @@ func interrupts(out io.Writer, gone <-chan struct{}) (<-chan os.Signal, func()) 
 				if first {
 					first = false
 					fmt.Fprintf(out, "the launcher of this rank is gone: finishing this step and saving a checkpoint\n")
-					stop <- LauncherDeathSignal
+					stop <- dist.LauncherDeathSignal
 				}
 			case sig := <-sigs:
 				if first {

@@ -12,13 +12,14 @@ import (
 
 	"troupe/ckpt"
 	"troupe/config"
+	"troupe/dist"
 	"troupe/rollout"
 	"troupe/torch"
 )
 
 // evaluate runs eval.n samples of every evaluation task with the eval
 // sampling (per-agent training overrides do not apply) and the same models.
-func evaluate(t *team, seed uint64, dp *dataParallel) (rollout.EvalMetrics, error) {
+func evaluate(t *team, seed uint64, dp *dist.Group) (rollout.EvalMetrics, error) {
 	cfg := t.cfg
 	if t.test == nil {
 		return rollout.EvalMetrics{}, fmt.Errorf("eval: the environment has no test split; set env.math.test or use source: procedural")
@@ -49,7 +50,7 @@ func evaluate(t *team, seed uint64, dp *dataParallel) (rollout.EvalMetrics, erro
 	}
 	// data parallel: each rank plays its slice of the tasks (with the seeds
 	// one process would use) and the ranks exchange the episodes' records
-	lo, hi := dp.part(len(tasks))
+	lo, hi := dp.Part(len(tasks))
 	var own []rollout.EpisodeRecord
 	if hi > lo {
 		ro, err := t.sampler.RunPart(wf, tasks[lo:hi], cfg.Eval.N, seed, lo)
@@ -58,7 +59,7 @@ func evaluate(t *team, seed uint64, dp *dataParallel) (rollout.EvalMetrics, erro
 		}
 		own = rollout.Records(ro.Episodes)
 	}
-	all, err := dp.gatherRecords(own)
+	all, err := dist.GatherJSON(dp, own, "the evaluation episodes")
 	if err != nil {
 		return rollout.EvalMetrics{}, err
 	}
@@ -104,7 +105,7 @@ func formatEval(m rollout.EvalMetrics) string {
 
 // evalStep evaluates during training (after `step` completed steps) and
 // returns the metrics for that step's record.
-func evalStep(out io.Writer, t *team, step int, dp *dataParallel) (map[string]float64, error) {
+func evalStep(out io.Writer, t *team, step int, dp *dist.Group) (map[string]float64, error) {
 	beat := startHeartbeat(out, fmt.Sprintf("evaluation after %d steps", step))
 	m, err := evaluate(t, evalSeed(t.cfg, step), dp)
 	beat()

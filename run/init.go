@@ -27,6 +27,7 @@ type Init struct {
 	KvHeads      int
 	HeadDim      int
 	Intermediate int
+	Vocab        int // rows of the embedding and head; 0: the tokenizer's size
 	Merges       int
 	Seed         uint64
 	Dtype        string
@@ -106,6 +107,9 @@ func (c *Init) Run(out io.Writer, args []string) (err error) {
 	if err != nil {
 		return fmt.Errorf("init: --dtype: %w", err)
 	}
+	if c.Vocab < 0 {
+		return fmt.Errorf("init: --vocab must be >= 0 (0: the tokenizer's size), got %d", c.Vocab)
+	}
 	if c.Merges < 0 {
 		return fmt.Errorf("init: --merges must be >= 0 (0: a pure byte tokenizer), got %d", c.Merges)
 	}
@@ -150,7 +154,7 @@ func (c *Init) Run(out io.Writer, args []string) (err error) {
 func tinyConfig(fam model.Family, tok *tokenizer.Tokenizer, c *Init) model.Config {
 	sp := tok.Special()
 	cfg := model.Config{
-		Family: fam, VocabSize: tok.VocabSize(), HiddenSize: c.Hidden, IntermediateSize: c.Intermediate,
+		Family: fam, VocabSize: max(tok.VocabSize(), c.Vocab), HiddenSize: c.Hidden, IntermediateSize: c.Intermediate,
 		NumLayers: c.Layers, NumHeads: c.Heads, NumKVHeads: c.KvHeads, HeadDim: c.HeadDim,
 		RopeTheta: 1e6, RMSNormEps: 1e-6, TieEmbeddings: true, MaxPositions: 4096,
 		InitializerRange: 0.02, AttentionBias: fam == model.Qwen2, EOSTokenIDs: []int{sp.EOS},

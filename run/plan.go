@@ -50,7 +50,8 @@ func (c *Plan) Run(out io.Writer, _ []string) error {
 	if ranks <= 1 {
 		ranks = 0 // one process: no group, nothing sharded
 	}
-	p, err := memoryPlan(cfg, int64(c.GpuGiB*(1<<30)), c.Prompt, ranks)
+	capacity := int64(c.GpuGiB * (1 << 30))
+	p, err := memoryPlan(cfg, capacity, c.Prompt, ranks)
 	if err != nil {
 		return err
 	}
@@ -58,7 +59,12 @@ func (c *Plan) Run(out io.Writer, _ []string) error {
 		fmt.Fprintf(out, "one rank of %d (each on its own device, as train --nproc %d places them):\n", ranks, ranks)
 	}
 	p.print(out)
-	return nil
+	pl := planner{path: c.Config, sets: c.Sets, capacity: capacity, prompt: c.Prompt}
+	launch := "train plan -c " + c.Config
+	if ranks > 0 {
+		launch += fmt.Sprintf(" --nproc %d", ranks)
+	}
+	return pl.verdict(out, cfg, p, ranks, launch)
 }
 
 // devicePlan is one device's memory in the three phases.
@@ -259,12 +265,12 @@ func (p plan) print(w io.Writer) {
 			fmt.Fprintf(w, "    %10s  %s\n", gib(x.bytes), x.what)
 		}
 		if d.capacity > 0 {
-			peak := max(resident+arenas, during)
-			verdict := "fits"
-			if peak > d.capacity {
-				verdict = "does NOT fit"
+			verdict := "fits, with"
+			if !d.fits() {
+				verdict = "does NOT fit with"
 			}
-			fmt.Fprintf(w, "  peak ≈ %s of %s: %s (allocator slack comes on top)\n", gib(peak), gib(d.capacity), verdict)
+			fmt.Fprintf(w, "  peak ≈ %s of %s: %s %s of slack for the allocator and the CUDA context (planfit.go)\n",
+				gib(d.peak()), gib(d.capacity), verdict, gib(planSlack(d.capacity)))
 		}
 		for _, n := range d.notes {
 			fmt.Fprintf(w, "  note: %s\n", n)

@@ -23,7 +23,7 @@ import (
 	"troupe/advantage"
 	"troupe/ckpt"
 	"troupe/config"
-	"troupe/internal/gpu"
+	"troupe/dist"
 	"troupe/model"
 	"troupe/rollout"
 	"troupe/tokenizer"
@@ -31,16 +31,20 @@ import (
 )
 
 // newTeam is an empty team of cfg's trained models.
-func newTeam(cfg *config.Config, dp *dataParallel) *team {
+func newTeam(cfg *config.Config, dp *dist.Group) *team {
 	return &team{cfg: cfg, dist: dp, trained: cfg.Trained(), models: map[string]*model.Model{},
 		refs: map[string]*model.Model{}, bases: map[string]*model.Model{}, tokenizers: map[string]*tokenizer.Tokenizer{},
 		tokDirs: map[string]string{}, modelConfigs: map[string]model.Config{}}
 }
 
 // preflight runs the weight-free checks of a fresh run of cfg (train
-// check); its team holds no model and is dropped.
-func preflight(cfg *config.Config) error {
+// check); its team holds no model and is dropped. offNode: this machine
+// sees no CUDA device, so the CUDA devices cfg names are not checked (a
+// config vetted on a login node before the job is queued); everything
+// else is.
+func preflight(cfg *config.Config, offNode bool) error {
 	t := newTeam(cfg, nil)
+	t.offNode = offNode
 	if err := t.prepare(true, ""); err != nil {
 		return err
 	}
@@ -50,7 +54,14 @@ func preflight(cfg *config.Config) error {
 
 // taskIterator is the order in which the run draws its training tasks.
 func (t *team) taskIterator() (*rollout.TaskIterator, error) {
-	return rollout.NewTaskIterator(t.train, rollout.DeriveSeed(t.cfg.Run.Seed, seedData), t.cfg.Batch.Shuffle)
+	var src rollout.TaskSource = t.train
+	if n := t.cfg.Batch.EpochTasks; n > 0 { // an epoch replays the split's first n tasks
+		var err error
+		if src, err = rollout.FirstTasks(src, n); err != nil {
+			return nil, err
+		}
+	}
+	return rollout.NewTaskIterator(src, rollout.DeriveSeed(t.cfg.Run.Seed, seedData), t.cfg.Batch.Shuffle)
 }
 
 // prepare does everything before the weights: withTrainers and from as
@@ -62,10 +73,10 @@ func (t *team) prepare(withTrainers bool, from string) error {
 	// to the loaders below to report)
 	ranks := 0 // data-parallel ranks: sharded state divides by them
 	if t.dist != nil {
-		ranks = t.dist.world
+		ranks = t.dist.World()
 	}
 	if parts, err := residentPlan(cfg, withTrainers, ranks); err == nil {
-		if err := checkResident(parts, gpu.FreeMemory); err != nil {
+		if err := checkResident(parts, freeMemory); err != nil {
 			return err
 		}
 		t.pendingState = map[torch.Device]int64{} // the engines' automatic budgets leave it room
@@ -76,7 +87,11 @@ func (t *team) prepare(withTrainers bool, from string) error {
 		}
 	}
 	for _, tr := range t.trained {
-		if _, err := loadOptions(tr.Model); err != nil {
+		options := loadOptions
+		if t.offNode {
+			options = parseOptions
+		}
+		if _, err := options(tr.Model); err != nil {
 			return fmt.Errorf("models.%s: %w", tr.Source, err)
 		}
 		weights, tokPath, what := tr.Model.Path, tr.Model.Tokenizer, "models."+tr.Source
@@ -115,6 +130,9 @@ func (t *team) prepare(withTrainers bool, from string) error {
 	}
 	var err error
 	if t.train, t.test, err = environments(cfg); err != nil {
+		return err
+	}
+	if err := cfg.StepsFromEpochs(t.train.Len()); err != nil { // run.epochs: the split's size is known now
 		return err
 	}
 	if t.workflow, err = rollout.NewWorkflow(cfg.Workflow.Name, cfg.Workflow.Options(), t.agents, t.train); err != nil {

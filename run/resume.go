@@ -1,12 +1,14 @@
 package run
 
-// resume.go — where a run's config and checkpoint come from (--config,
-// --resume, or torchrun starting a group again for a run that has written
-// checkpoints: it continues from the newest), and the guards that keep a
-// fresh or resumed run from mixing its files with another run's.
+// resume.go — where a run's config comes from (--config, or the checkpoint
+// it resumes: which one is start.go's), and the guards that keep a fresh or
+// resumed run from mixing its files with another run's.
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -15,9 +17,11 @@ import (
 	"troupe/internal/cmdline"
 )
 
-// loadConfig reads --config (or the resumed checkpoint's config) with the
-// --set overrides, and finds the checkpoint to resume from.
-func (c *Train) loadConfig() (*checkpointRef, *config.Config, error) {
+// loadConfig reads --config (or the config of the checkpoint --resume
+// names) with the --set overrides, and this rank's view of the checkpoint
+// the run starts from (start.go settles it with the other ranks; then
+// startConfig settles the config).
+func (c *Train) loadConfig() (*startView, *config.Config, error) {
 	if c.Config == "" && c.Resume == "" {
 		return nil, nil, fmt.Errorf("no config: pass --config run.yaml (see configs/), or --resume=DIR to continue a run (the = is needed: --resume alone continues run.output_dir)")
 	}
@@ -28,60 +32,51 @@ func (c *Train) loadConfig() (*checkpointRef, *config.Config, error) {
 			return nil, nil, err
 		}
 	}
-	if c.Resume == "" {
-		if cp := launcherCheckpoint(cfg.Run.OutputDir); cp != nil {
-			c.Resume, c.relaunched = cp.Dir, true // torchrun started the group again: continue the run
+	v := &startView{}
+	runDir := ""
+	if c.Resume != "" {
+		outputDir := ""
+		if cfg != nil {
+			outputDir = cfg.Run.OutputDir
 		}
+		cp, err := findCheckpoint(c.Resume, outputDir)
+		if err != nil {
+			return nil, nil, err
+		}
+		v.Explicit, v.ExplicitStep, runDir = cp.Dir, cp.Step, runDirOf(cp)
+	} else {
+		runDir = cfg.Run.OutputDir
 	}
-	if c.Resume == "" {
-		return nil, cfg, nil
-	}
-	outputDir := ""
-	if cfg != nil {
-		outputDir = cfg.Run.OutputDir
-	}
-	cp, err := findCheckpoint(c.Resume, outputDir)
-	if err != nil {
-		return nil, nil, err
-	}
-	if newest := launcherCheckpoint(runDirOf(cp)); newest != nil && newest.Step > cp.Step {
-		cp, c.relaunched = newest, true // restarted after the run went past the checkpoint it was started from
-	}
+	v.Job = jobCheckpoints(runDir) // torchrun started the group again: continue the job
 	if cfg == nil {
-		if cfg, err = config.LoadSaved(filepath.Join(cp.Dir, configFile), c.Sets); err != nil {
+		if cfg, err = config.LoadSaved(filepath.Join(v.Explicit, configFile), c.Sets); err != nil {
 			return nil, nil, fmt.Errorf("resume: %w", err)
 		}
 	}
-	if c.changes, err = config.CheckResume(filepath.Join(cp.Dir, configFile), cfg, c.AllowConfigChange, "--allow-config-change"); err != nil {
-		return nil, nil, fmt.Errorf("resume: %s: %w", cp.Dir, err)
-	}
-	return cp, cfg, nil
+	return v, cfg, nil
 }
 
-// launcherCheckpoint is the newest checkpoint of a run directory when this
-// group was started by torchrun for the run that wrote it — the same
-// TORCHELASTIC_RUN_ID, which stays the same across the restarts of one
-// torchrun job — and nil otherwise. It does not go by the restart count:
-// when one node's rank fails, torchrun restarts the other nodes' groups
-// without raising theirs.
-func launcherCheckpoint(runDir string) *checkpointRef {
-	id := os.Getenv(LauncherRunEnv)
-	if id == "" {
-		return nil
+// startConfig is the config of a run that starts from cp: the
+// checkpoint's own when no --config was given; with the config's changes
+// since the checkpoint checked (--allow-config-change).
+func (c *Train) startConfig(cp *checkpointRef, cfg *config.Config) (*config.Config, error) {
+	if cp == nil {
+		return cfg, nil
 	}
-	cp, err := ckpt.Latest(filepath.Join(runDir, "checkpoints"))
-	if err != nil {
-		return nil
+	var err error
+	if c.Config == "" {
+		if cfg, err = config.LoadSaved(filepath.Join(cp.Dir, configFile), c.Sets); err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
 	}
-	var st trainState
-	if err := ckpt.LoadJSON(filepath.Join(cp.Dir, StateFile), &st); err != nil || st.LauncherRun != id {
-		return nil
+	if c.changes, err = config.CheckResume(filepath.Join(cp.Dir, configFile), cfg, c.AllowConfigChange, "--allow-config-change"); err != nil {
+		return nil, fmt.Errorf("resume: %s: %w", cp.Dir, err)
 	}
-	return cp
+	return cfg, nil
 }
 
 // checkpointName names a checkpoint for the ranks' agreement
-// (distconfig.go): its step and a hash of its manifest, the same on every
+// (dist/agree.go): its step and a hash of its manifest, the same on every
 // node that sees the same checkpoint, wherever the run directory is mounted.
 // "" for a fresh start.
 func checkpointName(cp *checkpointRef) string {
@@ -89,6 +84,20 @@ func checkpointName(cp *checkpointRef) string {
 		return ""
 	}
 	return fmt.Sprintf("the checkpoint of step %d (manifest %s)", cp.Step, fileSum(filepath.Join(cp.Dir, ckpt.ManifestName)))
+}
+
+// fileSum is the first 16 hex digits of a file's SHA-256, "?" when unreadable.
+func fileSum(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return "?"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "?"
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // refuseOverwrite keeps a fresh run from mixing its checkpoints and metrics

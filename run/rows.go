@@ -29,18 +29,56 @@ func advantageRows(samples []rollout.Sample) []advantage.Row {
 // sequences returns the training rows of one trainer: its agents' samples
 // that the estimator kept, with their advantages.
 func sequences(samples []rollout.Sample, res advantage.Result, agents []string) []policy.Sequence {
+	out, _ := trainedRows(samples, res, agents)
+	return out
+}
+
+// trainedRows is sequences with the index of each row's sample.
+func trainedRows(samples []rollout.Sample, res advantage.Result, agents []string) ([]policy.Sequence, []int) {
 	mine := map[string]bool{}
 	for _, a := range agents {
 		mine[a] = true
 	}
 	var out []policy.Sequence
+	var from []int
 	for i, s := range samples {
 		if !mine[s.Agent] || (res.Train != nil && !res.Train[i]) || len(s.ResponseTokens) == 0 {
 			continue
 		}
 		out = append(out, policy.Sequence{Agent: s.Agent, Prompt: s.PromptTokens, Response: s.ResponseTokens, Mask: s.LossMask, Advantage: res.Advantages[i]})
+		from = append(from, i)
 	}
-	return out
+	return out, from
+}
+
+// paddedSequences is sequences under optim.loss_padding: the rows one
+// agent sampled together at one node of one episode (a joint tree's G
+// completions) padded with pad to the longest of them, as CoMLRL's
+// generate call returns them (policy/padding.go).
+func paddedSequences(samples []rollout.Sample, res advantage.Result, agents []string, pad int) ([]policy.Sequence, error) {
+	seqs, from := trainedRows(samples, res, agents)
+	type key struct {
+		prompt, traj, node, turn int
+		agent                    string
+	}
+	ids := map[key]int{}
+	id := func(s rollout.Sample) int {
+		k := key{s.Prompt, s.Traj, s.Node, s.Turn, s.Agent}
+		if _, ok := ids[k]; !ok {
+			ids[k] = len(ids)
+		}
+		return ids[k]
+	}
+	longest := map[int]int{}
+	for _, s := range samples {
+		g := id(s)
+		longest[g] = max(longest[g], len(s.ResponseTokens))
+	}
+	group := make([]int, len(seqs))
+	for j, i := range from {
+		group[j] = id(samples[i])
+	}
+	return policy.PadGroups(seqs, group, longest, pad)
 }
 
 // rewardMetrics summarises the step's samples: reward per row and per agent,
@@ -109,4 +147,19 @@ func rewardMetrics(ro *rollout.Rollout) map[string]float64 {
 	out["rollout/generate_calls"] = float64(ro.Stats.GenerateCalls)
 	out["time/generate_s"] = ro.Stats.GenerateTime.Seconds()
 	return out
+}
+
+// padToken is the token trained model name's generate pads with in CoMLRL:
+// its tokenizer's pad token, or its end of sequence where it has none (the
+// reference sets pad_token = eos_token then); -1 without either.
+func (t *team) padToken(name string) int {
+	tok := t.tokenizers[name]
+	if tok == nil {
+		return -1
+	}
+	if sp := tok.Special(); sp.Pad >= 0 {
+		return sp.Pad
+	} else {
+		return sp.EOS
+	}
 }

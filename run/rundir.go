@@ -31,10 +31,10 @@ import (
 // run).
 func (r *trainRun) claimRunDir(cp *checkpointRef, force bool) error {
 	var err error
-	if r.dp.lead() {
+	if r.dp.Lead() {
 		err = r.claim(cp, force)
 	}
-	return r.dp.fromLead(err)
+	return r.dp.FromLead(err)
 }
 
 func (r *trainRun) claim(cp *checkpointRef, force bool) error {
@@ -83,10 +83,10 @@ func busyRunDir(dir string, err error) error {
 // went.
 func (r *trainRun) abandonLater(cp *checkpointRef) error {
 	var err error
-	if cp != nil && r.dp.lead() {
+	if cp != nil && r.dp.Lead() {
 		err = abandonAfter(r.out, cp, r.cfg.Run.OutputDir)
 	}
-	return r.dp.fromLead(err)
+	return r.dp.FromLead(err)
 }
 
 func abandonAfter(out io.Writer, cp *checkpointRef, dir string) error {
@@ -112,24 +112,4 @@ func abandonAfter(out io.Writer, cp *checkpointRef, dir string) error {
 	}
 	fmt.Fprintf(out, "resume --force: deleted what resuming from step %d abandons: %s\n", cp.Step, strings.Join(removed, ", "))
 	return nil
-}
-
-// fromLead returns rank 0's error on every rank (nil when rank 0 had none).
-// Every rank calls it at the same point.
-func (d *dataParallel) fromLead(err error) error {
-	if d == nil {
-		return err
-	}
-	msg := ""
-	if err != nil {
-		msg = err.Error()
-	}
-	parts, gerr := d.gatherBytes([]byte(msg))
-	if gerr != nil {
-		return fmt.Errorf("data parallel: learning how rank 0's work on run.output_dir went: %w", gerr)
-	}
-	if d.lead() || len(parts[0]) == 0 {
-		return err
-	}
-	return errors.New(string(parts[0]))
 }

@@ -56,13 +56,6 @@ func shardPlan(t *testing.T, body, assignment string, level int) *devicePlan {
 	return p[0]
 }
 
-// peak is what the plan prints as the device's peak: the larger of the
-// rollout (resident + arenas) and the update (resident + update).
-func (d *devicePlan) peak() int64 {
-	r := d.sum(d.resident)
-	return max(r+d.sum(d.arenas), r+d.sum(d.update))
-}
-
 // What docs/scaling.md's sharded table says fits one 8 × 80 GB node, per
 // rank, row by row: two Qwen3-4B copies and one Qwen3-8B fit from level 1;
 // two Qwen3-8B copies do not fit at level 1 (the whole bf16 grads, the

@@ -23,6 +23,7 @@ import (
 
 	"troupe/ckpt"
 	"troupe/config"
+	"troupe/dist"
 	"troupe/internal/cmdline"
 	"troupe/internal/gpu"
 	"troupe/internal/metrics"
@@ -57,7 +58,7 @@ type Train struct {
 type trainRun struct {
 	out      *lockedWriter
 	cfg      *config.Config
-	dp       *dataParallel
+	dp       *dist.Group
 	t        *team
 	iter     *rollout.TaskIterator
 	start    int // the first step to run (the checkpoint's step when resuming)
@@ -79,11 +80,12 @@ func (c *Train) Run(w io.Writer) (err error) {
 	ignoreBrokenPipe()                                                                  // brokenpipe.go: `train | tee log` and Ctrl-C still checkpoints
 	r := &trainRun{out: &lockedWriter{w: quietOnBrokenPipe(w)}, printN: c.PrintSamples} // the signal handler writes too
 	defer r.close()
+	defer func() { r.dp.Leave(err) }() // before the group closes: no rank waits for this one (dist/watch.go)
 	if err := r.open(c); err != nil {
 		return err
 	}
 	cfg := r.cfg
-	if r.start > 0 && r.start >= cfg.Run.Steps && r.dp.lead() { // a finished run, resumed
+	if r.start > 0 && r.start >= cfg.Run.Steps && r.dp.Lead() { // a finished run, resumed
 		fmt.Fprintf(r.out, "resume: the run has done its %d steps (run.steps); nothing to train. To train on, raise run.steps: %s\n",
 			cfg.Run.Steps, cmdline.Train("--resume="+cfg.Run.OutputDir, "--set", fmt.Sprintf("run.steps=%d", 2*cfg.Run.Steps)))
 		if exported(r.t) {
@@ -105,10 +107,10 @@ func (c *Train) Run(w io.Writer) (err error) {
 	}
 	for step := r.start; step < cfg.Run.Steps; step++ {
 		if err := r.step(step); err != nil {
-			return r.dp.explain(err, step+1) // a lost rank or host is named (peers.go)
+			return r.dp.Explain(err, step+1) // a lost rank or host is named (dist/peers.go)
 		}
 	}
-	if !r.dp.lead() {
+	if !r.dp.Lead() {
 		return nil
 	}
 	return finish(r.out, r.t)
@@ -117,37 +119,54 @@ func (c *Train) Run(w io.Writer) (err error) {
 // open does everything before the first step; close undoes it.
 func (r *trainRun) open(c *Train) error {
 	out := r.out
-	launcherGone, stopWatch, err := watchLauncher() // launcher.go: a rank of --nproc stops with its launcher
+	launcherGone, stopWatch, err := dist.WatchLauncher() // a rank of --nproc stops with its launcher
 	if err != nil {
 		return err
 	}
 	r.closers = append(r.closers, stopWatch)
-	cp, cfg, err := c.loadConfig()
+	view, cfg, err := c.loadConfig()
 	if err != nil {
 		return err
 	}
-	r.cfg = cfg
-	dp, err := joinFromEnv(usesCUDA(cfg))
+	dp, err := joinGroup(cfg)
 	if err != nil {
 		return err
 	}
 	r.dp = dp
-	r.closers = append(r.closers, dp.close)
-	if err := dp.agree(cfg, checkpointName(cp)); err != nil { // first: the checks below assume one config
+	r.closers = append(r.closers, dp.Close)
+	cp, start, err := settleStart(dp, *view) // start.go: rank 0 chooses the checkpoint, every rank follows
+	if err != nil {
 		return err
 	}
-	if err := dp.check(cfg); err != nil {
+	if cfg, err = c.startConfig(cp, cfg); err != nil {
 		return err
 	}
-	dp.placeOnLocalDevice(cfg)
-	if !dp.lead() {
+	r.cfg, c.relaunched = cfg, start.Relaunched
+	resolved, err := cfg.Marshal()
+	if err != nil {
+		return err
+	}
+	if err := dp.Agree(Version, resolved, checkpointName(cp)); err != nil { // first: the checks below assume one config
+		return err
+	}
+	if err := checkSplit(dp, cfg); err != nil {
+		return err
+	}
+	placeOnLocalDevice(dp, cfg)
+	if !dp.Lead() {
 		out.w = io.Discard // rank 0 speaks for the run; errors still reach stderr
 	}
 	switch {
+	case c.relaunched && len(start.Bad) > 0:
+		fmt.Fprintf(out, "torchrun started the group again (job %s): its newest checkpoint does not verify, so it resumes from the newest that does, %s; passed over (and replaced as the run saves again): %s\n",
+			os.Getenv(dist.LauncherRunEnv), cp.Dir, strings.Join(start.Bad, "; "))
 	case c.relaunched:
-		fmt.Fprintf(out, "torchrun started the group again (job %s): resuming from its newest checkpoint, %s\n", os.Getenv(LauncherRunEnv), cp.Dir)
-	case LauncherRestart() > 0 && cp == nil:
-		fmt.Fprintf(out, "torchrun restart %d: the job has no checkpoint yet; starting from the first step\n", LauncherRestart())
+		fmt.Fprintf(out, "torchrun started the group again (job %s): resuming from its newest checkpoint, %s\n", os.Getenv(dist.LauncherRunEnv), cp.Dir)
+	case dp.Restart() > 0 && cp == nil:
+		fmt.Fprintf(out, "torchrun restart %d: the job has no checkpoint yet; starting from the first step\n", dp.Restart())
+	}
+	if start.Note != "" {
+		fmt.Fprintln(out, start.Note)
 	}
 	if cp == nil { // before the resolved config, not after its hundreds of lines
 		// rank 0 checks and every rank learns its answer: a rank that
@@ -155,10 +174,10 @@ func (r *trainRun) open(c *Train) error {
 		// and one that refused alone would leave the others waiting in
 		// claimRunDir's exchange
 		var refused error
-		if dp.lead() {
+		if dp.Lead() {
 			refused = refuseFreshRun(cfg.Run.OutputDir)
 		}
-		if err := dp.fromLead(refused); err != nil {
+		if err := dp.FromLead(refused); err != nil {
 			return err
 		}
 	}
@@ -171,12 +190,14 @@ func (r *trainRun) open(c *Train) error {
 			fmt.Fprintln(out, note)
 		}
 	}
-	if err := r.claimRunDir(cp, c.Force); err != nil { // rundir.go: one writer per run directory
+	// rundir.go: one writer per run directory. A restart that passed over
+	// checkpoints that do not verify drops them, as --force would
+	if err := r.claimRunDir(cp, c.Force || len(start.Bad) > 0); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "troupe %s, libtorch %s, %d threads\n", Version, torch.VersionString(), torch.NumThreads())
 	if dp != nil {
-		fmt.Fprintf(out, "data parallel: %d ranks; this is rank %d; each rolls out %d of the %d tasks per step\n", dp.world, dp.rank, cfg.Batch.PromptsPerStep/dp.world, cfg.Batch.PromptsPerStep)
+		fmt.Fprintf(out, "data parallel: %d ranks; this is rank %d; each rolls out %d of the %d tasks per step\n", dp.World(), dp.Rank(), cfg.Batch.PromptsPerStep/dp.World(), cfg.Batch.PromptsPerStep)
 	}
 	from := ""
 	if cp != nil {
@@ -192,6 +213,9 @@ func (r *trainRun) open(c *Train) error {
 	t.cpuMemory = cpuMemory
 	r.t = t
 	r.closers = append(r.closers, t.free)
+	if l := cfg.RunLength(); l != "" {
+		fmt.Fprintf(out, "run length counted from run.epochs (saved with every checkpoint): %s\n", l)
+	}
 	for _, tr := range t.trained {
 		m := t.models[tr.Name]
 		fmt.Fprintf(out, "model %s (agents %s) from %s: %s, %s on %v\n", tr.Name, strings.Join(tr.Agents, ", "), tr.Model.Path, m.Config.Describe(), m.DType(), m.Device())
@@ -228,12 +252,12 @@ func (r *trainRun) open(c *Train) error {
 	if err := r.openLogs(next); err != nil {
 		return err
 	}
-	if dp.lead() {
+	if dp.Lead() {
 		if _, err := writeRunConfig(cfg); err != nil {
 			return err
 		}
 	}
-	if cp != nil && dp.lead() && len(c.changes) > 0 {
+	if cp != nil && dp.Lead() && len(c.changes) > 0 {
 		fmt.Fprintf(out, "resume: %d config changes since the checkpoint, logged in %s\n", len(c.changes), filepath.Join(cfg.Run.OutputDir, config.ResumeLogName))
 		if err := config.LogResumeChanges(cfg.Run.OutputDir, cp.Dir, cp.Step, c.changes); err != nil {
 			return err
@@ -262,7 +286,7 @@ func (r *trainRun) openLogs(next int) (err error) {
 	files := cfg
 	r.log = metrics.Discard()
 	var report metrics.ResumeReport
-	if r.dp.lead() {
+	if r.dp.Lead() {
 		if r.log, report, err = metrics.OpenJSONL(filepath.Join(cfg.Run.OutputDir, "metrics.jsonl"), next); err != nil {
 			return err
 		}
@@ -285,7 +309,7 @@ func (r *trainRun) openLogs(next int) (err error) {
 		fmt.Fprintf(out, "tensorboard: dropped %d events of steps ≥ %d from an earlier run\n", tbReport.Dropped, next)
 	}
 	r.samples = &sampleLog{}
-	if r.dp.lead() {
+	if r.dp.Lead() {
 		if r.samples, err = openSampleLog(cfg, next); err != nil {
 			return err
 		}

@@ -1,5 +1,6 @@
 package torch
 
+// #include <stdlib.h>
 // #include "tshim.h"
 import "C"
 
@@ -9,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 func init() {
@@ -62,6 +64,22 @@ func ShimPath() string {
 	var p *C.char
 	check("shim_path", C.ts_shim_path(&p))
 	return C.GoString(p)
+}
+
+// CUDABuild reports whether the shim was built for CUDA (scripts/gpu/
+// build-shim.sh, `make gpu`) and, if so, the CUDA runtime version it was
+// compiled against ("13.0"). A CUDA build runs on a machine without a GPU
+// too, with no CUDA device.
+func CUDABuild() (cuda bool, runtime string) {
+	var v C.int
+	check("build_cuda", C.ts_build_cuda(&v))
+	switch {
+	case v == 0:
+		return false, ""
+	case v == 1:
+		return true, "unknown"
+	}
+	return true, fmt.Sprintf("%d.%d", v/1000, v%1000/10)
 }
 
 // Version is libtorch's version as major, minor, patch.
@@ -126,6 +144,17 @@ func SetDevice(index int) (err error) {
 	defer Recover(&err)
 	check("cuda_set_device", C.ts_cuda_set_device(C.int(index)))
 	return nil
+}
+
+// CUDAPCIBusID is cuda:ordinal's PCI bus id ("0000:3B:00.0"), the name
+// NVML knows the device by whatever CUDA_VISIBLE_DEVICES or a cgroup did to
+// the ordinals; "" on CPU-only builds.
+func CUDAPCIBusID(ordinal int) (id string, err error) {
+	defer Recover(&err)
+	var p *C.char
+	check("cuda_pci_bus_id", C.ts_cuda_pci_bus_id(C.int(ordinal), &p))
+	defer C.free(unsafe.Pointer(p))
+	return C.GoString(p), nil
 }
 
 // MemoryStats are a device's allocator figures in bytes: the CUDA caching

@@ -187,8 +187,11 @@ ts_err ts_clip_grad_norm(const ts_tensor* params, int n, double max_norm, double
 
 /* ---- optim.cc: AdamW (decoupled weight decay) with parameter groups ----
  * group[i] names the group of params[i]; lr/beta1/beta2/eps/weight_decay are per group.
- * master_f32 != 0 keeps a float32 master copy of every non-f32 parameter: the update runs on the
- * master and is copied back rounded, so bf16 weights accumulate small updates correctly. */
+ * master_f32 is the state mode: 0 float32 moments, a non-f32 parameter updated through a float32
+ * copy; 1 the same and a float32 master copy of every non-f32 parameter that the update runs on
+ * and copies back rounded, so bf16 weights accumulate small updates correctly; 2 no master and
+ * moments in each parameter's dtype, every operation rounded to it (torch.optim.AdamW on bf16
+ * parameters). */
 ts_err ts_adamw_new(const ts_tensor* params, int n, const int* group, int ngroups, const double* lr,
                     const double* beta1, const double* beta2, const double* eps, const double* weight_decay,
                     int master_f32, ts_adamw* out);
@@ -309,6 +312,8 @@ ts_err ts_cpu_reset_peak(void);
 /* ---- runtime.cc ---- */
 ts_err ts_version(int* major, int* minor, int* patch);
 ts_err ts_shim_path(const char** out); /* file the shim was loaded from; static storage, do not free */
+/* 0 for a CPU-only shim; for a CUDA build the CUDA runtime version it was compiled against (12040 = 12.4) */
+ts_err ts_build_cuda(int* cuda_runtime);
 ts_err ts_set_num_threads(int n);
 /* glibc's allocator: keep up to trim_bytes of freed memory instead of returning it to the system,
  * and serve blocks below mmap_bytes from the heap; *ok = 0 where the C library is not glibc */
@@ -321,6 +326,9 @@ ts_err ts_fused_sdpa_available(int* out);
 ts_err ts_cuda_synchronize(int device);
 /* makes cuda:device this thread's current device (before any CUDA work) */
 ts_err ts_cuda_set_device(int device);
+/* cuda:device's PCI bus id as CUDA writes it ("0000:3b:00.0"), through this process's numbering
+ * (CUDA_VISIBLE_DEVICES); malloc'd, free with free(); "" on CPU-only builds */
+ts_err ts_cuda_pci_bus_id(int device, char** out);
 /* bytes; zeros on CPU-only builds */
 ts_err ts_cuda_memory(int device, int64_t* allocated, int64_t* reserved, int64_t* peak);
 ts_err ts_cuda_reset_peak(int device);

@@ -136,6 +136,7 @@ that family.`,
 	f.IntVar(&c.KvHeads, "kv-heads", 2, "key/value heads (grouped-query attention)")
 	f.IntVar(&c.HeadDim, "head-dim", 16, "head dimension (qwen2: hidden/heads whatever is given)")
 	f.IntVar(&c.Intermediate, "intermediate", 128, "MLP intermediate size")
+	f.IntVar(&c.Vocab, "vocab", 0, "rows of the embedding and head (0: the tokenizer's size; more pads them as real checkpoints do, e.g. 151936 for a Qwen-shaped model; ids past the tokenizer decode to nothing)")
 	f.IntVar(&c.Merges, "merges", 1500, "BPE merges to learn at most (0: a pure byte tokenizer)")
 	f.Uint64Var(&c.Seed, "seed", 1, "initialisation seed")
 	f.StringVar(&c.Dtype, "dtype", "float32", "dtype of the saved weights: float32 or bfloat16")

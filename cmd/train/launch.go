@@ -1,7 +1,7 @@
 package main
 
 // launch.go — `train --nproc N`: start N ranks of this program on this node
-// (data parallel, run/dist.go) and wait for them.
+// (data parallel, package dist) and wait for them.
 
 import (
 	"bytes"
@@ -18,14 +18,14 @@ import (
 	"syscall"
 	"time"
 
-	"troupe/run"
+	"troupe/dist"
 )
 
 // launch runs nproc ranks of this program with the given arguments on this
 // node and waits for them. Rank 0's output is this command's; the others'
 // stderr is passed through with a "[rank N]" prefix. When a rank fails the
 // others are stopped, and the error names the rank that failed first. When
-// this process dies the ranks stop too (launch_linux.go, run/launcher.go).
+// this process dies the ranks stop too (launch_linux.go, dist/launcher.go).
 func launch(nproc int, args []string, stdout, stderr io.Writer) error {
 	exe, err := os.Executable()
 	if err != nil {
@@ -46,7 +46,7 @@ func launch(nproc int, args []string, stdout, stderr io.Writer) error {
 		cmd := exec.Command(exe, args...)
 		cmd.Env = append(os.Environ(), "WORLD_SIZE="+strconv.Itoa(nproc), "RANK="+strconv.Itoa(r), "LOCAL_RANK="+strconv.Itoa(r),
 			"MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(port), "TROUPE_THREADS="+threads, asTrainEnv+"=1",
-			run.LauncherEnv+"="+strconv.Itoa(os.Getpid()))
+			dist.LauncherEnv+"="+strconv.Itoa(os.Getpid()))
 		cmd.SysProcAttr = rankProcAttr() // signals reach the ranks once, through this process; its death stops them
 		if r == 0 {
 			cmd.Stdout, cmd.Stderr = stdout, stderr

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 
+	"troupe/dist"
 	"troupe/internal/cmdline"
 	"troupe/run"
 )
@@ -51,7 +52,7 @@ func execute(args []string, stdout, stderr io.Writer) int {
 	root.SetErr(stderr)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(stderr, "train: "+err.Error())
-		run.ReportToLauncher("train: " + err.Error()) // torchrun's summary of the failure shows it
+		dist.ReportToLauncher("train: " + err.Error()) // torchrun's summary of the failure shows it
 		return 1
 	}
 	return 0

@@ -1,5 +1,6 @@
 // reward.go — the math reward: 1 if the final answer of a response is
-// equivalent to a gold answer, else 0 (the Dr. MAS math reward).
+// equivalent to a gold answer, else 0 (the Dr. MAS math reward; the
+// verifier mode, verifier.go, reads the whole response instead).
 //
 // The final answer is the last \boxed{…} after any </think>, else the last
 // "#### answer" line (rollout/answer.Final). A gold answer that is itself a
@@ -14,12 +15,22 @@ import (
 	"troupe/rollout/answer"
 )
 
-// Reward is the math Scorer. The zero value is ready to use and safe for
-// concurrent use.
-type Reward struct{}
+// Reward is the math Scorer. The zero value grades boxed answers; it is
+// safe for concurrent use.
+type Reward struct {
+	Grading string // GradingBoxed ("" too) or GradingVerifier
+}
+
+// GradesWholeResponse reports whether the reward reads the whole response
+// (the verifier mode) rather than its last \boxed{}: a workflow then
+// passes the response as it is (rollout/workflow/mathtool).
+func (r Reward) GradesWholeResponse() bool { return r.Grading == GradingVerifier }
 
 // Score implements rollout.Scorer.
-func (Reward) Score(task rollout.Task, response string) rollout.Score {
+func (r Reward) Score(task rollout.Task, response string) rollout.Score {
+	if r.Grading == GradingVerifier {
+		return scoreVerifier(task, response)
+	}
 	got, src := answer.Final(response)
 	if src == answer.SourceNone {
 		return rollout.Score{}
