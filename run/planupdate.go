@@ -11,8 +11,9 @@ package run
 //	                            activations saved for the backward, and the
 //	                            head's backward transients (headBackwardBytes)
 //	backward through a layer    the same grads and saved activations, one
-//	                            block's activations and its fresh grads, and
-//	                            (levels 2–3) a layer's reduce-scatter buffers
+//	                            block's recomputed activations, its backward's
+//	                            working set and fresh grads, or (levels 2–3)
+//	                            a layer's reduce-scatter buffers
 //	the grads' all-reduce       (data parallel, levels 0–1) the grads and the
 //	                            all-reduce's staging buckets
 //	the optimizer step          the grads (or sums), AdamW's temporaries and
@@ -121,33 +122,32 @@ func updatePhases(u updateShape) []updatePhase {
 	micro := with(kept, whole, givenBack(L-2, "a layer and the next one's buckets stay"))
 
 	// a micro-batch's backward
-	saved, what := int64(0), "activations"
-	block := blockActivationBytes(mc, b, u.tokens, min(u.tokens, u.prompt+u.response), !(cuda && b == 2))
+	blockSaved, working := blockActivationBytes(mc, b, u.tokens, min(u.tokens, u.prompt+u.response), !(cuda && b == 2))
+	saved, what := L*blockSaved, "activations"
 	if u.checkpointed {
 		saved, what = L*u.tokens*D*b, "checkpointed activations (each layer's input)"
-	} else {
-		saved = L * block
 	}
+	activations := part("%s of a micro-batch of %d tokens (estimate)", saved, what, u.tokens)
 	n := min(u.responseTokens(), logProbChunk)
-	phases := []updatePhase{{"the backward through the head", with(micro, []residentPart{
-		part("%s of a micro-batch of %d tokens (estimate)", saved, what, u.tokens),
+	phases := []updatePhase{{"the backward through the head", with(micro, []residentPart{activations,
 		part("the head's backward: its float32 V×D grad and product, chunks of %d positions over the vocabulary", headBackwardBytes(mc, b, n, u.tokens, u.dev), n)})}}
-	if u.checkpointed {
-		parts := with(micro, []residentPart{part("%s of a micro-batch of %d tokens (estimate)", saved, what, u.tokens)})
-		if u.level < 2 {
-			parts = append(parts, part("one layer's recomputed activations (estimate) and its fresh grads", block+layer*b))
+	layerParts := with(micro, []residentPart{activations})
+	switch {
+	case !u.checkpointed:
+		layerParts = append(layerParts, part("a layer's backward working set (estimate)", working+layer*b))
+	case u.level < 2:
+		layerParts = append(layerParts, part("one layer's recomputed activations and backward working set (estimate), and its fresh grads", blockSaved+working+layer*b))
+	default:
+		// the layer's grads are among those not yet reduce-scattered; its
+		// reduce-scatter comes when its activations are freed
+		layerParts = append(layerParts, part("the layer before's chunks of the grad sum, reduce-scattered, not yet added", ceilDiv(layer, W)*b))
+		if rs := reduceScatterBytes(u, layer); rs > blockSaved+working {
+			layerParts = append(layerParts, part("a layer's reduce-scatter buffers", rs))
 		} else {
-			// the layer's grads are among those not yet reduce-scattered; its
-			// reduce-scatter comes when its activations are freed
-			parts = append(parts, part("the layer before's chunks of the grad sum, reduce-scattered, not yet added", ceilDiv(layer, W)*b))
-			if rs := reduceScatterBytes(u, layer); rs > block {
-				parts = append(parts, part("a layer's reduce-scatter buffers", rs))
-			} else {
-				parts = append(parts, part("one layer's recomputed activations (estimate)", block))
-			}
+			layerParts = append(layerParts, part("one layer's recomputed activations and backward working set (estimate)", blockSaved+working))
 		}
-		phases = append(phases, updatePhase{"the backward through a layer", parts})
 	}
+	phases = append(phases, updatePhase{"the backward through a layer", layerParts})
 
 	// the grads' all-reduce (data parallel, unsharded grads)
 	if u.ranks > 1 && u.level < 2 {
@@ -224,33 +224,33 @@ func headBackwardBytes(mc model.Config, b, n, tokens int64, dev torch.Device) in
 }
 
 // blockActivationBytes estimates what one decoder block of a micro-batch
-// of tokens (rows of up to seqLen) holds in its backward, per the ops
-// troupe runs (bf16/f16: explicit RMSNorm in float32, rotary embeddings,
-// SwiGLU): saved for the backward, per token about 7·D + 4·I + 4·(H + KVH)·Dh
-// elements of the model's dtype (+3·(H + KVH)·Dh for Qwen3's q/k norms);
-// the MLP's backward adds the grads of its T×I intermediates, four at once
-// (of the down projection's input, of the gate's activation and of the up
-// projection, and of the gate); and
-// attention without the flash kernel (a CPU, float32, or libtorch < 2.6:
-// torch/csrc/attention.cc's explicit math) keeps each row's scores in the
-// dtype and its probabilities in float32 (and rounded back), H·seqLen² each
-// per row, at most H·tokens·seqLen for a micro-batch.
-func blockActivationBytes(c model.Config, b, tokens, seqLen int64, explicitAttention bool) int64 {
+// of tokens (rows of up to seqLen) saves for its backward and what its
+// backward adds while it runs, per the ops troupe runs (bf16/f16: explicit
+// RMSNorm in float32, rotary embeddings, SwiGLU). Saved: per token about
+// 7·D + 4·I + 4·(H + KVH)·Dh elements of the model's dtype (+3·(H + KVH)·Dh
+// for Qwen3's q/k norms), and with attention off the flash kernel (a CPU,
+// float32, or libtorch < 2.6: torch/csrc/attention.cc's explicit math) each
+// row's scores in the dtype and probabilities in float32 (and rounded
+// back), H·seqLen² each per row, at most H·tokens·seqLen. The backward's
+// working set: the grads of the MLP's T×I intermediates, four at once (of
+// the down projection's input, of the gate's activation and of the up
+// projection, and of the gate).
+func blockActivationBytes(c model.Config, b, tokens, seqLen int64, explicitAttention bool) (saved, working int64) {
 	D, I := int64(c.HiddenSize), int64(c.IntermediateSize)
 	heads := int64(c.NumHeads+c.NumKVHeads) * int64(c.HeadDim)
 	perLayer := 7*D + 4*I + 4*heads
 	if c.Family == model.Qwen3 {
 		perLayer += 3 * heads
 	}
-	n := tokens*perLayer*b + 4*tokens*I*b
+	saved = tokens * perLayer * b
 	if explicitAttention {
 		per := b + 4
 		if b != 4 {
 			per += b
 		}
-		n += per * int64(c.NumHeads) * tokens * seqLen
+		saved += per * int64(c.NumHeads) * tokens * seqLen
 	}
-	return n
+	return saved, 4 * tokens * I * b
 }
 
 // shardBucketElems is the elements of the largest bucket a unit of n
