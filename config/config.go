@@ -103,8 +103,9 @@ type Model struct {
 	// moments; 2 also the grads; 3 also the weights during the update.
 	// One process has nothing to spread over and trains unsharded.
 	Shard int `yaml:"shard"`
-	// ShardBucketMiB bounds one bucket of the sharded collectives, in
-	// float32 MiB (0: 64).
+	// ShardBucketMiB bounds one bucket of the model's collectives: the
+	// sharded ones in float32 MiB (0: 1024, a decoder layer per bucket), and
+	// at shard 0–1 the grads' all-reduce in MiB of its buffer (0: 256).
 	ShardBucketMiB float64 `yaml:"shard_bucket_mib"`
 }
 

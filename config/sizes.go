@@ -28,7 +28,6 @@ package config
 // memory); these are the checks a config must pass to be worth starting.
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -37,6 +36,7 @@ import (
 	"strconv"
 	"strings"
 
+	"troupe/internal/meminfo"
 	"troupe/rollout"
 )
 
@@ -51,24 +51,7 @@ var unitBytes = map[string]float64{
 
 // machineMemory is the physical memory in bytes, 0 when unknown (a
 // variable for tests).
-var machineMemory = func() float64 {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 2 && fields[0] == "MemTotal:" {
-			kb, err := strconv.ParseFloat(fields[1], 64)
-			if err == nil {
-				return kb * 1024
-			}
-		}
-	}
-	return 0
-}
+var machineMemory = func() float64 { return float64(meminfo.Total()) }
 
 func gib(b float64) string { return fmt.Sprintf("%.1f GiB", b/(1<<30)) }
 

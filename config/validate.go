@@ -114,7 +114,7 @@ func (c *Config) validateModels() error {
 			return fmt.Errorf("%s.shard: must be 0 (none), 1 (optimizer state), 2 (+ grads) or 3 (+ weights), got %d", key, m.Shard)
 		}
 		if !(m.ShardBucketMiB >= 0) || m.ShardBucketMiB > 1<<20 {
-			return fmt.Errorf("%s.shard_bucket_mib: must be >= 0 (0: 64 MiB) and at most 1048576, got %g", key, m.ShardBucketMiB)
+			return fmt.Errorf("%s.shard_bucket_mib: must be >= 0 (0: the defaults) and at most 1048576, got %g", key, m.ShardBucketMiB)
 		}
 		if m.ReferenceDevice != "" {
 			if _, err := kind.ParseDevice(m.ReferenceDevice); err != nil {

@@ -26,13 +26,22 @@ import (
 )
 
 // Collectives is what the update needs of a group: its place in it and
-// four collectives over tensors, each issued by every rank in the same
+// its collectives over tensors, each issued by every rank in the same
 // order (NCCL, unlike Gloo, does not check).
 type Collectives interface {
 	Rank() int
 	World() int
 	// AllReduce combines ts across ranks in place.
 	AllReduce(ts []*torch.Tensor, op torch.ReduceOp) error
+	// AllReduceBuckets is AllReduce in buckets of at most bucketBytes (≤ 0:
+	// torch.DefaultBucketBytes).
+	AllReduceBuckets(ts []*torch.Tensor, op torch.ReduceOp, bucketBytes int64) error
+	// ReduceScatterAsync and AllGatherIntoAsync are ReduceScatter and
+	// AllGatherInto left in flight on NCCL (a nil Work: done, on Gloo);
+	// Check waits for one with the host (torch.Work.Check).
+	ReduceScatterAsync(in, out *torch.Tensor) (*torch.Work, error)
+	AllGatherIntoAsync(in, out *torch.Tensor) (*torch.Work, error)
+	Check(w *torch.Work) error
 	// AllGather returns every rank's t stacked along a new first dimension.
 	AllGather(t *torch.Tensor) (*torch.Tensor, error)
 	// ReduceScatter sums in (World·n) across ranks into this rank's chunk, out (n).
@@ -131,6 +140,38 @@ func (g *Group) collective(f func() error) error {
 // AllReduce combines ts across ranks in place.
 func (g *Group) AllReduce(ts []*torch.Tensor, op torch.ReduceOp) error {
 	return g.collective(func() error { return g.pg.AllReduce(ts, op) })
+}
+
+// AllReduceBuckets is AllReduce in buckets of at most bucketBytes.
+func (g *Group) AllReduceBuckets(ts []*torch.Tensor, op torch.ReduceOp, bucketBytes int64) error {
+	return g.collective(func() error { return g.pg.AllReduceBuckets(ts, op, bucketBytes) })
+}
+
+// ReduceScatterAsync issues ReduceScatter and leaves it in flight (NCCL).
+func (g *Group) ReduceScatterAsync(in, out *torch.Tensor) (w *torch.Work, err error) {
+	err = g.collective(func() error {
+		w, err = g.pg.ReduceScatterAsync(in, out)
+		return err
+	})
+	return w, err
+}
+
+// AllGatherIntoAsync issues AllGatherInto and leaves it in flight (NCCL).
+func (g *Group) AllGatherIntoAsync(in, out *torch.Tensor) (w *torch.Work, err error) {
+	err = g.collective(func() error {
+		w, err = g.pg.AllGatherIntoAsync(in, out)
+		return err
+	})
+	return w, err
+}
+
+// Check waits for a collective in flight with the host, watched as the
+// others are.
+func (g *Group) Check(w *torch.Work) error {
+	if w == nil {
+		return nil
+	}
+	return g.collective(w.Check)
 }
 
 // AllGather returns every rank's t stacked along a new first dimension

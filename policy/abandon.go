@@ -23,6 +23,7 @@ func (s *sharded) abandonUpdate(m *model.Model) {
 	}
 	defer func() { recover() }() // best effort on the way out of an error; the error is the caller's to report
 	m.SetLayerHook(nil)
+	s.dropInFlight() // shardcomm.go: released unwaited, nothing new issued
 	s.freeSums()
 	if s.level < 3 || s.storages == nil {
 		return

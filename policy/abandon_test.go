@@ -64,6 +64,27 @@ func (c *counting) AllGatherInto(in, out *torch.Tensor) error {
 	return c.pg.AllGatherInto(in, out)
 }
 
+func (c *counting) AllReduceBuckets(ts []*torch.Tensor, op torch.ReduceOp, bucketBytes int64) error {
+	c.note("all-reduce")
+	return c.pg.AllReduceBuckets(ts, op, bucketBytes)
+}
+
+func (c *counting) ReduceScatterAsync(in, out *torch.Tensor) (*torch.Work, error) {
+	if c.fail && !c.failed {
+		c.failed = true
+		return nil, errors.New("injected: out of memory in the backward")
+	}
+	c.note("reduce-scatter")
+	return c.pg.ReduceScatterAsync(in, out)
+}
+
+func (c *counting) AllGatherIntoAsync(in, out *torch.Tensor) (*torch.Work, error) {
+	c.note("all-gather-into")
+	return c.pg.AllGatherIntoAsync(in, out)
+}
+
+func (c *counting) Check(w *torch.Work) error { return w.Check() }
+
 // A rank whose update fails in the middle of the backward at shard level 3
 // issues no further collective (its end of the update gathers nothing the
 // other rank is not gathering), and both ranks end: the other's pending

@@ -39,6 +39,7 @@
 //	shardparams.go shard level 3: each layer's weights gathered for its pass; the update's bracket
 //	shardckpt.go  checkpoints of a sharded trainer: consolidated on save, sliced on load
 //	abandon.go    a failed update undone locally, without a collective the other ranks are not issuing
+//	shardcomm.go  the sharded collectives in flight: reduce-scatters a unit late, prefetched gathers, host checks
 //	memory.go     what an update holds per rank: weights, grads, masters, moments
 //	precision.go  the AdamW mode from optim.state_dtype (float32 masters, or the weights' dtype)
 //	padding.go    optim.loss_padding: a group's rows padded to its longest, the pads trained

@@ -38,6 +38,7 @@
 //	evaljson.go     train eval --json: the evaluation as one JSON object
 //	memory.go       the resident memory of a run, from config.json files before loading
 //	plan.go         Plan: a run's device memory per device, without loading a weight
+//	planupdate.go   the plan's update, phase by phase: grads, the head's backward, buckets, activations
 //	planfit.go      whether a plan fits its GPUs with slack, and the remedies, planned and ranked
 //	generate.go     Generate: sampling from a model directory (model.Generate)
 //	init.go         Init: a tiny random model and tokenizer for tests and CPU demos

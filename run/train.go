@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -216,11 +217,13 @@ func (r *trainRun) open(c *Train) error {
 		from = cp.Dir
 	}
 	beat := startHeartbeat(out, "loading the models")
+	cpuMemory := torch.TrackCPUMemory() // CPU tensors from here on count in memory/cpu/… (stepmetrics.go)
 	t, err := buildTeam(cfg, true, from, dp)
 	beat()
 	if err != nil {
 		return err
 	}
+	t.cpuMemory = cpuMemory
 	r.t = t
 	r.closers = append(r.closers, t.free)
 	if l := cfg.RunLength(); l != "" {
@@ -277,7 +280,7 @@ func (r *trainRun) open(c *Train) error {
 		}
 	}
 	var monitorLog io.Writer = out
-	if len(cudaDevices(t)) == 0 {
+	if !slices.ContainsFunc(memoryDevices(t), torch.Device.IsCUDA) {
 		monitorLog = nil // a CPU run has no GPU to miss
 	}
 	r.monitor = gpu.Open(monitorLog)

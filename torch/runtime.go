@@ -157,17 +157,28 @@ func CUDAPCIBusID(ordinal int) (id string, err error) {
 	return C.GoString(p), nil
 }
 
-// MemoryStats are a CUDA device's caching-allocator figures in bytes; all
-// zero for the CPU and on CPU-only builds.
+// MemoryStats are a device's allocator figures in bytes: the CUDA caching
+// allocator's, or for the CPU what libtorch's CPU allocator holds once
+// TrackCPUMemory is on (Reserved is then Allocated); zeros otherwise.
 type MemoryStats struct {
 	Allocated, Reserved, PeakAllocated int64
 }
 
+// TrackCPUMemory counts what libtorch's CPU allocator holds from now on
+// (csrc/cpu_memory.cc): Memory(CPU) reports it. Tensors made before are
+// never counted. It returns false where the allocator cannot be wrapped.
+func TrackCPUMemory() bool {
+	var ok C.int
+	check("cpu_memory_track", C.ts_cpu_memory_track(&ok))
+	return ok != 0
+}
+
 // Memory returns dev's allocator statistics.
 func Memory(dev Device) MemoryStats {
-	var m MemoryStats
 	if !dev.IsCUDA() {
-		return m
+		var a, p C.int64_t
+		check("cpu_memory", C.ts_cpu_memory(&a, &p))
+		return MemoryStats{Allocated: int64(a), Reserved: int64(a), PeakAllocated: int64(p)}
 	}
 	var a, r, p C.int64_t
 	check("cuda_memory", C.ts_cuda_memory(C.int(dev), &a, &r, &p))
@@ -178,7 +189,9 @@ func Memory(dev Device) MemoryStats {
 func ResetPeakMemory(dev Device) {
 	if dev.IsCUDA() {
 		check("cuda_reset_peak", C.ts_cuda_reset_peak(C.int(dev)))
+		return
 	}
+	check("cpu_reset_peak", C.ts_cpu_reset_peak())
 }
 
 // EmptyCache returns cached, unused CUDA memory to the driver.

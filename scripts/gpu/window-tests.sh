@@ -14,7 +14,10 @@
 #   3. runs only the CUDA tests of the carried test binaries: graphs equal
 #      eager, capture again after Release and after a weight update, fused
 #      RMSNorm, the bf16 update's bytes per parameter and the fused AdamW
-#      step's peak, ops against the CPU, transformers and PEFT checks;
+#      step's peak, ops against the CPU, transformers and PEFT checks, NCCL's
+#      reduce-scatter, all-gather and bucketed all-reduce in a group of one
+#      (stream-ordered: no host wait until checked) and CUDA storage
+#      resizing; and the two-rank Gloo collective tests on the GPU build;
 #   4. trains two steps of the LoRA writing team on CUDA in bf16 with CUDA
 #      graphs on (bin/train), fails if graphs were switched off, and checks
 #      that PEFT loads its exported adapters and that TensorBoard reads its
@@ -64,8 +67,12 @@ elif stage hf-fixtures 120 "$py" scripts/gpu/hf_reference.py fixtures .gpu/hf-fi
   export TROUPE_HF_FIXTURES=$root/.gpu/hf-fixtures
 fi
 
-# a dry run runs the CUDA tests, which skip themselves on a CPU machine
-tests='CUDA|Graph|Transformers|PEFT'
+# a dry run runs the CUDA tests, which skip themselves on a CPU machine.
+# With them: the NCCL collectives of sharding in a group of one and CUDA
+# storage resizing (TestCUDAShardCollectivesNCCL, TestCUDAResizeStorage: the
+# CUDA pattern), and the Gloo collectives on the GPU build, two ranks over
+# loopback, which no CPU machine's build can stand in for
+tests='CUDA|Graph|Transformers|PEFT|^TestDistCollectivesTwoRanks$|^TestDistAllReduceBuckets$|^TestShardCollectives$'
 [ "$dry" = 1 ] && tests='CUDA'
 stage go-cuda-tests 300 go_tests "${TESTS:-$tests}"
 cat "$logs/go-cuda-tests.log" >>"$report"
