@@ -60,8 +60,8 @@ type team struct {
 	ranks int
 	// notes are what reading the data set aside, one line each
 	// (preflight.go); the run, check, sft and eval print them
-	notes []string
-	cpuMemory    bool // the CPU allocator is counted (torch.TrackCPUMemory): memory/cpu/… metrics
+	notes     []string
+	cpuMemory bool // the CPU allocator is counted (torch.TrackCPUMemory): memory/cpu/… metrics
 }
 
 func loadOptions(m config.Model) (model.Options, error) {
