@@ -28,6 +28,7 @@ import (
 	"strings"
 
 	"troupe/config"
+	"troupe/dist"
 	"troupe/optim"
 	"troupe/rollout"
 	"troupe/torch"
@@ -126,7 +127,14 @@ func (c *Train) Validate(ranks int) error {
 	if err := checkRanks(cfg, ranks); err != nil {
 		return err
 	}
-	from := view.Explicit // the checkpoint --resume names; a fresh run's directory is checked
+	// where the run would start, as its rank 0 chooses (start.go): the
+	// checkpoint --resume names or, when torchrun starts the job again, the
+	// job's newest good one; a fresh run's directory is checked
+	choice := chooseStart([]startView{*view}, dist.LauncherRestart())
+	if choice.Err != "" {
+		return fmt.Errorf("%s", choice.Err)
+	}
+	from := choice.Dir
 	if from == "" {
 		if err := refuseFreshRun(cfg.Run.OutputDir, c.Force); err != nil {
 			return err
