@@ -27,8 +27,9 @@ func advantageRows(samples []rollout.Sample) []advantage.Row {
 }
 
 // sequences returns the training rows of one trainer: its agents' samples
-// that the estimator kept, with their advantages.
-func sequences(samples []rollout.Sample, res advantage.Result, agents []string) []policy.Sequence {
+// that the estimator kept, with their advantages, and with the sampler's
+// log-probs when withLogProbs (the update then compares its own with them).
+func sequences(samples []rollout.Sample, res advantage.Result, agents []string, withLogProbs bool) []policy.Sequence {
 	mine := map[string]bool{}
 	for _, a := range agents {
 		mine[a] = true
@@ -38,7 +39,11 @@ func sequences(samples []rollout.Sample, res advantage.Result, agents []string) 
 		if !mine[s.Agent] || (res.Train != nil && !res.Train[i]) || len(s.ResponseTokens) == 0 {
 			continue
 		}
-		out = append(out, policy.Sequence{Agent: s.Agent, Prompt: s.PromptTokens, Response: s.ResponseTokens, Mask: s.LossMask, Advantage: res.Advantages[i]})
+		seq := policy.Sequence{Agent: s.Agent, Prompt: s.PromptTokens, Response: s.ResponseTokens, Mask: s.LossMask, Advantage: res.Advantages[i]}
+		if withLogProbs {
+			seq.SampleLogProbs = s.SampleLogProbs
+		}
+		out = append(out, seq)
 	}
 	return out
 }

@@ -64,7 +64,7 @@ func (r *trainRun) step(step int) error {
 	maps.Copy(values, res.Metrics())
 	gradNorms := map[string]float64{}
 	for _, tr := range t.trainers {
-		seqs := sequences(ro.Samples, res, tr.Agents())
+		seqs := sequences(ro.Samples, res, tr.Agents(), t.sameTemperature(tr))
 		if len(seqs) == 0 {
 			continue
 		}
