@@ -128,7 +128,9 @@ struct LinearTokenLogProbs : public torch::autograd::Function<LinearTokenLogProb
   // in ct), so no pass over (n,V) is spent on a multiply by 1
   static at::Tensor tempered(at::Tensor z, double inv_temp, at::ScalarType ct) {
     if (inv_temp == 1.0) return z;
-    return z.to(ct).mul_(inv_temp);
+    auto scaled = z.to(ct);
+    z.reset();  // the logits in w's type are not needed any more
+    return scaled.mul_(inv_temp);
   }
 
   static at::Tensor float_weight(const at::Tensor& w) {
@@ -146,7 +148,9 @@ struct LinearTokenLogProbs : public torch::autograd::Function<LinearTokenLogProb
     const auto w32 = float_weight(w);
     for (int64_t s = 0; s < N; s += chunk) {
       const int64_t n = std::min(chunk, N - s);
-      auto q = at::log_softmax(tempered(logits(h, w, w32, s, n), inv_temp, ct), -1, ct);  // (n,V)
+      auto z = tempered(logits(h, w, w32, s, n), inv_temp, ct);
+      auto q = at::log_softmax(z, -1, ct);  // (n,V)
+      z.reset();
       logp.narrow(0, s, n).copy_(at::gather(q, 1, targets.narrow(0, s, n).unsqueeze(1)).squeeze(1));
       if (want_entropy) {
         auto p = q.exp();
@@ -163,13 +167,16 @@ struct LinearTokenLogProbs : public torch::autograd::Function<LinearTokenLogProb
   // gz (n,V) in ct: the grad of the chunk's raw logits h·Wᵀ, from the row
   // grads gl of logp and ge of the entropy (n,1), each already divided by
   // T, either undefined
-  static at::Tensor logits_grad(const at::Tensor& z, const at::Tensor& y, const at::Tensor& gl, const at::Tensor& ge,
+  static at::Tensor logits_grad(at::Tensor z, const at::Tensor& y, const at::Tensor& gl, const at::Tensor& ge,
                                 at::ScalarType ct) {
     at::Tensor gz;
     if (!ge.defined()) {
-      gz = at::softmax(z, -1, ct).mul_(gl.neg());  // −p·g
+      gz = at::softmax(z, -1, ct);
+      z.reset();
+      gz.mul_(gl.neg());  // −p·g
     } else {
       auto q = at::log_softmax(z, -1, ct);
+      z.reset();
       auto p = q.exp();
       auto H = at::sum(p.mul(q), {-1}, /*keepdim=*/true).neg_();  // (n,1)
       q.add_(H).mul_(ge.neg());                                    // −ge·(q + H)
@@ -210,6 +217,7 @@ struct LinearTokenLogProbs : public torch::autograd::Function<LinearTokenLogProb
                             row(g_ent, s, n), ct);  // (n,V) ct
       auto hc = h.narrow(0, s, n);
       auto gzw = gz.to(w.scalar_type());  // rounded to w's type for the GEMMs (no copy in float32)
+      if (in_type) gz.reset();            // the GEMMs read gzw only
       auto gh = grad_h.narrow(0, s, n);    // contiguous rows
       if (w32.defined())
         gh.copy_(at::mm(gzw.to(at::kFloat), w32));  // summed in float32, rounded once
@@ -218,12 +226,10 @@ struct LinearTokenLogProbs : public torch::autograd::Function<LinearTokenLogProb
       else
         gh.copy_(at::mm(gzw, w));
       if (in_type) {
-        if (N <= chunk) {
+        if (N <= chunk)
           grad_w = at::mm(gzw.t(), hc);  // one chunk: the GEMM's own float32 sum, rounded once
-        } else {
-          gz = at::Tensor();  // the float32 chunk is not needed any more
+        else
           sum.add(gzw, hc);
-        }
       } else if (!grad_w.defined()) {
         grad_w = at::mm(gz.t(), hc.to(ct));
       } else {
