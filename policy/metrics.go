@@ -5,9 +5,12 @@ package policy
 // Every row is seen by exactly one training forward per step (mini-batches
 // partition the rows), so each row gets one set of per-row sums: response
 // tokens, Σ total loss, Σ policy term, clip counts, Σ approx-KL, Σ KL to the
-// reference, and Σ entropy from the no-grad pass that also produced the old
-// log-probs (the policy at the start of the step). The per-agent numbers are
-// reductions of those sums over the agent's rows of the whole step:
+// reference, Σ entropy from the forward that also produced the old log-probs
+// (the policy at the start of the step: the no-grad pass, or with one
+// optimizer step the grad forward itself, the entropy detached), and the
+// sampler-against-update sums (rollout.go). The per-agent numbers are
+// reductions of those sums over the agent's rows of the whole step (max for
+// rollout_logp_diff_max):
 //
 //	loss, pg_loss              the configured aggregation over the agent's rows
 //	                           (token-mean: Σ sums / Σ tokens; seq modes: mean over rows)

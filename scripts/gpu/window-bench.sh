@@ -7,19 +7,26 @@
 # the same run, Qwen2.5 shapes, random bf16 weights:
 #
 #   1. decode tokens/s of the engine at batch 1, 32 and 256 (0.5B, 128-token
-#      prompts, 128 new tokens, graphs off and on) and transformers'
-#      generate at the same batches;
-#   2. the update (old log-probs + one AdamW step, 8 × 1024 tokens, packed
-#      micro-batches of 8) at 0.5B and 1.5B: tokens/s, TFLOP/s, peak; and
-#      transformers' train step on the same shapes;
-#   3. two Dr. MAS steps (bin/train) of a Solver and a Verifier, each its own
+#      prompts, 128 new tokens, graphs off and on); transformers' generate is
+#      not timed again (host-bound on these machines: docs/gpu.md has its
+#      figures);
+#   2. the log-prob head alone (torch's BenchmarkLinearTokenLogProbs: 6,144
+#      positions, vocabulary 151,936, width 896 and 1,536, entropy none,
+#      for the metric, or in the loss, T 1 and 0.7): ms, TFLOP/s, peak
+#      against the planned formula;
+#   3. the update (one AdamW step, 8 × 1024 tokens, packed micro-batches of
+#      8) at 0.5B and 1.5B: tokens/s, TFLOP/s, peak; and transformers' train
+#      step on the same shapes;
+#   4. the kernel table of `train bench --profile` over the 0.5B update (4
+#      updates: a warm-up and 3 timed), its first rows in the report;
+#   5. two Dr. MAS steps (bin/train) of a Solver and a Verifier, each its own
 #      1.5B-shaped model, 32 prompts × 8, CUDA graphs on: per-phase seconds
 #      and peaks from metrics.jsonl, GPU busy % from nvidia-smi.
 #
 # Then a summary table (WINDOW_DRY=1: a rehearsal on CPU, window.sh). The
 # report goes to $OUT (or .gpu/logs), the logs packed beside it.
-# Estimated on a warm H100: engine 90 s, generate 40 s, update 60 s,
-# train step 60 s, Dr. MAS 120–180 s: about 6–7 minutes.
+# Estimated on a warm H100: engine 90 s, head 30 s, update 60 s, train step
+# 60 s, profile 40 s, Dr. MAS 120–180 s: about 6–7 minutes.
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh" window-bench.txt
 . "$(dirname "${BASH_SOURCE[0]}")/window.sh"
@@ -60,9 +67,12 @@ bench() { # bench SHAPE BINARY PATTERN COUNT: COUNT timed iterations of each mat
 
 stage engine-0.5b 150 bench 0.5b model.test 'EngineCUDA/^batch=(1|32|256)$/' 1
 grep -E '^Benchmark' "$logs/engine-0.5b.log" | tee -a "$report"
-hf hf-generate-0.5b time --shape 0.5b --batches 1,32,256 --prompt 128 --new-tokens 128 --reps 1 \
-  --json "$logs/hf-generate-0.5b.json"
-tail -n 5 "$logs/hf-generate-0.5b.log" 2>/dev/null | tee -a "$report"
+reps=10
+[ "$dry" = 1 ] && reps=1
+for shape in 0.5b 1.5b; do
+  stage "head-$shape" 60 bench "$shape" torch.test 'LinearTokenLogProbs' "$reps"
+  grep -E '^Benchmark' "$logs/head-$shape.log" | tee -a "$report"
+done
 
 for shape in 0.5b 1.5b; do
   stage "update-$shape" 90 bench "$shape" policy.test 'UpdateCUDA/^micro=8$/^packed$' 3
@@ -72,6 +82,24 @@ for shape in 0.5b 1.5b; do
   hf "hf-train-$shape" time-train --shape "$shape" --batch 8 --seq 1024 --reps 3 --json "$logs/hf-train-$shape.json"
   grep -v '^{' "$logs/hf-train-$shape.log" 2>/dev/null | tail -n 3 | tee -a "$report"
 done
+
+# the update's kernels: train bench's update (padded rows, one AdamW step)
+# under torch's profiler; a dry run: the tiny shape in float32 on the CPU,
+# where no kernel table is written and the command says so
+profile_update() {
+  set -e
+  local args=(--shape qwen2.5-0.5b --dtype bfloat16 --update-len 1024)
+  [ "$dry" = 1 ] && args=(--shape tiny --dtype float32 --update-len 64)
+  rm -f "$logs/update-0.5b".*
+  ./.gpu/bin/train bench "${args[@]}" --device "$device" --update-only --update-rows 8 --reps 3 \
+    --profile "$logs/update-0.5b"
+}
+stage profile-update-0.5b 120 profile_update
+if [ -f "$logs/update-0.5b.kernels.txt" ]; then
+  head -n 30 "$logs/update-0.5b.kernels.txt" | tee -a "$report"
+else
+  grep -E '^profile' "$logs/profile-update-0.5b.log" | tee -a "$report"
+fi
 
 drmas() {
   set -e
