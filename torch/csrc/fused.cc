@@ -14,7 +14,7 @@
 //   entropy = −Σ p·q               ∂H/∂z    = −p·(q + H)
 // and ∂/∂(h·Wᵀ) = ∂/∂z / T, folded into the per-row upstream grads.
 //
-// Work done, per chunk of n rows (the rest is the three GEMMs):
+// Work done besides the GEMMs, per chunk of n rows:
 //   forward   logits (n,V) in w's type; at T ≠ 1 only, one float32 copy
 //             divided by T; log_softmax in float32 (one pass that reads the
 //             logits in their type); a gather. With the entropy: exp and a
