@@ -2,7 +2,9 @@
 # `scripts/setup.sh` installs what is missing (apt, as root or via sudo), builds
 # the libtorch shim and fetches fixtures; it is idempotent and cheap when done.
 
-GO       ?= go
+# Go: go.mod's version, from PATH or troupe's cache (scripts/go/go; setup
+# installs it there when PATH has none or an older one).
+GO       ?= $(CURDIR)/scripts/go/go
 NPROC    := $(shell nproc)
 VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
@@ -13,7 +15,7 @@ LDFLAGS  := -X main.version=$(VERSION)
 SHIM_STAMP = $(shell sha256sum build/libtshim.so 2>/dev/null | cut -c1-12)
 export CGO_CFLAGS = -O2 -g -Wno-deprecated-declarations -DTSHIM_STAMP=$(SHIM_STAMP)
 
-.PHONY: all setup shim build test check-gpu-build vet bench demo lora-demo search-demo math-demo planpath-demo sokoban-demo coding-demo magrpo-baselines stability experiment-magrpo-cooperation experiment-drmas-stability experiment-atgrpo-roles experiment-math-placevalue clean
+.PHONY: all gpu setup shim build test check-gpu-build vet bench demo lora-demo search-demo math-demo planpath-demo sokoban-demo coding-demo magrpo-baselines stability experiment-magrpo-cooperation experiment-drmas-stability experiment-atgrpo-roles experiment-math-placevalue clean
 
 all: setup build
 
@@ -25,6 +27,13 @@ $(DEMOS): SETUP_FLAGS = --no-fixtures
 setup:
 	@bash scripts/setup.sh $(SETUP_FLAGS)
 
+# On a GPU node: bin/train over a shim built against the node's CUDA PyTorch
+# (python3's; PYTHON= another; else the pinned reference environment's),
+# Go installed as setup does; no environment variable to set afterwards
+# (scripts/gpu/make-gpu.sh). It does not need `make` (the CPU build) first.
+gpu:
+	@GO="$(GO)" VERSION="$(VERSION)" bash scripts/gpu/make-gpu.sh
+
 shim:
 	@cmake -S torch/csrc -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build build -j$(NPROC)
@@ -32,7 +41,7 @@ shim:
 # go build, saying how far a long first build is every few seconds
 # (scripts/build.sh).
 build:
-	@GO="$(GO)" LDFLAGS="$(LDFLAGS)" bash scripts/build.sh
+	@GO="$(GO)" LDFLAGS="$(LDFLAGS)" TRAIN_OUT="$(TRAIN_OUT)" bash scripts/build.sh
 
 vet:
 	$(GO) vet ./...

@@ -12,14 +12,11 @@ package bench
 // cannot fit.
 
 import (
-	"bufio"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
-	"strings"
 
 	"troupe/internal/gpu"
+	"troupe/internal/meminfo"
 	"troupe/model"
 	"troupe/torch"
 )
@@ -82,25 +79,17 @@ func CheckSizes(cfg model.Config, elem int, opt Options, memory int64, device st
 // or the machine's physical memory; 0 when unknown.
 func DeviceMemory(dev torch.Device) int64 {
 	if dev.IsCUDA() {
-		free, _, err := gpu.FreeMemory(int(dev))
+		id, err := torch.CUDAPCIBusID(int(dev))
+		if err != nil {
+			return 0
+		}
+		free, _, err := gpu.FreeMemory(int(dev), id)
 		if err != nil {
 			return 0
 		}
 		return int64(free)
 	}
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if fields := strings.Fields(sc.Text()); len(fields) >= 2 && fields[0] == "MemTotal:" {
-			kb, _ := strconv.ParseInt(fields[1], 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
+	return meminfo.Total()
 }
 
 func gib(b float64) string { return fmt.Sprintf("%.1f GiB", b/(1<<30)) }

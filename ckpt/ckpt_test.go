@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -116,6 +117,37 @@ func TestCommitWritesVerifiedManifest(t *testing.T) {
 	}
 }
 
+// A save in progress is its writer's: another writer's Begin (a second
+// process writing the same checkpoints/ through another name of the
+// directory) leaves it alone, and it still commits whole. Its name carries
+// the writer's pid.
+func TestLiveSaveSurvivesAnotherBegin(t *testing.T) {
+	root := t.TempDir()
+	live, err := Begin(root, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(filepath.Base(live.Dir()), ".tmp-step-000002-"+strconv.Itoa(os.Getpid())+".") {
+		t.Errorf("the temporary %s is not named after its writer (pid %d)", live.Dir(), os.Getpid())
+	}
+	writeFiles(t, live, map[string]string{"a": "two"})
+	other, err := Begin(root, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(other.Cleaned()) != 0 {
+		t.Errorf("another writer's Begin cleaned up a live save: %v", other.Cleaned())
+	}
+	other.Abort()
+	cp, err := live.Commit()
+	if err != nil {
+		t.Fatalf("the live save, after another writer's Begin: %v", err)
+	}
+	if _, err := Open(cp.Dir); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A save that never commits is invisible: Latest returns the previous
 // checkpoint, and the next save removes the leftover and says so.
 func TestCrashBeforeCommit(t *testing.T) {
@@ -127,7 +159,9 @@ func TestCrashBeforeCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFiles(t, crashed, map[string]string{"a": "two, half written"})
-	// The process dies here: no Commit, no Abort.
+	// The process dies here: no Commit, no Abort; the kernel drops its
+	// hold on the temporary.
+	crashed.hold.Release()
 
 	latest, err := Latest(root)
 	if err != nil {

@@ -36,6 +36,7 @@ import (
 	"strings"
 
 	"troupe/internal/atomicfile"
+	"troupe/internal/dirlock"
 	"troupe/model"
 	"troupe/tokenizer"
 	"troupe/torch"
@@ -175,18 +176,17 @@ func Export(dst string, m *model.Model, tokenizerDir string, opt ExportOptions) 
 	if err := readyToReplace(dst); err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp(parent, exportTmpPrefix+base+"-")
+	hold, err := dirlock.MakeTemp(parent, exportTmpPrefix+base+"-") // named by this writer, held while written
 	if err != nil {
 		return fmt.Errorf("ckpt: export: %w", err)
 	}
+	tmp := hold.Path
 	defer func() {
 		if err != nil {
 			os.RemoveAll(tmp)
 		}
+		hold.Release()
 	}()
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return fmt.Errorf("ckpt: export: %w", err)
-	}
 	if err := m.Save(tmp, dtype, maxShard); err != nil {
 		return fmt.Errorf("ckpt: export: %w", err)
 	}
@@ -359,7 +359,7 @@ func recoverExport(parent, base string) error {
 		p := filepath.Join(parent, name)
 		switch {
 		case isExportLeftover(name, exportTmpPrefix, base):
-			if err := os.RemoveAll(p); err != nil {
+			if _, err := dirlock.RemoveIfFree(p); err != nil { // a live export's is left alone
 				return fmt.Errorf("ckpt: export: removing the stale %s: %w", p, err)
 			}
 		case isExportLeftover(name, exportOldPrefix, base):
@@ -378,7 +378,7 @@ func recoverExport(parent, base string) error {
 }
 
 // isExportLeftover reports whether name is prefix+base+"-"+suffix with a
-// suffix of the random characters MkdirTemp and unusedName use.
+// suffix of the characters MakeTemp (pid "." random) and unusedName use.
 func isExportLeftover(name, prefix, base string) bool {
 	rest, ok := strings.CutPrefix(name, prefix+base+"-")
 	return ok && rest != "" && !strings.Contains(rest, "-")

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"troupe/internal/atomicfile"
+	"troupe/internal/dirlock"
 )
 
 const (
@@ -104,7 +105,8 @@ func Abandon(root string, step int) ([]string, error) {
 }
 
 // cleanStale removes what crashed saves left under root and returns one line
-// per action: .tmp-* directories are deleted; a .old-step-N-* directory is
+// per action: .tmp-* directories are deleted unless a live writer holds
+// them (internal/dirlock's RemoveIfFree); a .old-step-N-* directory is
 // renamed back to step-N when step-N is missing (a crash between the two
 // renames of a re-commit), and deleted otherwise.
 func cleanStale(root string) ([]string, error) {
@@ -118,10 +120,13 @@ func cleanStale(root string) ([]string, error) {
 		p := filepath.Join(root, name)
 		switch {
 		case strings.HasPrefix(name, tmpPrefix):
-			if err := os.RemoveAll(p); err != nil {
+			removed, err := dirlock.RemoveIfFree(p)
+			if err != nil {
 				return report, fmt.Errorf("ckpt: removing stale %s: %w", p, err)
 			}
-			report = append(report, fmt.Sprintf("removed %s: left by a save that never committed (crash or abort)", p))
+			if removed {
+				report = append(report, fmt.Sprintf("removed %s: left by a save that never committed (crash or abort)", p))
+			}
 		case oldDirPattern.MatchString(name):
 			final := filepath.Join(root, oldDirPattern.FindStringSubmatch(name)[1])
 			if _, err := os.Lstat(final); os.IsNotExist(err) {

@@ -1,6 +1,6 @@
 // writer.go: saving one checkpoint directory atomically.
 //
-//	w, err := ckpt.Begin(root, step)   // .tmp-step-000123-<random>/
+//	w, err := ckpt.Begin(root, step)   // .tmp-step-000123-<pid>.<random>/
 //	... write files under w.Dir() ...
 //	cp, err := w.Commit()              // MANIFEST.json, fsync, rename to step-000123/
 //	// or w.Abort() on any error
@@ -10,7 +10,10 @@
 // the root. Re-committing a step that already exists renames the old
 // directory away (.old-step-000123-<random>), renames the new one in and then
 // removes the old one; if a crash falls between the two renames, the next
-// Begin puts the old checkpoint back (retention.go).
+// Begin puts the old checkpoint back (retention.go). The temporary directory
+// is named by its writer and held by it (internal/dirlock's MakeTemp) until
+// Commit or Abort: another writer's clean-up leaves it alone while it is
+// written.
 //
 // Not here: what the files contain, listing and verification (listing.go),
 // retention (retention.go).
@@ -29,11 +32,13 @@ import (
 	"time"
 
 	"troupe/internal/atomicfile"
+	"troupe/internal/dirlock"
 )
 
 // Writer is a checkpoint being saved. It is not safe for concurrent use.
 type Writer struct {
 	root, tmp string
+	hold      *dirlock.Temp
 	step      int
 	cleaned   []string
 	done      bool // committed or aborted
@@ -47,25 +52,29 @@ func DirName(step int) string { return fmt.Sprintf("step-%06d", step) }
 // missing). It first cleans up what crashed saves left behind (see
 // Writer.Cleaned).
 func Begin(root string, step int) (*Writer, error) {
-	if step < 0 {
-		return nil, fmt.Errorf("ckpt: step must be >= 0, got %d", step)
-	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, fmt.Errorf("ckpt: %w", err)
+	}
+	return BeginIn(root, step)
+}
+
+// BeginIn is Begin under a root that must exist: a writer that pins its
+// directory (a run, internal/dirlock) makes root itself, and a root that is
+// gone stops the save rather than be made again at a name that may now mean
+// another directory.
+func BeginIn(root string, step int) (*Writer, error) {
+	if step < 0 {
+		return nil, fmt.Errorf("ckpt: step must be >= 0, got %d", step)
 	}
 	cleaned, err := cleanStale(root)
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp(root, tmpPrefix+DirName(step)+"-")
+	hold, err := dirlock.MakeTemp(root, tmpPrefix+DirName(step)+"-")
 	if err != nil {
 		return nil, fmt.Errorf("ckpt: %w", err)
 	}
-	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp makes it 0700
-		os.Remove(tmp)
-		return nil, fmt.Errorf("ckpt: %w", err)
-	}
-	return &Writer{root: root, tmp: tmp, step: step, cleaned: cleaned}, nil
+	return &Writer{root: root, tmp: hold.Path, hold: hold, step: step, cleaned: cleaned}, nil
 }
 
 // Dir is the temporary directory to write the checkpoint's files into.
@@ -94,6 +103,7 @@ func (w *Writer) Commit() (cp *Checkpoint, err error) {
 		if err != nil {
 			os.RemoveAll(w.tmp)
 		}
+		w.hold.Release()
 	}()
 	files, dirs, err := scanTree(w.tmp)
 	if err != nil {
@@ -129,7 +139,7 @@ func (w *Writer) Abort() error {
 		return nil
 	}
 	w.done = true
-	if err := os.RemoveAll(w.tmp); err != nil {
+	if err := w.hold.Remove(); err != nil {
 		return fmt.Errorf("ckpt: aborting %s: %w", w.tmp, err)
 	}
 	return nil

@@ -49,6 +49,7 @@ const (
 type Config struct {
 	files  fileChecks   // which files Validate requires to exist
 	recipe recipeRecord // what Recipe filled in (recipe.go)
+	length string       // how run.steps was counted from run.epochs ("" when it was not; epochs.go)
 
 	// Recipe names a paper's preset (drmas, atgrpo-pettingllms,
 	// magrpo-comlrl): its reference code's values for every key the file
@@ -78,6 +79,7 @@ type Run struct {
 	OutputDir  string `yaml:"output_dir"`  // metrics.jsonl, checkpoints/, export/ go here
 	Seed       uint64 `yaml:"seed"`        // every random choice derives from it
 	Steps      int    `yaml:"steps"`       // train steps
+	Epochs     int    `yaml:"epochs"`      // or passes over the training split: epochs × ⌊tasks / prompts_per_step⌋ steps (epochs.go); 0: run.steps
 	Device     string `yaml:"device"`      // default device of the models: cpu, cuda, cuda:N
 	DType      string `yaml:"dtype"`       // default dtype of the models: float32 or bfloat16
 	LogSamples int    `yaml:"log_samples"` // rows per step written to samples.jsonl (0 = none)
@@ -101,8 +103,9 @@ type Model struct {
 	// moments; 2 also the grads; 3 also the weights during the update.
 	// One process has nothing to spread over and trains unsharded.
 	Shard int `yaml:"shard"`
-	// ShardBucketMiB bounds one bucket of the sharded collectives, in
-	// float32 MiB (0: 64).
+	// ShardBucketMiB bounds one bucket of the model's collectives: the
+	// sharded ones in float32 MiB (0: 1024, a decoder layer per bucket), and
+	// at shard 0–1 the grads' all-reduce in MiB of its buffer (0: 256).
 	ShardBucketMiB float64 `yaml:"shard_bucket_mib"`
 }
 
@@ -120,6 +123,10 @@ type Batch struct {
 	N              int  `yaml:"n" json:"n"`                               // trajectories per task (the GRPO group size)
 	MaxBatchRows   int  `yaml:"max_batch_rows" json:"max_batch_rows"`     // cap on rows per Generate call (0 = none)
 	Shuffle        bool `yaml:"shuffle" json:"shuffle"`                   // shuffle the train split each epoch
+	// EpochTasks, when > 0, makes an epoch of the split's first EpochTasks
+	// tasks only, walked again every epoch (PettingLLMs' replay of
+	// epoch_size × train_batch_size tasks; rollout.FirstTasks).
+	EpochTasks int `yaml:"epoch_tasks" json:"epoch_tasks"`
 }
 
 // Advantage selects the estimator; its options are inline.

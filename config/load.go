@@ -2,12 +2,23 @@ package config
 
 // load.go — reading a config: YAML file, then --set overrides, checked key
 // by key against the schema before decoding over Default().
+//
+// Values are taken strictly: a file holds one YAML document (a second,
+// after ---, is refused rather than dropped); a key left empty (null) is
+// as if absent, so it takes the recipe's value under a recipe and the
+// default otherwise; an integer key refuses a fraction rather than
+// truncate it; a key with control characters is quoted where a message
+// names it.
 
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"maps"
+	stdmath "math"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -91,6 +102,10 @@ func parse(data []byte, sets []string, files fileChecks) (*Config, error) {
 			return nil, err
 		}
 	}
+	if err := checkRunLength(root); err != nil {
+		return nil, err
+	}
+	dropNulls(root) // an empty key is unset: the recipe's value or the default
 	rec, err := applyRecipe(root)
 	if err != nil {
 		return nil, err
@@ -136,8 +151,17 @@ func (c *Config) Marshal() ([]byte, error) {
 func parseDocument(data []byte) (*yaml.Node, error) {
 	var doc yaml.Node
 	if len(bytes.TrimSpace(data)) > 0 {
-		if err := yaml.Unmarshal(data, &doc); err != nil {
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		if err := dec.Decode(&doc); err != nil && err != io.EOF {
 			return nil, fmt.Errorf("config: %w", err)
+		}
+		var next yaml.Node
+		switch err := dec.Decode(&next); {
+		case err == io.EOF:
+		case err != nil:
+			return nil, fmt.Errorf("config: %w", err)
+		default:
+			return nil, fmt.Errorf("config: the file holds more than one YAML document (another starts at line %d, after ---); troupe reads one config per file: merge them, or remove the ---", next.Line)
 		}
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
@@ -218,6 +242,29 @@ func applySet(root *yaml.Node, set string) error {
 	return nil
 }
 
+// dropNulls removes every mapping entry whose value is null (key: with
+// nothing after it, or ~), in every section and list item, so that the
+// key counts as unset.
+func dropNulls(n *yaml.Node) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		kept := n.Content[:0]
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			v := n.Content[i+1]
+			if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null" {
+				continue
+			}
+			dropNulls(v)
+			kept = append(kept, n.Content[i], v)
+		}
+		n.Content = kept
+	case yaml.SequenceNode:
+		for _, item := range n.Content {
+			dropNulls(item)
+		}
+	}
+}
+
 // fields maps YAML keys to struct fields, following inline embeddings.
 func fields(t reflect.Type) map[string]reflect.StructField {
 	out := map[string]reflect.StructField{}
@@ -242,7 +289,13 @@ func fields(t reflect.Type) map[string]reflect.StructField {
 	return out
 }
 
+// join appends a key to a path, quoting a key that holds control
+// characters or invalid UTF-8 (a message names it as typed, never
+// echoes it raw to the terminal).
 func join(path, key string) string {
+	if q := strconv.Quote(key); q[1:len(q)-1] != key {
+		key = q
+	}
 	if path == "" {
 		return key
 	}
@@ -358,8 +411,22 @@ func checkNode(n *yaml.Node, t reflect.Type, path string) error {
 		if err := n.Decode(reflect.New(t).Interface()); err != nil {
 			return fmt.Errorf("config: %s: %q is not a valid %s", path, n.Value, kindName(t))
 		}
+		if isInteger(t) && n.ShortTag() == "!!float" { // YAML would truncate 2.5 to 2
+			if f, err := strconv.ParseFloat(n.Value, 64); err != nil || f != stdmath.Trunc(f) {
+				return fmt.Errorf("config: %s: %s is not a whole number; the key takes an %s", path, n.Value, kindName(t))
+			}
+		}
 	}
 	return nil
+}
+
+func isInteger(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true
+	}
+	return false
 }
 
 func orTop(path string) string {
@@ -385,7 +452,19 @@ func kindName(t reflect.Type) string {
 	return t.String()
 }
 
-// suggest names the closest known key (internal/suggest), or lists them.
+// keyAliases are other trainers' names of keys, by troupe's name; an
+// unknown key close to one is answered with troupe's.
+var keyAliases = map[string]string{
+	"learning_rate": "lr", "max_tokens": "max_new_tokens", "max_length": "max_new_tokens",
+	"max_response_length": "max_new_tokens", "num_generations": "n", "group_size": "n",
+	"batch_size": "prompts_per_step", "train_batch_size": "prompts_per_step", "max_grad_norm": "grad_clip",
+	"total_training_steps": "steps", "num_steps": "steps", "warmup": "warmup_steps", "kl_coeff": "kl_coef",
+	"entropy_coeff": "entropy_coef", "adam_beta1": "beta1", "adam_beta2": "beta2", "adam_epsilon": "eps",
+}
+
+// suggest names the closest known key: a likely typo as "did you mean"
+// (internal/suggest), else the nearest by edit distance — one name, not
+// the section's whole list, which docs/configs.md gives.
 func suggest(key string, known map[string]reflect.StructField) string {
 	var names []string
 	for k := range known {
@@ -395,5 +474,20 @@ func suggest(key string, known map[string]reflect.StructField) string {
 	if hint := suggestpkg.DidYouMean(key, names); hint != "" {
 		return hint
 	}
-	return fmt.Sprintf("; known keys here: %s", strings.Join(names, ", "))
+	for _, alias := range slices.Sorted(maps.Keys(keyAliases)) { // another trainer's name for a key here (or a typo of it)
+		k := keyAliases[alias]
+		if _, ok := known[k]; ok && suggestpkg.Distance(strings.ToLower(key), alias) <= 2 {
+			return fmt.Sprintf(" (did you mean %s? %s is troupe's name for %s)", k, k, alias)
+		}
+	}
+	nearest, best := "", -1
+	for _, k := range names {
+		if d := suggestpkg.Distance(strings.ToLower(key), k); best < 0 || d < best {
+			nearest, best = k, d
+		}
+	}
+	if nearest == "" {
+		return ""
+	}
+	return fmt.Sprintf("; the nearest key here is %s (docs/configs.md lists the %d keys of this section)", nearest, len(names))
 }

@@ -67,12 +67,7 @@ func recipeFor(name, workflow, env string) ([]recipeEntry, string, error) {
 		switch workflow {
 		case "tree":
 			own, source = atgrpoGames, "PettingLLMs 244467e config/stateful/stateful_L1_prompt.yaml, config/ppo_trainer/eval.yaml, scripts/train/game/game_L1_prompt.sh"
-			switch env {
-			case "sudoku":
-				own = append(own, recipeEntry{"env.sudoku.reward", "reference"})
-			case "sokoban":
-				own = append(own, recipeEntry{"env.sokoban.deadlock_end", "false"}, recipeEntry{"env.sokoban.max_moves", "200"})
-			}
+			own = append(own, atgrpoGameSizes[env]...)
 		case "math-tool":
 			own, source = atgrpoMath, "PettingLLMs 244467e config/math/math_L1_prompt.yaml, config/ppo_trainer/eval.yaml, scripts/train/math/math_L1_prompt.sh"
 		case "code-test":
@@ -133,6 +128,10 @@ func applyRecipe(root *yaml.Node) (recipeRecord, error) {
 			for i := 0; i < agents; i++ {
 				paths = append(paths, fmt.Sprintf("agents.%d.%s", i, rest))
 			}
+		}
+		if other, ok := runLengthKeys[e.path]; ok && nodeAt(root, splitPath(other)...) != nil {
+			rec.kept = append(rec.kept, other) // the config's own run length
+			continue
 		}
 		for _, p := range paths {
 			if nodeAt(root, splitPath(p)...) != nil {

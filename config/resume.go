@@ -46,7 +46,7 @@ func (c ConfigChange) String() string { return fmt.Sprintf("%s: %s → %s", c.Ke
 // generation engine (how rows are sampled, not what from), the devices and
 // the sharding of the training state over the ranks (checkpoints hold it
 // whole), and the batch (the run notes that rollout seeds change from there).
-var harmlessKeys = regexp.MustCompile(`^(run\.(name|steps|output_dir|log_samples|tensorboard|device)|` +
+var harmlessKeys = regexp.MustCompile(`^(run\.(name|steps|epochs|output_dir|log_samples|tensorboard|device)|` +
 	`models\.[^.]+\.(device|reference_device|shard|shard_bucket_mib)|engine\..*|eval\..*|checkpoint\..*|export\..*|batch\..*)$`)
 
 // ResumeChanges compares the checkpoint's config (saved) with the resumed

@@ -7,12 +7,16 @@ package config
 // ends in the Go runtime's "out of memory" with a stack, and a huge adapter
 // rank or world size runs for as long as it takes to fail.
 //
-// Memory: every size-like option of the environment and workflow in use is
-// multiplied by a lower bound of what one unit costs to hold (the table
-// below; an instance with a grid or board holds its cells too) and compared with the machine's physical memory (/proc/meminfo's
-// MemTotal; no memory check where it cannot be read). The bounds are
-// deliberately low — they catch sizes that cannot fit, not sizes that are
-// merely tight.
+// Memory: every size-like option of the environment and workflow in use,
+// and the episodes of a step (batch.prompts_per_step × batch.n) and of an
+// evaluation (eval.tasks × eval.n), is multiplied by a lower bound of what
+// one unit costs to hold (the table below; an instance with a grid or
+// board holds its cells too; EpisodeBytes) and compared with the machine's
+// physical memory (/proc/meminfo's MemTotal; no memory check where it
+// cannot be read). CheckMemory is that one bound; the commands' own size
+// flags (sft --tasks and --batch, init's model sizes) go through it too.
+// The bounds are deliberately low — they catch sizes that cannot fit, not
+// sizes that are merely tight.
 //
 // Models (read from each model's config.json, when it is there): a response
 // may not be longer than the positions the model has (max_new_tokens,
@@ -24,7 +28,6 @@ package config
 // memory); these are the checks a config must pass to be worth starting.
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -33,6 +36,7 @@ import (
 	"strconv"
 	"strings"
 
+	"troupe/internal/meminfo"
 	"troupe/rollout"
 )
 
@@ -47,24 +51,7 @@ var unitBytes = map[string]float64{
 
 // machineMemory is the physical memory in bytes, 0 when unknown (a
 // variable for tests).
-var machineMemory = func() float64 {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 2 && fields[0] == "MemTotal:" {
-			kb, err := strconv.ParseFloat(fields[1], 64)
-			if err == nil {
-				return kb * 1024
-			}
-		}
-	}
-	return 0
-}
+var machineMemory = func() float64 { return float64(meminfo.Total()) }
 
 func gib(b float64) string { return fmt.Sprintf("%.1f GiB", b/(1<<30)) }
 
@@ -161,17 +148,49 @@ func (c *Config) validateMemory() error {
 			if !ok {
 				continue
 			}
-			var what string
+			unit := "bytes each"
 			if leaf == "train_size" || leaf == "test_size" {
 				per += grid
-				what = fmt.Sprintf("%.0f bytes per instance%s", per, shape)
-			} else {
-				what = fmt.Sprintf("%.0f bytes each", per)
+				unit = "bytes per instance" + shape
 			}
-			if need := s[leaf] * per; need > mem {
-				return fmt.Errorf("%s.%s: %.0f needs at least %s to hold (%s), more than this machine's %s; lower it", parent, leaf, s[leaf], gib(need), what, gib(mem))
+			if err := CheckMemory(fmt.Sprintf("%s.%s: %.0f", parent, leaf, s[leaf]), s[leaf], per, unit); err != nil {
+				return err
 			}
 		}
+	}
+	// the episodes of a step and of an evaluation, each held whole until
+	// its rows are scored
+	b := c.Batch
+	if err := CheckMemory(fmt.Sprintf("batch.prompts_per_step × batch.n: %d × %d episodes per step", b.PromptsPerStep, b.N),
+		float64(b.PromptsPerStep)*float64(b.N), EpisodeBytes, "bytes per episode"); err != nil {
+		return err
+	}
+	if e := c.Eval; e.Tasks > 0 {
+		if err := CheckMemory(fmt.Sprintf("eval.tasks × eval.n: %d × %d episodes per evaluation", e.Tasks, e.N),
+			float64(e.Tasks)*float64(e.N), EpisodeBytes, "bytes per episode"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EpisodeBytes is a lower bound of what one episode of a rollout holds
+// until its rows are scored: its task, its rendered prompt and the prompt's
+// token ids (a few hundred of each at the least), a response and its row.
+const EpisodeBytes = 1024
+
+// CheckMemory refuses what (a key or flag and its value, or a product of
+// them) when count units of at least per bytes each need more than this
+// machine's physical memory; unit says what one unit is. It is the one
+// memory bound of every size key and flag, checked before anything is
+// allocated (no check where the memory cannot be read).
+func CheckMemory(what string, count, per float64, unit string) error {
+	mem := machineMemory()
+	if mem <= 0 {
+		return nil
+	}
+	if need := count * per; need > mem {
+		return fmt.Errorf("%s needs at least %s to hold (%.0f %s), more than this machine's %s; lower it", what, gib(need), per, unit, gib(mem))
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"troupe/advantage"
+	"troupe/datasets"
 	"troupe/internal/kind"
 	"troupe/optim"
 	"troupe/rollout"
@@ -59,6 +60,8 @@ func (c *Config) validateRun() error {
 		return fmt.Errorf("run.steps: must be >= 1, got %d", r.Steps)
 	case strings.TrimSpace(r.OutputDir) == "":
 		return fmt.Errorf("run.output_dir: must name the directory for metrics, checkpoints and exports")
+	case r.Epochs < 0:
+		return fmt.Errorf("run.epochs: must be >= 0 (0: run.steps gives the length), got %d", r.Epochs)
 	case r.LogSamples < 0:
 		return fmt.Errorf("run.log_samples: must be >= 0, got %d", r.LogSamples)
 	}
@@ -111,7 +114,7 @@ func (c *Config) validateModels() error {
 			return fmt.Errorf("%s.shard: must be 0 (none), 1 (optimizer state), 2 (+ grads) or 3 (+ weights), got %d", key, m.Shard)
 		}
 		if !(m.ShardBucketMiB >= 0) || m.ShardBucketMiB > 1<<20 {
-			return fmt.Errorf("%s.shard_bucket_mib: must be >= 0 (0: 64 MiB) and at most 1048576, got %g", key, m.ShardBucketMiB)
+			return fmt.Errorf("%s.shard_bucket_mib: must be >= 0 (0: the defaults) and at most 1048576, got %g", key, m.ShardBucketMiB)
 		}
 		if m.ReferenceDevice != "" {
 			if _, err := kind.ParseDevice(m.ReferenceDevice); err != nil {
@@ -288,7 +291,9 @@ func (c *Config) agentNames() []string {
 }
 
 // validateEnv checks the named environment's options with the checks it
-// registered, and that the files they name exist.
+// registered, and that the files they name exist: every missing one is
+// named at once, with the `bin/train data` command that writes it when it
+// is a shipped config's dataset.
 func (c *Config) validateEnv() error {
 	spec, err := rollout.EnvironmentOf(c.Env.Name)
 	if err != nil {
@@ -305,14 +310,28 @@ func (c *Config) validateEnv() error {
 		return nil
 	}
 	files := spec.Files(opts)
+	var missing, writers []string
 	for _, key := range slices.Sorted(maps.Keys(files)) {
 		if p := files[key]; p != "" {
 			if _, err := os.Stat(p); err != nil {
-				return fmt.Errorf("%s: file %q not found", key, p)
+				missing = append(missing, fmt.Sprintf("%s: file %q not found", key, p))
+				if cmd, ok := datasets.CommandFor(p); ok && !slices.Contains(writers, cmd) {
+					writers = append(writers, cmd)
+				}
 			}
 		}
 	}
-	return nil
+	if len(missing) == 0 {
+		return nil
+	}
+	msg := strings.Join(missing, "; ")
+	switch { // a shipped config's datasets: the command that writes them
+	case len(writers) == 1:
+		msg += "; " + writers[0] + " writes them (bin/train data list names every dataset)"
+	case len(writers) > 1:
+		msg += "; " + strings.Join(writers, " and ") + " write them (bin/train data list names every dataset)"
+	}
+	return errors.New(msg)
 }
 
 // validatePairs refuses a workflow with an environment or an estimator it
@@ -346,6 +365,8 @@ func (c *Config) validateBatch() error {
 		return fmt.Errorf("batch.n: must be >= 1 trajectory per task, got %d (group estimators need >= 2)", b.N)
 	case b.MaxBatchRows < 0:
 		return fmt.Errorf("batch.max_batch_rows: must be >= 0 (0 = no cap), got %d", b.MaxBatchRows)
+	case b.EpochTasks < 0:
+		return fmt.Errorf("batch.epoch_tasks: must be >= 0 (0 = every training task makes the epoch), got %d", b.EpochTasks)
 	}
 	return nil
 }

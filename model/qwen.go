@@ -221,6 +221,9 @@ type Model struct {
 // the optimizer steps of the trainer and of SFT do.
 func (m *Model) MarkUpdated() { m.root().version++ }
 
+// Version counts MarkUpdated calls: what the engines compare.
+func (m *Model) Version() uint64 { return m.root().version }
+
 // Adapter is the adapter a view routes through; nil for a base model.
 func (m *Model) Adapter() *Adapter {
 	if m == nil {

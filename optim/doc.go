@@ -10,5 +10,6 @@
 //	settings.go   Settings, DefaultSettings (Dr. MAS math), Validate
 //	overrides.go  per-agent partial settings; the key-by-key diff
 //	schedule.go   constant / cosine learning rate with warmup
+//	precision.go  state_dtype (AdamW state in float32 or the weights' dtype) and loss_padding
 //	assign.go     Assign: agents → models, refusing shared models with differing settings
 package optim

@@ -50,6 +50,8 @@ type Overrides struct {
 	MiniBatchRows           *int    `yaml:"mini_batch_rows"`
 	Epochs                  *int    `yaml:"epochs"`
 	GradAccumDType          *string `yaml:"grad_accum_dtype"`
+	StateDType              *string `yaml:"state_dtype"`
+	LossPadding             *bool   `yaml:"loss_padding"`
 }
 
 // Apply returns base with every field set in o replaced. It does not

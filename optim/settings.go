@@ -143,6 +143,13 @@ type Settings struct {
 	// when a mini-batch has more than AutoFloat32MicroBatches micro-batches;
 	// see policy/accum.go for the measurement behind it).
 	GradAccumDType string `yaml:"grad_accum_dtype"`
+
+	// Precision of the optimizer (precision.go): float32 (masters and
+	// moments) or model (the weights' own dtype, no master).
+	StateDType string `yaml:"state_dtype"`
+	// LossPadding trains on the pad tokens after each shorter completion of
+	// a group sampled together, up to the group's longest (precision.go).
+	LossPadding bool `yaml:"loss_padding"`
 }
 
 // Where micro-batch grads are summed (Settings.GradAccumDType).
@@ -183,6 +190,7 @@ func DefaultSettings() Settings {
 		UpdatesPerStep:     1,
 		Epochs:             1,
 		GradAccumDType:     AccumAuto,
+		StateDType:         StateFloat32,
 	}
 }
 
@@ -257,6 +265,9 @@ func (s Settings) Validate() error {
 	if !(s.RolloutISThreshold > 0) || !finite(s.RolloutISThreshold) {
 		return fmt.Errorf("rollout_is_threshold: must be > 0 and finite, got %g; verl's default is 2.0", s.RolloutISThreshold)
 	}
+	if s.RolloutIS != RolloutISOff && s.LossPadding {
+		return fmt.Errorf("rollout_is: %s weighs tokens by the sampler's log-probs, which the pad tokens of loss_padding do not have; set rollout_is: off or loss_padding: false", s.RolloutIS)
+	}
 	switch {
 	case s.MicroBatchSize < 1:
 		return fmt.Errorf("micro_batch_size: must be >= 1 sequence, got %d", s.MicroBatchSize)
@@ -271,7 +282,10 @@ func (s Settings) Validate() error {
 	case s.Epochs < 1:
 		return fmt.Errorf("epochs: must be >= 1 pass over the step's rows, got %d", s.Epochs)
 	}
-	return oneOf("grad_accum_dtype", s.GradAccumDType, AccumAuto, AccumParam, AccumFloat32)
+	if err := oneOf("grad_accum_dtype", s.GradAccumDType, AccumAuto, AccumParam, AccumFloat32); err != nil {
+		return err
+	}
+	return s.validatePrecision()
 }
 
 // LogProbTemperatureOf is the temperature the update divides the logits by,

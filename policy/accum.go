@@ -75,7 +75,7 @@ func (s float32Sums) add(params []*torch.Tensor) {
 func (t *Trainer) storeSums(s float32Sums) (err error) {
 	defer torch.Recover(&err)
 	if d := t.cfg.Dist; d != nil {
-		if err := d.AllReduce(s, torch.ReduceSum); err != nil {
+		if err := d.AllReduceBuckets(s, torch.ReduceSum, t.cfg.Shard.allReduceBucketBytes()); err != nil {
 			return fmt.Errorf("data parallel: summing the grads of model %q: %w", t.Model(), err)
 		}
 	}

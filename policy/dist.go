@@ -9,6 +9,9 @@ package policy
 // the ranks' grads (one all-reduce before clipping) is the one-process grad:
 // the clipped norm, the AdamW step and so the weights are the same on every
 // rank, and equal one process's up to the order of the float additions.
+// The all-reduce goes in buckets (models.<name>.shard_bucket_mib, else 256
+// MiB): what it allocates besides the grads is a bucket or two, not a copy
+// of them.
 // The rows' statistics are summed across ranks too (each row is computed on
 // exactly one), so every rank reports the whole step's metrics.
 
@@ -21,7 +24,7 @@ import (
 // mine says whether micro-batch j of a mini-batch is this rank's.
 func (t *Trainer) mine(j int) bool {
 	d := t.cfg.Dist
-	return d == nil || j%d.World == d.Rank
+	return d == nil || j%d.World() == d.Rank()
 }
 
 // reduceGrads sums the grads across ranks. A rank that computed no
@@ -42,7 +45,7 @@ func (t *Trainer) reduceGrads() (err error) {
 		}
 		grads, _ = t.grads()
 	}
-	if err := d.AllReduce(grads, torch.ReduceSum); err != nil {
+	if err := d.AllReduceBuckets(grads, torch.ReduceSum, t.cfg.Shard.allReduceBucketBytes()); err != nil {
 		return fmt.Errorf("data parallel: summing the grads of model %q: %w", t.Model(), err)
 	}
 	return nil

@@ -34,12 +34,16 @@
 //	metrics.go    per-agent metrics of one update
 //	rollout.go    the sampler's log-probs against the update's; rollout_is weights
 //	accum.go      summing a bf16/f16 model's micro-batch grads in float32
-//	dist.go       the data-parallel part of the update (grads summed across ranks)
+//	dist.go       the data-parallel part of the update (grads summed across ranks, over dist.Collectives)
 //	shard.go      training state sharded over the ranks: layout, masters, level 1's step
 //	shardgrads.go shard level 2: grads reduce-scattered into float32 sums of 1/W, global-norm clip
 //	shardparams.go shard level 3: each layer's weights gathered for its pass; the update's bracket
 //	shardckpt.go  checkpoints of a sharded trainer: consolidated on save, sliced on load
+//	abandon.go    a failed update undone locally, without a collective the other ranks are not issuing
+//	shardcomm.go  the sharded collectives in flight: reduce-scatters a unit late, prefetched gathers, host checks
 //	memory.go     what an update holds per rank: weights, grads, masters, moments
+//	precision.go  the AdamW mode from optim.state_dtype (float32 masters, or the weights' dtype)
+//	padding.go    optim.loss_padding: a group's rows padded to its longest, the pads trained
 //
 // # Memory per parameter
 //
@@ -47,6 +51,7 @@
 //
 //	                      weight  grad  master f32  exp_avg  exp_avg_sq  total
 //	bf16 (GPU)              2      2       4          4         4         16
+//	bf16, state_dtype model 2      2       —          2         2          8
 //	f32 (CPU, tests)        4      4       —          4         4         16
 //
 // The grad exists from the first backward of a mini-batch to its optimizer
@@ -70,5 +75,7 @@
 // and in float32 beyond (optim.grad_accum_dtype; accum.go has the
 // measurement: the bf16 sum's error grows like √k and passes half the bf16
 // backward's own error at 16). bf16 keeps float32's exponent range, so no
-// loss scaling is needed.
+// loss scaling is needed. optim.state_dtype: model drops the master and keeps
+// the moments in bf16, every AdamW operation rounded to bf16, as
+// torch.optim.AdamW runs on bf16 weights (PettingLLMs', CoMLRL's runs).
 package policy

@@ -24,7 +24,9 @@ package policy
 // elements per bucket (zero in the padding, which stays zero), stepped by
 // one AdamW over the masters. Collectives go bucket by bucket (c10d's
 // reduce-scatter and all-gather, torch/dist.go), so their buffers are
-// bounded.
+// bounded; the default bucket holds a whole decoder layer of up to 268 M
+// parameters, so that a layer is one collective. On NCCL they are
+// stream-ordered and overlap the compute (shardcomm.go).
 //
 // Exactness. AdamW is elementwise, so stepping a rank's slice gives the
 // bits the whole tensor would get, and level 1 — same summed grads, same
@@ -43,6 +45,7 @@ import (
 	"regexp"
 	"strconv"
 
+	"troupe/dist"
 	"troupe/model"
 	"troupe/optim"
 	"troupe/torch"
@@ -50,12 +53,26 @@ import (
 
 // ShardConfig says how a trainer spreads its model's state over the ranks.
 type ShardConfig struct {
-	Level       int   // 0 none; 1 optimizer state; 2 + grads; 3 + weights during the update
-	BucketBytes int64 // float32 bytes of one bucket (0: DefaultShardBucketBytes)
+	Level int // 0 none; 1 optimizer state; 2 + grads; 3 + weights during the update
+	// BucketBytes bounds one bucket: float32 bytes of the sharded ones (0:
+	// DefaultShardBucketBytes), and at levels 0 and 1 the bytes of one
+	// bucket of the grads' all-reduce (0: torch.DefaultBucketBytes).
+	BucketBytes int64
 }
 
-// DefaultShardBucketBytes bounds a bucket of the sharded collectives.
-const DefaultShardBucketBytes = 64 << 20
+// DefaultShardBucketBytes bounds a bucket of the sharded collectives: 1 GiB
+// of float32, a decoder layer of up to 268 M parameters (every layer of
+// Qwen3 up to 8B) in one bucket.
+const DefaultShardBucketBytes = 1 << 30
+
+// allReduceBucketBytes bounds one bucket of the grads' all-reduce (levels 0
+// and 1).
+func (c ShardConfig) allReduceBucketBytes() int64 {
+	if c.BucketBytes > 0 {
+		return c.BucketBytes
+	}
+	return torch.DefaultBucketBytes
+}
 
 // shardPiece is the part of one weight that lies in one bucket: elements
 // [from, from+n) of the flattened weight at [at, at+n) of the bucket (or,
@@ -80,7 +97,7 @@ type shardBucket struct {
 // sharded is a trainer's sharded state.
 type sharded struct {
 	level       int
-	pg          *torch.ProcessGroup
+	pg          dist.Collectives
 	rank, world int
 	params      []*torch.Tensor
 	dtype       torch.DType
@@ -92,13 +109,15 @@ type sharded struct {
 	present     []bool           // level 3: which units' weights are gathered
 	mem         heldBytes        // what the update held (peaks)
 	reduced     []bool           // levels 2, 3: the units whose grads this micro-batch already reduced
+	flight      inFlight         // collectives issued and not finished (shardcomm.go)
+	pass        passPosition     // level 3: where the pass is, for the prefetch (shardparams.go)
 }
 
 var layerName = regexp.MustCompile(`^model\.layers\.(\d+)\.`)
 
 // newSharded lays out m's weights over the group's ranks and builds the
 // masters and their AdamW with the settings s.
-func newSharded(m *model.Model, cfg ShardConfig, s optim.Settings, pg *torch.ProcessGroup) (sh *sharded, err error) {
+func newSharded(m *model.Model, cfg ShardConfig, s optim.Settings, pg dist.Collectives) (sh *sharded, err error) {
 	defer torch.Recover(&err)
 	named := m.Params()
 	if len(named) == 0 {
@@ -108,8 +127,8 @@ func newSharded(m *model.Model, cfg ShardConfig, s optim.Settings, pg *torch.Pro
 	if cfg.BucketBytes <= 0 {
 		maxElems = DefaultShardBucketBytes / 4
 	}
-	maxElems = max(maxElems, int64(pg.World)) // every rank owns at least one element of a full bucket
-	sh = &sharded{level: cfg.Level, pg: pg, rank: pg.Rank, world: pg.World, dtype: named[0].T.DType(),
+	maxElems = max(maxElems, int64(pg.World())) // every rank owns at least one element of a full bucket
+	sh = &sharded{level: cfg.Level, pg: pg, rank: pg.Rank(), world: pg.World(), dtype: named[0].T.DType(),
 		units: make([][]*shardBucket, len(m.Layers)+1), unitParams: make([][]int, len(m.Layers)+1)}
 	for i, p := range named {
 		if !p.T.IsContiguous() {
@@ -217,35 +236,40 @@ func (s *sharded) stepWholeGrads() error {
 		b.master.SetGrad(nil)
 		sc.Close()
 	}
-	return s.publish(allUnits(len(s.units)))
+	if err := s.publish(allUnits(len(s.units))); err != nil {
+		return err
+	}
+	return s.settle()
 }
 
 // publish all-gathers the masters of the given units, rounded to the
-// weights' dtype, into the weights.
+// weights' dtype, into the weights, bucket by bucket with the next bucket's
+// gather in flight while one is copied in.
 func (s *sharded) publish(units []int) error {
+	var prev *gathering
 	for _, u := range units {
 		for _, b := range s.units[u] {
-			if err := s.publishBucket(b); err != nil {
+			g, err := s.issueGather(-1, []*shardBucket{b})
+			if err == nil && prev != nil {
+				err = s.completeGather(prev)
+			}
+			if err != nil {
+				if g != nil {
+					s.dropGathering(g)
+				}
 				return err
 			}
+			prev = g
+		}
+		if err := s.boundary(); err != nil {
+			if prev != nil {
+				s.dropGathering(prev)
+			}
+			return fmt.Errorf("gathering the weights: %w", err)
 		}
 	}
-	return nil
-}
-
-func (s *sharded) publishBucket(b *shardBucket) error {
-	sc := torch.NewScope()
-	defer sc.Close()
-	send := b.master
-	if s.dtype != torch.Float32 {
-		send = b.master.ToDType(s.dtype)
-	}
-	whole := torch.Empty([]int64{b.chunk * int64(s.world)}, s.dtype, b.master.Device())
-	if err := s.pg.AllGatherInto(send, whole); err != nil {
-		return fmt.Errorf("gathering the weights: %w", err)
-	}
-	for _, p := range b.pieces {
-		s.params[p.param].Detach().Reshape(-1).Narrow(0, p.from, p.n).CopyFrom(whole.Narrow(0, p.at, p.n))
+	if prev != nil {
+		return s.completeGather(prev)
 	}
 	return nil
 }
@@ -275,6 +299,7 @@ func (s *sharded) free() {
 	if s == nil {
 		return
 	}
+	s.dropInFlight()
 	s.opt.Free()
 	for _, b := range s.buckets {
 		torch.FreeAll(b.master, b.sums)

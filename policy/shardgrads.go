@@ -16,7 +16,9 @@ package policy
 // (and at level 3 the same gathers) — so every rank runs ⌈n/W⌉ rounds.
 // Units are reduced in one order everywhere: the layers from the last,
 // then unit 0 (embedding, final norm, head), whose grads are complete only
-// when the whole backward is.
+// when the whole backward is. A unit's reduce-scatter is completed (added
+// into the sums) when the next unit's is issued, so on NCCL it runs while
+// the next layer's backward does (shardcomm.go).
 //
 // Clipping uses the global norm, √(Σ over ranks of the squared sums of
 // their chunks), and scales the sums.
@@ -25,6 +27,7 @@ import (
 	"fmt"
 	"math"
 
+	"troupe/model"
 	"troupe/torch"
 )
 
@@ -60,47 +63,28 @@ func (t *Trainer) shardedGradients(i int, micros []*microBatch, total int, rows 
 	return norm, nil
 }
 
-// reduceUnit reduce-scatters unit u's grads (zeros where a weight has
-// none) into its buckets' float32 sums and frees them.
+// reduceUnit issues the reduce-scatters of unit u's grads (zeros where a
+// weight has none) into this rank's chunks, frees the grads, and completes
+// the unit reduced before it (adding its chunks into the float32 sums).
 func (s *sharded) reduceUnit(u int) error {
 	s.noteGrads()
+	r := &reduction{unit: u}
 	for _, b := range s.units[u] {
-		if err := s.reduceBucket(b); err != nil {
+		w, mine, err := s.issueReduce(b)
+		if err != nil {
+			s.flight.reducing = append(s.flight.reducing, r) // dropped by dropInFlight
 			return fmt.Errorf("reduce-scattering the grads: %w", err)
 		}
+		r.works, r.mine = append(r.works, w), append(r.mine, mine)
 	}
 	for _, i := range s.unitParams[u] {
 		s.params[i].ZeroGrad()
 	}
 	s.reduced[u] = true
+	s.flight.reducing = append(s.flight.reducing, r)
+	err := s.completeReductions(1)
 	s.noteGrads()
-	return nil
-}
-
-func (s *sharded) reduceBucket(b *shardBucket) error {
-	sc := torch.NewScope()
-	defer sc.Close()
-	dev := b.master.Device()
-	parts := make([]*torch.Tensor, 0, len(b.pieces)+1)
-	for _, p := range b.pieces {
-		if g := s.params[p.param].Grad(); g != nil {
-			parts = append(parts, g.Reshape(-1).Narrow(0, p.from, p.n))
-		} else {
-			parts = append(parts, torch.Zeros([]int64{p.n}, s.dtype, dev))
-		}
-	}
-	if pad := b.chunk*int64(s.world) - b.numel; pad > 0 {
-		parts = append(parts, torch.Zeros([]int64{pad}, s.dtype, dev))
-	}
-	mine := torch.Empty([]int64{b.chunk}, s.dtype, dev)
-	if err := s.pg.ReduceScatter(torch.Cat(parts, 0), mine); err != nil {
-		return err
-	}
-	if b.sums == nil {
-		b.sums = torch.Zeros([]int64{b.chunk}, torch.Float32, dev).Untrack()
-	}
-	b.sums.AddInPlace(mine)
-	return nil
+	return err
 }
 
 // finishMicroBatch reduces the units this micro-batch's backward has not
@@ -117,23 +101,21 @@ func (s *sharded) finishMicroBatch() error {
 		return err
 	}
 	clear(s.reduced)
-	return nil
+	err := s.completeReductions(0)
+	s.noteGrads()
+	return err
 }
 
 // ghostMicroBatch runs a micro-batch's collectives with nothing computed:
-// at level 3 the forward's and backward's gathers, then the reductions of
-// zero grads.
+// at level 3 the forward's gathers and the checkpointed backward's, through
+// the same hook calls a real pass makes (so the prefetches match), then the
+// reductions of zero grads.
 func (s *sharded) ghostMicroBatch() error {
 	if s.level == 3 {
 		s.ghostForward()
-		for u := len(s.units) - 1; u >= 1; u-- {
-			if err := s.gather(u); err != nil {
-				return err
-			}
-			if err := s.reduceUnit(u); err != nil {
-				return err
-			}
-			s.release(u)
+		for layer := len(s.units) - 2; layer >= 0; layer-- {
+			s.hook(layer, model.LayerEnter)
+			s.hook(layer, model.LayerLeaveBackward)
 		}
 	}
 	return s.finishMicroBatch()
@@ -143,6 +125,9 @@ func (s *sharded) ghostMicroBatch() error {
 // maxNorm (when maxNorm > 0 and the norm is finite) and returns the norm
 // before clipping, the same on every rank.
 func (s *sharded) clipSums(maxNorm float64) (float64, error) {
+	if err := s.settle(); err != nil {
+		return 0, fmt.Errorf("reduce-scattering the grads: %w", err)
+	}
 	sc := torch.NewScope()
 	defer sc.Close()
 	local := 0.0
@@ -180,10 +165,14 @@ func (s *sharded) stepSums() error {
 		b.master.SetGrad(nil)
 	}
 	s.freeSums()
+	units := allUnits(len(s.units))
 	if s.level == 3 {
-		return s.publish([]int{0})
+		units = []int{0}
 	}
-	return s.publish(allUnits(len(s.units)))
+	if err := s.publish(units); err != nil {
+		return err
+	}
+	return s.settle()
 }
 
 // freeSums drops the grad sums.

@@ -21,9 +21,23 @@ package policy
 // the checkpointed backward (config refuses it otherwise): the plain one
 // would keep every layer's weights for autograd.
 //
+// Prefetch: entering layer i, the gather of the layer the pass needs next
+// (i+1 in a forward, i−1 in the checkpointed backward) is issued, and
+// completed — its weights allocated, waited for, copied in — when the pass
+// enters that layer; on NCCL it runs while layer i computes (shardcomm.go).
+// The weights of one layer are present at a time, and the gathered buckets
+// of the next.
+//
+// Storage moves: at level 3 beginUpdate frees the layers' memory and every
+// gather gives them new memory, so the model's weight version is bumped
+// (model.MarkUpdated) whenever an update begins, whether or not it steps:
+// an engine that kept CUDA graphs (engine.release: false) captures them
+// again instead of replaying kernels that read freed addresses.
+//
 // A rank whose share of a mini-batch is one micro-batch short runs ghost
 // passes (ghostForward, shardgrads.go's ghostMicroBatch): the same gathers
-// with nothing computed, so the ranks' collectives match.
+// with nothing computed, through the same hook calls, so the ranks'
+// collectives match.
 
 import (
 	"fmt"
@@ -39,7 +53,7 @@ type unitStorage struct {
 }
 
 // beginUpdate installs the layer hook (levels ≥ 2) and, at level 3, frees
-// the decoder layers' weights.
+// the decoder layers' weights (a new weight version: their storage moves).
 func (s *sharded) beginUpdate(m *model.Model) {
 	s.mem = heldBytes{}
 	if s.level < 2 {
@@ -47,6 +61,7 @@ func (s *sharded) beginUpdate(m *model.Model) {
 	}
 	m.SetLayerHook(s.hook)
 	clear(s.reduced)
+	s.pass = passPosition{}
 	if s.level < 3 {
 		return
 	}
@@ -56,21 +71,28 @@ func (s *sharded) beginUpdate(m *model.Model) {
 	for u := 1; u < len(s.units); u++ {
 		s.release(u)
 	}
+	m.MarkUpdated()
 	s.notePresent()
 }
 
-// endUpdate removes the hook, frees any grad sums left by an error and, at
-// level 3, gathers the whole model. A unit that cannot be gathered (a
-// collective failed) gets zeroed memory, so that nothing reads freed
-// memory, and the error is returned.
+// endUpdate removes the hook, finishes or drops what is in flight, frees
+// any grad sums left by an error and, at level 3, gathers the whole model.
+// A unit that cannot be gathered (a collective failed) gets zeroed memory,
+// so that nothing reads freed memory, and the error is returned.
 func (s *sharded) endUpdate(m *model.Model) (err error) {
 	if s.level < 2 {
+		s.dropInFlight()
 		return nil
 	}
 	m.SetLayerHook(nil)
+	if p := s.flight.prefetch; p != nil { // an update that stopped between two layers
+		s.flight.prefetch = nil
+		err = s.completeGatherOf(p)
+	}
+	s.dropInFlight()
 	s.freeSums()
 	if s.level < 3 {
-		return nil
+		return err
 	}
 	defer torch.Recover(&err)
 	for u := range s.units {
@@ -78,13 +100,18 @@ func (s *sharded) endUpdate(m *model.Model) (err error) {
 			continue
 		}
 		if e := s.gather(u); e != nil {
-			err = e
+			if err == nil {
+				err = e
+			}
 			for _, st := range s.storages[u] {
 				st.t.ResizeStorage(st.bytes)
 				st.t.Detach().Fill(0)
 			}
 			s.present[u] = true
 		}
+	}
+	if e := s.settle(); e != nil && err == nil {
+		err = e
 	}
 	return err
 }
@@ -106,41 +133,101 @@ func (s *sharded) findStorages() {
 	}
 }
 
-// hook is the model's layer hook during an update.
+// passPosition is the last hook call, which says which way the pass goes.
+type passPosition struct {
+	seen  bool
+	layer int
+	phase model.LayerPhase
+}
+
+// backward reports whether entering layer is the checkpointed backward's:
+// right after the backward through the layer above, or re-entering the
+// layer a forward just left (the backward starts at the last layer).
+func (p passPosition) backward(layer int) bool {
+	return p.seen && ((p.phase == model.LayerLeaveBackward && p.layer == layer+1) || (p.phase == model.LayerLeave && p.layer == layer))
+}
+
+// hook is the model's layer hook during an update. Each call is a unit
+// boundary: the host checks the collectives waited for a boundary ago.
 func (s *sharded) hook(layer int, phase model.LayerPhase) {
 	u := layer + 1
-	var err error
-	switch phase {
-	case model.LayerEnter:
-		if s.level == 3 {
-			err = s.gather(u)
-		}
-	case model.LayerLeave:
-		if s.level == 3 {
-			s.release(u)
-		}
-	case model.LayerLeaveBackward:
-		err = s.reduceUnit(u)
-		if s.level == 3 {
-			s.release(u)
+	err := s.boundary()
+	if err == nil {
+		switch phase {
+		case model.LayerEnter:
+			if s.level == 3 {
+				next := layer + 1
+				if s.pass.backward(layer) {
+					next = layer - 1
+				}
+				err = s.enter(u, next+1)
+			}
+		case model.LayerLeave:
+			if s.level == 3 {
+				s.release(u)
+			}
+		case model.LayerLeaveBackward:
+			err = s.reduceUnit(u)
+			if s.level == 3 {
+				s.release(u)
+			}
 		}
 	}
+	s.pass = passPosition{seen: true, layer: layer, phase: phase}
 	if err != nil {
 		panic(&torch.Error{Op: "shard", Msg: fmt.Sprintf("layer %d: %v", layer, err)})
 	}
 }
 
-// gather allocates unit u's weights and all-gathers them from the masters.
+// enter makes unit u's weights present (from the prefetch when it is u's)
+// and prefetches unit next's gather (a decoder layer's: 1 ≤ next < number of
+// units, and not present).
+func (s *sharded) enter(u, next int) error {
+	if err := s.gather(u); err != nil {
+		return err
+	}
+	if next < 1 || next >= len(s.units) || s.present[next] {
+		return nil
+	}
+	g, err := s.issueGather(next, s.units[next])
+	if err != nil {
+		return err
+	}
+	s.flight.prefetch = g
+	return nil
+}
+
+// gather makes unit u's weights present: the prefetched gather when it is
+// u's, else a gather issued now; a prefetch of another unit is finished
+// first (a pass that went another way than expected).
 func (s *sharded) gather(u int) error {
 	if s.present[u] {
 		return nil
 	}
-	for _, st := range s.storages[u] {
+	if p := s.flight.prefetch; p != nil {
+		s.flight.prefetch = nil
+		if err := s.completeGatherOf(p); err != nil {
+			return err
+		}
+		if p.unit == u {
+			return nil
+		}
+	}
+	g, err := s.issueGather(u, s.units[u])
+	if err != nil {
+		return err
+	}
+	return s.completeGatherOf(g)
+}
+
+// completeGatherOf allocates g's unit's weights and copies g into them.
+func (s *sharded) completeGatherOf(g *gathering) error {
+	for _, st := range s.storages[g.unit] {
 		st.t.ResizeStorage(st.bytes)
 	}
-	s.present[u] = true
+	s.present[g.unit] = true
 	s.notePresent()
-	return s.publish([]int{u})
+	return s.completeGather(g)
 }
 
 // release frees unit u's weights.

@@ -23,7 +23,9 @@ package policy
 // Mixed precision: the Trainer adds nothing of its own. The model's dtype is
 // the compute dtype (bf16 on GPU, f32 on CPU), grads have the parameters'
 // dtype, and the AdamW keeps float32 master weights and float32 moments for
-// any non-float32 parameter (see the package doc for the bytes this costs).
+// any non-float32 parameter (see the package doc for the bytes this costs),
+// unless optim.state_dtype is model: then no master and moments of the
+// weights' dtype (precision.go).
 
 import (
 	"fmt"
@@ -31,6 +33,7 @@ import (
 	"runtime"
 	"troupe/optim"
 
+	"troupe/dist"
 	"troupe/model"
 	"troupe/torch"
 )
@@ -50,8 +53,9 @@ type TrainerConfig struct {
 	LogProbChunk int
 	// Dist, when set, makes the update data-parallel (dist.go): every rank
 	// passes the same rows, computes the micro-batches j with j mod World =
-	// Rank, and the grads are summed across ranks before clipping.
-	Dist *torch.ProcessGroup
+	// Rank, and the grads are summed across ranks before clipping. The
+	// group's collectives, as package dist gives them (nil: one process).
+	Dist dist.Collectives
 	// Shard spreads the training state over Dist's ranks (shard.go); it
 	// does nothing without Dist.
 	Shard ShardConfig
@@ -90,7 +94,7 @@ type TrainerState struct {
 // NewTrainer checks the configuration, turns on grads for the policy's
 // weights (off for the reference's) and builds the AdamW over every policy
 // weight in one group, with float32 master weights when the policy is not
-// float32.
+// float32 (or none under state_dtype model).
 func NewTrainer(cfg TrainerConfig) (t *Trainer, err error) {
 	defer torch.Recover(&err)
 	g := cfg.Group
@@ -125,6 +129,9 @@ func NewTrainer(cfg TrainerConfig) (t *Trainer, err error) {
 	s := g.Settings
 	params := cfg.Policy.Parameters()
 	if cfg.Dist != nil && cfg.Shard.Level > 0 {
+		if s.StateDType == optim.StateModel {
+			return nil, fmt.Errorf("policy: model %q: sharded training keeps float32 masters and moments, so optim.state_dtype %s cannot shard; set its shard level to 0 or state_dtype %s", g.Model, optim.StateModel, optim.StateFloat32)
+		}
 		if cfg.Policy.Adapter() != nil {
 			return nil, fmt.Errorf("policy: model %q: adapters are not sharded; set its shard level to 0", g.Model)
 		}
@@ -134,9 +141,9 @@ func NewTrainer(cfg TrainerConfig) (t *Trainer, err error) {
 		}
 		return &Trainer{cfg: cfg, shard: sh, params: params}, nil
 	}
-	opt := torch.NewAdamW([]torch.AdamWGroup{{
+	opt := torch.NewAdamWMode([]torch.AdamWGroup{{
 		Params: params, LR: s.LR, Beta1: s.Beta1, Beta2: s.Beta2, Eps: s.Eps, WeightDecay: s.WeightDecay,
-	}}, cfg.Policy.DType() != torch.Float32)
+	}}, adamWMode(s, cfg.Policy.DType()))
 	return &Trainer{cfg: cfg, opt: opt, params: params}, nil
 }
 
@@ -303,7 +310,14 @@ func (t *Trainer) Update(seqs []Sequence, step int) (metrics Metrics, err error)
 		}
 		t.shard.beginUpdate(t.cfg.Policy) // shardparams.go
 		defer func() {
-			if e := t.shard.endUpdate(t.cfg.Policy); e != nil && err == nil {
+			if p := recover(); p != nil || err != nil {
+				t.shard.abandonUpdate(t.cfg.Policy) // abandon.go: no collective on an error path
+				if p != nil {
+					panic(p) // torch.Recover above makes it the error
+				}
+				return
+			}
+			if e := t.shard.endUpdate(t.cfg.Policy); e != nil {
 				err = fmt.Errorf("model %q: gathering the sharded weights after the update: %w", t.Model(), e)
 			}
 		}()

@@ -21,17 +21,19 @@ type batchEngine struct {
 	seed    uint64
 	calls   *uint64 // Generate calls of the rollout so far, shared by its engines
 	queue   []gen.Request
-	next    int // the id of the next Submit
+	next    int         // the id of the next Submit
+	stop    func() bool // asked between Generate calls (Sampler.Stop); nil: never
 
 	lastCalls, lastMaxRows int // the last Step's Generate calls and largest batch (the sampler's stats)
 }
 
-// batchEngines wraps each generator for one rollout of the given seed.
-func batchEngines(gens map[string]Generator, maxRows int, seed uint64) map[string]Engine {
+// batchEngines wraps each generator for one rollout of the given seed;
+// stop (may be nil) is asked between Generate calls.
+func batchEngines(gens map[string]Generator, maxRows int, seed uint64, stop func() bool) map[string]Engine {
 	var calls uint64
 	out := make(map[string]Engine, len(gens))
 	for m, g := range gens {
-		out[m] = &batchEngine{gen: g, maxRows: maxRows, seed: seed, calls: &calls}
+		out[m] = &batchEngine{gen: g, maxRows: maxRows, seed: seed, calls: &calls, stop: stop}
 	}
 	return out
 }
@@ -49,6 +51,9 @@ func (b *batchEngine) Step() ([]gen.Completion, error) {
 	out := make([]gen.Completion, 0, len(b.queue))
 	b.lastCalls, b.lastMaxRows = 0, 0
 	for len(b.queue) > 0 {
+		if b.stop != nil && b.stop() { // between Generate calls: a signal is honoured within one
+			return nil, ErrStopped
+		}
 		size := len(b.queue)
 		if b.maxRows > 0 && size > b.maxRows {
 			size = b.maxRows

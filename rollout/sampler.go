@@ -28,6 +28,7 @@
 package rollout
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -46,7 +47,16 @@ type Sampler struct {
 	// Progress, when set, is called on the Run's goroutine as the rollout
 	// advances: after every engine step, or every round without engines.
 	Progress func(RolloutProgress)
+	// Stop, when set, is asked while the episodes are set up and after
+	// every round; once it says true the Run ends with ErrStopped, so a
+	// signal is honoured within a round, not at the end of the rollout.
+	Stop func() bool
 }
+
+// ErrStopped is a Run's error when Stop said to stop.
+var ErrStopped = errors.New("rollout: stopped before it finished (a signal)")
+
+func (s *Sampler) stopped() bool { return s.Stop != nil && s.Stop() }
 
 // RolloutProgress is how far a Run has come.
 type RolloutProgress struct {
@@ -138,11 +148,18 @@ func (s *Sampler) RunPart(wf Workflow, tasks []Task, n int, seed uint64, first i
 			traj := (first+p)*n + j
 			eps[p*n+j] = &Episode{Prompt: first + p, Traj: traj, Sample: j, Task: t, Seed: DeriveSeed(seed, 1, uint64(traj))}
 		}
+		if p%64 == 0 && s.stopped() {
+			return nil, ErrStopped
+		}
 	}
 	pending := make([][]*Call, len(eps))
 	errs := make([]error, len(eps))
 	pool := newPool(workers)
 	for i := range eps {
+		if i%1024 == 0 && s.stopped() {
+			pool.Wait()
+			return nil, ErrStopped
+		}
 		pool.Go(func() { pending[i], errs[i] = begin(wf, eps[i]) })
 	}
 	pool.Wait()
@@ -152,7 +169,7 @@ func (s *Sampler) RunPart(wf Workflow, tasks []Task, n int, seed uint64, first i
 
 	engines := s.Engines
 	if engines == nil {
-		engines = batchEngines(s.Generators, s.MaxBatchRows, seed)
+		engines = batchEngines(s.Generators, s.MaxBatchRows, seed, s.stopped)
 	}
 	return s.loop(wf, eps, pending, engines, pool, seed, start)
 }
@@ -203,6 +220,9 @@ func (s *Sampler) loop(wf Workflow, eps []*Episode, pending [][]*Call, engines m
 			t0 := time.Now()
 			done, err := e.Step()
 			st.GenerateTime += time.Since(t0)
+			if err == ErrStopped {
+				return nil, err
+			}
 			if err != nil {
 				return nil, fmt.Errorf("rollout: model %q: %w", m, err)
 			}
@@ -230,6 +250,9 @@ func (s *Sampler) loop(wf Workflow, eps []*Episode, pending [][]*Call, engines m
 			break
 		}
 		s.report(pending, &st, start) // no advance runs between Wait and the next Go
+		if s.stopped() {
+			return nil, ErrStopped
+		}
 		st.Rounds++
 		slices.Sort(ready)
 		for _, i := range ready {
@@ -294,6 +317,11 @@ func checkResult(r gen.Result, req gen.Request) error {
 }
 
 // begin starts an episode and renders its first calls.
+// FirstCalls renders the calls a workflow makes first on task t (its
+// first turn), as a Run would, without generating anything: what a check
+// of prompt lengths reads before a run.
+func FirstCalls(wf Workflow, t Task) ([]*Call, error) { return begin(wf, &Episode{Task: t}) }
+
 func begin(wf Workflow, ep *Episode) (calls []*Call, err error) {
 	defer recoverInto(wf, ep, &err)
 	calls, err = wf.Begin(ep)

@@ -141,3 +141,28 @@ type SliceSource []Task
 
 func (s SliceSource) Len() int        { return len(s) }
 func (s SliceSource) Task(i int) Task { return s[i] }
+
+// FirstTasks is the first n tasks of src: a training split cut to the tasks
+// one epoch replays (batch.epoch_tasks). PettingLLMs' trainer draws step
+// s's tasks at indices (s mod epoch_size)·B … +B of its split, so its runs
+// replay the same epoch_size·B tasks in order every epoch_size steps; a
+// TaskIterator over FirstTasks(src, epoch_size·B) without shuffling does
+// the same. n must be in [1, src.Len()].
+func FirstTasks(src TaskSource, n int) (TaskSource, error) {
+	if src == nil || n < 1 || n > src.Len() {
+		have := 0
+		if src != nil {
+			have = src.Len()
+		}
+		return nil, fmt.Errorf("rollout: batch.epoch_tasks: %d tasks per epoch, but the training split has %d; set it to at most %d, or 0 for the whole split", n, have, have)
+	}
+	return firstTasks{src, n}, nil
+}
+
+type firstTasks struct {
+	src TaskSource
+	n   int
+}
+
+func (f firstTasks) Len() int        { return f.n }
+func (f firstTasks) Task(i int) Task { return f.src.Task(i) }

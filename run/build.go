@@ -15,6 +15,7 @@ import (
 	"troupe/advantage"
 	"troupe/ckpt"
 	"troupe/config"
+	"troupe/dist"
 	"troupe/gen"
 	"troupe/model"
 	"troupe/optim"
@@ -48,13 +49,32 @@ type team struct {
 	// modelConfigs are the trained models' config.json (an adapter's is its
 	// base's), read before any weight (preflight.go)
 	modelConfigs map[string]model.Config
-	dist         *dataParallel // nil: one process
+	dist         *dist.Group // nil: one process
+	// offNode: train check on a machine without the config's CUDA devices
+	// (preflight.go); their presence and free memory are not checked
+	offNode bool
 	// pendingState is the optimizer state the trainers will allocate per
 	// device, after the engines size their automatic budgets
 	pendingState map[torch.Device]int64
+	// ranks is the data-parallel world a launcher checks for before it
+	// starts the ranks (Train.Validate; 0 otherwise: dist says)
+	ranks int
+	// notes are what reading the data set aside, one line each
+	// (preflight.go); the run, check, sft and eval print them
+	notes     []string
+	cpuMemory bool // the CPU allocator is counted (torch.TrackCPUMemory): memory/cpu/… metrics
 }
 
 func loadOptions(m config.Model) (model.Options, error) {
+	opt, err := parseOptions(m)
+	if err != nil {
+		return opt, err
+	}
+	return opt, deviceHere(opt.Device)
+}
+
+// parseOptions is m's dtype and device, wherever this process runs.
+func parseOptions(m config.Model) (model.Options, error) {
 	dt, err := torch.ParseDType(m.DType)
 	if err != nil {
 		return model.Options{}, err
@@ -63,15 +83,48 @@ func loadOptions(m config.Model) (model.Options, error) {
 	if err != nil {
 		return model.Options{}, err
 	}
-	if dev.IsCUDA() && dev >= torch.Device(torch.CUDADeviceCount()) {
-		return model.Options{}, fmt.Errorf("device %v: this build sees %d CUDA devices (libtorch %s); use device: cpu or build the shim with scripts/gpu/build-shim.sh", dev, torch.CUDADeviceCount(), torch.VersionString())
-	}
 	return model.Options{DType: dt, Device: dev}, nil
+}
+
+// deviceHere refuses a CUDA device this process cannot use, saying why:
+// the CPU-only build, or fewer visible devices than the index.
+func deviceHere(dev torch.Device) error {
+	n := torch.CUDADeviceCount()
+	if !dev.IsCUDA() || dev < torch.Device(n) {
+		return nil
+	}
+	if cuda, _ := torch.CUDABuild(); !cuda {
+		return fmt.Errorf("device %v: this bin/train is the CPU-only build (make, libtorch %s), which sees no CUDA devices; on a GPU node build it with `make gpu` (README, \"Quick start on a GPU node\"), or use device: cpu", dev, torch.VersionString())
+	}
+	visible := os.Getenv("CUDA_VISIBLE_DEVICES")
+	if visible == "" {
+		visible = "unset"
+	}
+	return fmt.Errorf("device %v: this process sees %d CUDA devices (CUDA_VISIBLE_DEVICES %s; nvidia-smi lists the GPUs and the driver); use a device below cuda:%d, or device: cpu", dev, n, visible, n)
+}
+
+// cudaDevicesOf lists the CUDA devices cfg's models and KL references
+// are on ("cuda:0", …), sorted.
+func cudaDevicesOf(cfg *config.Config) []string {
+	seen := map[string]bool{}
+	for _, tr := range cfg.Trained() {
+		for _, d := range []string{tr.Model.Device, tr.Model.ReferenceDevice} {
+			if dev, err := torch.ParseDevice(d); err == nil && dev.IsCUDA() {
+				seen[dev.String()] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for d := range seen {
+		out = append(out, d)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // buildTeam loads every model and wires the run. withTrainers=false builds
 // only what evaluation needs.
-func buildTeam(cfg *config.Config, withTrainers bool, from string, dp *dataParallel) (t *team, err error) {
+func buildTeam(cfg *config.Config, withTrainers bool, from string, dp *dist.Group) (t *team, err error) {
 	t = newTeam(cfg, dp)
 	defer func() {
 		if err != nil {
@@ -207,6 +260,18 @@ func (t *team) buildAgents(cfgs []rollout.AgentConfig, def rollout.AgentDefaults
 		if err := tok.CheckTemplate(family); err != nil {
 			return rollout.Binding{}, err
 		}
+		// a Qwen3 model speaks Qwen3's chat format (its thinking block);
+		// another family's template, from another model's tokenizer, renders
+		// prompts it was not trained on
+		if mc, ok := t.modelConfigs[ac.Model]; ok && mc.Family == model.Qwen3 && family != tokenizer.ChatTemplateQwen3 {
+			source := ac.Model
+			for _, tr := range t.trained {
+				if tr.Name == ac.Model {
+					source = tr.Source
+				}
+			}
+			return rollout.Binding{}, fmt.Errorf("the tokenizer's chat template is %s, but the model is a Qwen3 (config.json model_type qwen3), trained on Qwen3's template; set models.%s.tokenizer to the model's own tokenizer (by default its path)", family, source)
+		}
 		for _, w := range tokenizer.IgnoredSettings(family, thinking, date) {
 			fmt.Fprintf(os.Stderr, "warning: agent %s (model %s): %s\n", ac.Name, ac.Model, w)
 		}
@@ -252,7 +317,7 @@ func (t *team) buildTrainers() error {
 		}
 		tr, err := policy.NewTrainer(policy.TrainerConfig{
 			Group: g, Policy: t.models[g.Model], Reference: t.refs[g.Model],
-			Temperature: temp, Seed: rollout.DeriveSeed(t.cfg.Run.Seed, seedMiniBatches), Dist: t.dist.group(),
+			Temperature: temp, Seed: rollout.DeriveSeed(t.cfg.Run.Seed, seedMiniBatches), Dist: t.dist.Collectives(),
 			Shard: t.shardConfig(g.Model),
 		})
 		if err != nil {

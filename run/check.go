@@ -30,6 +30,7 @@ import (
 	"troupe/config"
 	"troupe/optim"
 	"troupe/rollout"
+	"troupe/torch"
 )
 
 // Check is `train check`'s options.
@@ -50,11 +51,22 @@ func (c *Check) Run(out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := refuseFreshRun(cfg.Run.OutputDir); err != nil {
+	if err := refuseFreshRun(cfg.Run.OutputDir, false); err != nil {
 		return err
 	}
-	if err := preflight(cfg); err != nil {
+	if err := checkRanks(cfg, c.Ranks); err != nil {
 		return err
+	}
+	// on a machine that sees no CUDA device (a login node), a CUDA config's
+	// devices are left to the GPU node; everything else is checked
+	devices := cudaDevicesOf(cfg)
+	offNode := len(devices) > 0 && torch.CUDADeviceCount() == 0
+	notes, err := preflight(cfg, offNode)
+	if err != nil {
+		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(out, n)
 	}
 	resolved, err := effectiveConfig(cfg).Marshal()
 	if err != nil {
@@ -77,14 +89,56 @@ func (c *Check) Run(out io.Writer) error {
 	} else {
 		fmt.Fprintf(out, "one rank of %d:\n", ranks)
 	}
-	p, err := memoryPlan(cfg, int64(gpu*(1<<30)), prompt, ranks)
+	capacity := int64(gpu * (1 << 30))
+	p, err := memoryPlan(cfg, capacity, prompt, ranks)
 	if err != nil {
 		fmt.Fprintf(out, "memory plan not available: %v\n", err)
 	} else {
 		p.print(out)
+		launch := "train check -c " + c.Config
+		if ranks > 0 {
+			launch += fmt.Sprintf(" --nproc %d", ranks)
+		}
+		pl := planner{path: c.Config, sets: c.Sets, capacity: capacity, prompt: prompt}
+		if err := pl.verdict(out, cfg, p, ranks, launch); err != nil {
+			return err
+		}
+	}
+	if offNode {
+		fmt.Fprintf(out, "\ncheck: the config, its files, tokenizers, chat templates, datasets, workflow and memory plan (GPUs of %.0f GiB) pass every check a run makes before it loads the weights; nothing was written. Not checked here: the devices %s (this machine sees no CUDA device) — run train check on the GPU node, or start the run there.\n", gpu, strings.Join(devices, ", "))
+		return nil
 	}
 	fmt.Fprintf(out, "\ncheck: the run would start: the config, its files, tokenizers, chat templates, datasets and workflow pass every check a run makes before it loads the weights; nothing was written. Start it with the same config and --set flags.\n")
 	return nil
+}
+
+// Validate makes, once, every check that each of ranks ranks of this run
+// would make before it loads a weight — the config (or the resumed
+// checkpoint's), the ranks against the batch, a fresh run's output
+// directory, and preflight — so that a launcher (train --nproc) refuses a
+// run with one line before it starts any rank, instead of each rank
+// printing it.
+func (c *Train) Validate(ranks int) error {
+	view, cfg, err := c.loadConfig()
+	if err != nil {
+		return err
+	}
+	if err := checkRanks(cfg, ranks); err != nil {
+		return err
+	}
+	from := view.Explicit // the checkpoint --resume names; a fresh run's directory is checked
+	if from == "" {
+		if err := refuseFreshRun(cfg.Run.OutputDir, c.Force); err != nil {
+			return err
+		}
+	}
+	t := newTeam(cfg, nil)
+	t.ranks = ranks
+	if err := t.prepare(true, from); err != nil {
+		return err
+	}
+	_, err = t.taskIterator()
+	return err
 }
 
 // effectiveConfig is cfg with every agent's unset overrides filled in with
@@ -147,6 +201,9 @@ func printPlan(out io.Writer, cfg *config.Config) {
 	fmt.Fprintf(out, "advantage estimator: %s\n", cfg.Advantage.Estimator)
 	b := cfg.Batch
 	fmt.Fprintf(out, "steps: %d, each %d tasks × %d trajectories = %d episodes (seed %d)\n", cfg.Run.Steps, b.PromptsPerStep, b.N, b.PromptsPerStep*b.N, cfg.Run.Seed)
+	if l := cfg.RunLength(); l != "" {
+		fmt.Fprintf(out, "  counted from run.epochs: %s\n", l)
+	}
 	ev := "only with train eval"
 	if cfg.Eval.Every > 0 {
 		ev = fmt.Sprintf("every %d steps", cfg.Eval.Every)

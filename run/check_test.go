@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"troupe/config"
+	"troupe/torch"
 )
 
 // train check shows each agent's adapter at its effective shape: the lora
@@ -53,5 +54,41 @@ func TestCheckShowsTheRecipe(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("train check's output lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// On a machine that sees no CUDA device (a login node), train check of a
+// CUDA config checks everything but the devices, says in one line that
+// they were not checked, and passes; its memory plan still gates on
+// --gpu-gib: a plan that does not fit fails the check, naming remedies.
+func TestCheckOffTheGPUNode(t *testing.T) {
+	if torch.CUDADeviceCount() > 0 {
+		t.Skip("this machine sees CUDA devices: train check checks them here")
+	}
+	dir := t.TempDir()
+	initTiny(t, dir, 1)
+	sets := []string{"models.qwen3.path=" + dir, "env.writing.source=procedural"}
+	file := filepath.Join("..", "configs", "magrpo-writing-qwen3-1.7b.yaml")
+	var out strings.Builder
+	if err := (&Check{Config: file, Sets: sets}).Run(&out); err != nil {
+		t.Fatalf("check of a cuda config off the GPU node: %v", err)
+	}
+	if n := strings.Count(out.String(), "Not checked here: the devices cuda:0 (this machine sees no CUDA device)"); n != 1 {
+		t.Fatalf("want one line saying cuda:0 was not checked, got %d:\n%s", n, out.String())
+	}
+	// the same config on a device index the run would refuse on a GPU node
+	// is still only unchecked here; a 1 GiB GPU fails the memory plan
+	out.Reset()
+	err := (&Check{Config: file, Sets: sets, GpuGiB: 1}).Run(&out)
+	if err == nil || !strings.Contains(err.Error(), "does not fit 1.0 GiB") || !strings.Contains(out.String(), "--set assignment=lora") && !strings.Contains(out.String(), "lower the peak most") {
+		t.Fatalf("check against 1 GiB GPUs: %v, want the plan's refusal with remedies\n%s", err, out.String())
+	}
+	// the run itself still refuses the device, naming the GPU build
+	cfg, lerr := config.Load(file, sets)
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	if _, err := preflight(cfg, false); err == nil || !strings.Contains(err.Error(), "make gpu") && !strings.Contains(err.Error(), "CUDA devices") {
+		t.Fatalf("a run's preflight on this machine: %v, want the device refused", err)
 	}
 }

@@ -10,10 +10,12 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"troupe/ckpt"
+	"troupe/dist"
 	"troupe/internal/metrics"
 	"troupe/rollout"
 )
@@ -33,35 +35,37 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // forceQuit ends the process on a second interrupt (a variable for tests).
 var forceQuit = func() { os.Exit(130) }
 
-// interrupts delivers the first SIGINT or SIGTERM on the returned channel:
-// the run finishes its step, saves a checkpoint and stops. A second one
-// quits at once; checkpoints are written atomically, so the newest complete
-// one stays usable (an unfinished save is cleaned up by the next run). The
-// close of gone (a rank's launcher died, launcher.go) stops the run like a
-// first signal, and never quits at once.
-func interrupts(out io.Writer, gone <-chan struct{}) (<-chan os.Signal, func()) {
+// interrupts delivers the first SIGINT or SIGTERM on the returned channel,
+// and from then on stopping says true: a rollout or evaluation in progress
+// ends within a round (the sampler asks stopping), and the run saves the
+// state it has — the step before, when the step's rollout was cut short
+// (its weights are that step's); the step itself once its update is done —
+// and stops. A second signal quits at once; checkpoints are written
+// atomically, so the newest complete one stays usable (an unfinished save
+// is cleaned up by the next run). The close of gone (a rank's launcher
+// died, dist/launcher.go) stops the run like a first signal, and never quits at
+// once.
+func interrupts(out io.Writer, gone <-chan struct{}) (stop <-chan os.Signal, stopping func() bool, release func()) {
 	sigs := make(chan os.Signal, 2)
-	stop := make(chan os.Signal, 1)
+	first := make(chan os.Signal, 1)
 	done := make(chan struct{})
+	var asked atomic.Bool
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
-		first := true
 		for {
 			select {
 			case <-done:
 				return
 			case <-gone:
 				gone = nil
-				if first {
-					first = false
-					fmt.Fprintf(out, "the launcher of this rank is gone: finishing this step and saving a checkpoint\n")
-					stop <- LauncherDeathSignal
+				if !asked.Swap(true) {
+					fmt.Fprintf(out, "the launcher of this rank is gone: stopping the step's rollout or finishing its update, then saving a checkpoint\n")
+					first <- dist.LauncherDeathSignal
 				}
 			case sig := <-sigs:
-				if first {
-					first = false
-					fmt.Fprintf(out, "%v: finishing this step and saving a checkpoint; interrupt again to quit now\n", sig)
-					stop <- sig
+				if !asked.Swap(true) {
+					fmt.Fprintf(out, "%v: stopping the step's rollout or finishing its update, then saving a checkpoint; interrupt again to quit now\n", sig)
+					first <- sig
 					continue
 				}
 				fmt.Fprintf(out, "%v again: quitting now; the newest complete checkpoint is intact\n", sig)
@@ -69,7 +73,7 @@ func interrupts(out io.Writer, gone <-chan struct{}) (<-chan os.Signal, func()) 
 			}
 		}
 	}()
-	return stop, func() { signal.Stop(sigs); close(done) }
+	return first, asked.Load, func() { signal.Stop(sigs); close(done) }
 }
 
 // rolloutProgress prints how a long rollout is going: nothing for its first

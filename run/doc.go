@@ -10,12 +10,14 @@
 //	doc.go          this overview
 //	train.go        Train: opening the run, the steps, the end (export, plot)
 //	step.go         one step top to bottom: rollout, rows, advantages, update, metrics, checkpoint
-//	resume.go       which config and checkpoint a run starts from; the guards on output_dir
+//	resume.go       which config a run starts from; the guards on output_dir
+//	start.go        which checkpoint: rank 0 chooses, every rank follows; torchrun restarts, bad checkpoints, --resume
 //	rundir.go       one writer per run directory: its lock, then the guards, on rank 0 for every rank
 //	nextcommand.go  the exact command that continues an interrupted run
 //	checkpointarg.go what eval and export --checkpoint name; the team a checkpoint trained
 //	console.go      progress lines, interrupts, the held-out summary
 //	preflight.go    what a run checks before it loads a weight (train check stops there)
+//	fit.go          what the data must fit: first prompts within the positions and engine.max_seq_len, an evaluation's test split
 //	build.go        the team: a resolved config turned into models, trainers, agents, workflow
 //	engine.go       one generation engine per trained model behind the sampler's Engine interface
 //	rows.go         rollout samples → advantage rows and policy sequences; reward metrics
@@ -26,12 +28,8 @@
 //	board.go        the run's TensorBoard events
 //	export.go       Export and the end-of-run export: Hugging Face and PEFT directories
 //	lorabase.go     the frozen base of LoRA adapters: recorded in checkpoints, checked when loaded
-//	dist.go         data parallel membership: rank, process group, gathers, weight checks
-//	rendezvous.go   data parallel: the launcher's variables (--nproc, torchrun, by hand), the store's port
-//	distconfig.go   data parallel: the ranks' builds, resolved configs and checkpoints compared at the join
-//	peers.go        data parallel: what the ranks know of each other; naming a lost rank or host
+//	dataparallel.go the run's data-parallel group (package dist): joining it, the device, the split, the weight check
 //	shard.go        sharded training state: the run's lines about it, the save-kill test hook
-//	launcher.go     a rank of train --nproc stops when its launcher is gone
 //	brokenpipe.go   a closed console (train | tee, Ctrl-C) stops the printing, not the run or any command
 //	interrupt.go    SIGINT and SIGTERM in export and sft: stop at a safe point, say what was written
 //	notes.go        --print-samples, the zero-advantage warning, the resolved config in the run directory
@@ -40,6 +38,8 @@
 //	evaljson.go     train eval --json: the evaluation as one JSON object
 //	memory.go       the resident memory of a run, from config.json files before loading
 //	plan.go         Plan: a run's device memory per device, without loading a weight
+//	planupdate.go   the plan's update, phase by phase: grads, the head's backward, buckets, activations
+//	planfit.go      whether a plan fits its GPUs with slack, and the remedies, planned and ranked
 //	generate.go     Generate: sampling from a model directory (model.Generate)
 //	init.go         Init: a tiny random model and tokenizer for tests and CPU demos
 //	compare.go      CompareRuns: one report over several runs' metrics

@@ -70,7 +70,7 @@ func (t *team) buildEngines() error {
 		budget := int64(ec.KVBudgetGiB * (1 << 30))
 		if budget == 0 {
 			if m.Device().IsCUDA() {
-				free, _, err := gpu.FreeMemory(int(m.Device()))
+				free, _, err := freeMemory(int(m.Device()))
 				if err != nil {
 					return fmt.Errorf("engine: model %q: reading free memory on %v for the automatic key/value budget: %v; set engine.kv_budget_gib", name, m.Device(), err)
 				}
@@ -190,4 +190,15 @@ func (t *team) sourceOf(name string) string {
 		}
 	}
 	return name
+}
+
+// freeMemory is the free and total memory of cuda:ordinal, the device NVML
+// knows by its PCI bus id (internal/gpu/locate.go): with
+// CUDA_VISIBLE_DEVICES or a cgroup, not NVML's device of that number.
+func freeMemory(ordinal int) (free, total uint64, err error) {
+	id, err := torch.CUDAPCIBusID(ordinal)
+	if err != nil {
+		return 0, 0, err
+	}
+	return gpu.FreeMemory(ordinal, id)
 }

@@ -5,6 +5,7 @@ package run
 // the evaluation sampling, plus validity, turns and tokens.
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -12,13 +13,14 @@ import (
 
 	"troupe/ckpt"
 	"troupe/config"
+	"troupe/dist"
 	"troupe/rollout"
 	"troupe/torch"
 )
 
 // evaluate runs eval.n samples of every evaluation task with the eval
 // sampling (per-agent training overrides do not apply) and the same models.
-func evaluate(t *team, seed uint64, dp *dataParallel) (rollout.EvalMetrics, error) {
+func evaluate(t *team, seed uint64, dp *dist.Group) (rollout.EvalMetrics, error) {
 	cfg := t.cfg
 	if t.test == nil {
 		return rollout.EvalMetrics{}, fmt.Errorf("eval: the environment has no test split; set env.math.test or use source: procedural")
@@ -49,16 +51,27 @@ func evaluate(t *team, seed uint64, dp *dataParallel) (rollout.EvalMetrics, erro
 	}
 	// data parallel: each rank plays its slice of the tasks (with the seeds
 	// one process would use) and the ranks exchange the episodes' records
-	lo, hi := dp.part(len(tasks))
+	lo, hi := dp.Part(len(tasks))
 	var own []rollout.EpisodeRecord
+	stopped := false // a signal cut this rank's episodes short (rollout.ErrStopped)
 	if hi > lo {
 		ro, err := t.sampler.RunPart(wf, tasks[lo:hi], cfg.Eval.N, seed, lo)
-		if err != nil {
+		switch {
+		case errors.Is(err, rollout.ErrStopped):
+			stopped = true
+		case err != nil:
 			return rollout.EvalMetrics{}, err
+		default:
+			own = rollout.Records(ro.Episodes)
 		}
-		own = rollout.Records(ro.Episodes)
 	}
-	all, err := dp.gatherRecords(own)
+	if stopped, err := dp.AnyTrue(stopped); err != nil || stopped { // every rank stops the evaluation together
+		if err == nil {
+			err = rollout.ErrStopped
+		}
+		return rollout.EvalMetrics{}, err
+	}
+	all, err := dist.GatherJSON(dp, own, "the evaluation episodes")
 	if err != nil {
 		return rollout.EvalMetrics{}, err
 	}
@@ -104,7 +117,7 @@ func formatEval(m rollout.EvalMetrics) string {
 
 // evalStep evaluates during training (after `step` completed steps) and
 // returns the metrics for that step's record.
-func evalStep(out io.Writer, t *team, step int, dp *dataParallel) (map[string]float64, error) {
+func evalStep(out io.Writer, t *team, step int, dp *dist.Group) (map[string]float64, error) {
 	beat := startHeartbeat(out, fmt.Sprintf("evaluation after %d steps", step))
 	m, err := evaluate(t, evalSeed(t.cfg, step), dp)
 	beat()
@@ -172,6 +185,9 @@ func (c *Eval) Run(out io.Writer, _ []string) (err error) {
 		return err
 	}
 	defer t.free()
+	if !c.JSON {
+		t.printNotes(out)
+	}
 	for _, tr := range t.trained {
 		src := tr.Model.Path
 		if cp != nil {

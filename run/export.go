@@ -16,6 +16,7 @@ import (
 
 	"troupe/ckpt"
 	"troupe/config"
+	"troupe/internal/dirlock"
 	"troupe/model"
 	"troupe/torch"
 )
@@ -141,12 +142,13 @@ func (c *Export) Run(out io.Writer, _ []string) (err error) {
 	// every model is written into a hidden stage first and installed only
 	// once all are: an interrupt or an error leaves --out as it was
 	_, statErr := os.Stat(c.Out)
-	stage, err := newExportStage(c.Out)
+	stage, release, err := newExportStage(c.Out)
 	if err != nil {
 		return err
 	}
 	defer func() {
 		os.RemoveAll(stage)
+		release()
 		if statErr != nil {
 			os.Remove(c.Out) // made for this export, and empty unless it succeeded
 		}
@@ -214,21 +216,22 @@ var afterStagedModel = func() {}
 // writes its models into before it installs them.
 const exportStagePrefix = ".tmp-export-stage-"
 
-// newExportStage makes the stage under out, removing the stages of
-// exports that were killed.
-func newExportStage(out string) (string, error) {
+// newExportStage makes the stage under out (held by this process until
+// release), removing the stages of exports that were killed — never one a
+// live export holds (internal/dirlock's temporaries).
+func newExportStage(out string) (stage string, release func(), err error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return "", fmt.Errorf("export: --out %s: %w", out, err)
+		return "", nil, fmt.Errorf("export: --out %s: %w", out, err)
 	}
 	old, _ := filepath.Glob(filepath.Join(out, exportStagePrefix+"*"))
 	for _, o := range old {
-		os.RemoveAll(o)
+		dirlock.RemoveIfFree(o)
 	}
-	stage, err := os.MkdirTemp(out, exportStagePrefix)
+	hold, err := dirlock.MakeTemp(out, exportStagePrefix)
 	if err != nil {
-		return "", fmt.Errorf("export: --out %s: %w", out, err)
+		return "", nil, fmt.Errorf("export: --out %s: %w", out, err)
 	}
-	return stage, nil
+	return hold.Path, hold.Release, nil
 }
 
 func mustDType(s string) torch.DType {

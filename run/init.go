@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"troupe/ckpt"
+	"troupe/config"
 	"troupe/internal/atomicfile"
 	"troupe/model"
 	"troupe/rollout"
@@ -27,6 +28,7 @@ type Init struct {
 	KvHeads      int
 	HeadDim      int
 	Intermediate int
+	Vocab        int // rows of the embedding and head; 0: the tokenizer's size
 	Merges       int
 	Seed         uint64
 	Dtype        string
@@ -106,6 +108,9 @@ func (c *Init) Run(out io.Writer, args []string) (err error) {
 	if err != nil {
 		return fmt.Errorf("init: --dtype: %w", err)
 	}
+	if c.Vocab < 0 {
+		return fmt.Errorf("init: --vocab must be >= 0 (0: the tokenizer's size), got %d", c.Vocab)
+	}
 	if c.Merges < 0 {
 		return fmt.Errorf("init: --merges must be >= 0 (0: a pure byte tokenizer), got %d", c.Merges)
 	}
@@ -125,6 +130,20 @@ func (c *Init) Run(out io.Writer, args []string) (err error) {
 		return err
 	}
 	cfg := tinyConfig(fam, tok, c)
+	// the weights are made in float32 and written in --dtype: refused
+	// before the allocator fails, naming the flags that size them
+	perParam := 4.0
+	if dt != torch.Float32 {
+		perParam += float64(dt.Size())
+	}
+	// (counted in float64: sizes this large overflow NumParams' int64)
+	D, F, L := float64(cfg.HiddenSize), float64(cfg.IntermediateSize), float64(cfg.NumLayers)
+	q, kv := float64(cfg.NumHeads)*float64(cfg.HeadDim), float64(cfg.NumKVHeads)*float64(cfg.HeadDim)
+	params := float64(cfg.VocabSize)*D + L*(2*D*q+2*D*kv+3*D*F)
+	if err := config.CheckMemory(fmt.Sprintf("init: --hidden %d, --intermediate %d, --layers %d, --heads %d × --head-dim %d, --kv-heads %d, vocabulary %d: %.4g parameters",
+		c.Hidden, c.Intermediate, c.Layers, c.Heads, cfg.HeadDim, c.KvHeads, cfg.VocabSize, params), params, perParam, "bytes per parameter"); err != nil {
+		return err
+	}
 	m, err := model.New(cfg, c.Seed, model.Options{DType: torch.Float32, Device: torch.CPU})
 	if err != nil {
 		return fmt.Errorf("init: %w", err)
@@ -150,7 +169,7 @@ func (c *Init) Run(out io.Writer, args []string) (err error) {
 func tinyConfig(fam model.Family, tok *tokenizer.Tokenizer, c *Init) model.Config {
 	sp := tok.Special()
 	cfg := model.Config{
-		Family: fam, VocabSize: tok.VocabSize(), HiddenSize: c.Hidden, IntermediateSize: c.Intermediate,
+		Family: fam, VocabSize: max(tok.VocabSize(), c.Vocab), HiddenSize: c.Hidden, IntermediateSize: c.Intermediate,
 		NumLayers: c.Layers, NumHeads: c.Heads, NumKVHeads: c.KvHeads, HeadDim: c.HeadDim,
 		RopeTheta: 1e6, RMSNormEps: 1e-6, TieEmbeddings: true, MaxPositions: 4096,
 		InitializerRange: 0.02, AttentionBias: fam == model.Qwen2, EOSTokenIDs: []int{sp.EOS},

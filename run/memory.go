@@ -1,7 +1,8 @@
 package run
 
 // memory.go — what a run keeps resident on each device (weights, float32
-// masters, AdamW moments, frozen references), computed from the models'
+// masters, AdamW moments — in the weights' dtype under optim.state_dtype
+// model — and frozen references), computed from the models'
 // config.json files before any weight is loaded, so that a run that cannot
 // fit on a GPU fails at once with the breakdown instead of running out of
 // memory part way through loading. It is a lower bound: grads, activations,
@@ -14,6 +15,7 @@ import (
 
 	"troupe/config"
 	"troupe/model"
+	"troupe/optim"
 	"troupe/torch"
 )
 
@@ -46,9 +48,10 @@ func residentPlan(cfg *config.Config, withTrainers bool, ranks int) ([]residentP
 			return nil, fmt.Errorf("models.%s: %w", tr.Source, err)
 		}
 		b := int64(dt.Size())
-		state := int64(8) // AdamW's two float32 moments
-		if b != 4 {
-			state += 4 // the float32 master
+		state, held := cfg.Settings(tr).StateBytesPerParam(b) // optim/precision.go: state_dtype
+		saves := ""
+		if full, _ := (optim.Settings{}).StateBytesPerParam(b); full > state {
+			saves = fmt.Sprintf(", %d fewer than float32 state", full-state)
 		}
 		P := mc.NumParams()
 		if tr.LoRA != nil {
@@ -59,7 +62,7 @@ func residentPlan(cfg *config.Config, withTrainers bool, ranks int) ([]residentP
 			A := mc.LoRAParams(tr.LoRA.Rank, tr.LoRA.Targets)
 			parts = append(parts, residentPart{dev, fmt.Sprintf("adapter %s (%s parameters): weights", tr.Name, count(A)), A * b, false})
 			if withTrainers {
-				parts = append(parts, residentPart{dev, fmt.Sprintf("adapter %s: optimizer state (%d bytes per parameter)", tr.Name, state), A * state, true})
+				parts = append(parts, residentPart{dev, fmt.Sprintf("adapter %s: optimizer state (%d bytes per parameter: %s%s)", tr.Name, state, held, saves), A * state, true})
 			}
 			continue
 		}
@@ -72,7 +75,7 @@ func residentPlan(cfg *config.Config, withTrainers bool, ranks int) ([]residentP
 			parts = append(parts, residentPart{dev, fmt.Sprintf("model %s: optimizer state, shard %d over %d ranks (12 bytes per parameter / %d)", tr.Name, level, ranks, ranks),
 				12 * ceilDiv(P, int64(ranks)), true})
 		} else {
-			parts = append(parts, residentPart{dev, fmt.Sprintf("model %s: optimizer state (%d bytes per parameter)", tr.Name, state), P * state, true})
+			parts = append(parts, residentPart{dev, fmt.Sprintf("model %s: optimizer state (%d bytes per parameter: %s%s)", tr.Name, state, held, saves), P * state, true})
 		}
 		if cfg.Settings(tr).NeedsReference() {
 			ref := dev

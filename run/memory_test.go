@@ -72,6 +72,24 @@ func TestResidentMemoryPlan(t *testing.T) {
 		t.Fatalf("evaluation holds the weights alone: %d bytes", on(evalOnly, torch.CUDA(0)))
 	}
 
+	// optim.state_dtype model (PettingLLMs', CoMLRL's AdamW over bf16
+	// weights): no master, bf16 moments — 2 + 2 bytes per parameter where
+	// float32 state holds 12; the plan's line says what it holds and saves
+	pure, err := residentPlan(load("separate", "optim: {state_dtype: model}"), true, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := on(pure, torch.CUDA(0)); got != 2*P*(2+4) || checkResident(pure, h100) != nil {
+		t.Fatalf("state_dtype model: %d bytes on cuda:0, want 2 models × 6 bytes × %d, and it fits", got, P)
+	}
+	saves := false
+	for _, p := range pure {
+		saves = saves || strings.Contains(p.what, "optimizer state (4 bytes per parameter: two moments in the weights' dtype, no master (state_dtype model), 8 fewer than float32 state)")
+	}
+	if !saves {
+		t.Errorf("state_dtype model: no plan line names the 4 bytes per parameter and the 8 it saves: %+v", pure)
+	}
+
 	shared, _ := residentPlan(load("shared"), true, 0)
 	if got := on(shared, torch.CUDA(0)); got != P*14 || checkResident(shared, h100) != nil {
 		t.Fatalf("shared: %d bytes, want %d, and it fits", got, P*14)

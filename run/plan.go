@@ -4,12 +4,14 @@ package run
 // the config and the models' config.json files without loading a weight:
 // what stays resident (exact: memory.go), the key/value arenas the engines
 // will allocate (exact, given the budget), and the update's transient
-// memory (an estimate). Run it on any machine before taking a GPU. With
-// --nproc N it is one rank's device among N, where models.<name>.shard
-// spreads state over the ranks (policy/shard.go): the optimizer state is
-// resident at 1/N, level 2's grads are float32 sums of 1/N plus the whole
-// grads of the embedding, head and one layer, and level 3 gives back the
-// layers' weights for the update (a negative line).
+// memory at its peak phase (planupdate.go: grads, sums, activations — an
+// estimate —, the head's backward, the collectives' buffers). Run it on any
+// machine before taking a GPU. With --nproc N it is one rank's device among
+// N, where models.<name>.shard spreads state over the ranks
+// (policy/shard.go): the optimizer state is resident at 1/N, level 2's
+// grads are float32 sums of 1/N plus the whole grads of the embedding, head
+// and one layer, and level 3 gives back the layers' weights for the update
+// (a negative line).
 
 import (
 	"fmt"
@@ -18,7 +20,6 @@ import (
 
 	"troupe/config"
 	"troupe/model"
-	"troupe/optim"
 	"troupe/rollout"
 	"troupe/torch"
 )
@@ -49,7 +50,8 @@ func (c *Plan) Run(out io.Writer, _ []string) error {
 	if ranks <= 1 {
 		ranks = 0 // one process: no group, nothing sharded
 	}
-	p, err := memoryPlan(cfg, int64(c.GpuGiB*(1<<30)), c.Prompt, ranks)
+	capacity := int64(c.GpuGiB * (1 << 30))
+	p, err := memoryPlan(cfg, capacity, c.Prompt, ranks)
 	if err != nil {
 		return err
 	}
@@ -57,18 +59,24 @@ func (c *Plan) Run(out io.Writer, _ []string) error {
 		fmt.Fprintf(out, "one rank of %d (each on its own device, as train --nproc %d places them):\n", ranks, ranks)
 	}
 	p.print(out)
-	return nil
+	pl := planner{path: c.Config, sets: c.Sets, capacity: capacity, prompt: c.Prompt}
+	launch := "train plan -c " + c.Config
+	if ranks > 0 {
+		launch += fmt.Sprintf(" --nproc %d", ranks)
+	}
+	return pl.verdict(out, cfg, p, ranks, launch)
 }
 
 // devicePlan is one device's memory in the three phases.
 type devicePlan struct {
-	dev      torch.Device
-	capacity int64 // GPUs: --gpu-gib; 0 for the CPU
-	resident []residentPart
-	arenas   []residentPart // rollout only (engine.release frees them before the update): arenas, decode transients
-	update   []residentPart // the largest trained model's update on this device
-	released bool           // engine.release: the arenas are freed before the update
-	notes    []string
+	dev         torch.Device
+	capacity    int64 // GPUs: --gpu-gib; 0 for the CPU
+	resident    []residentPart
+	arenas      []residentPart // rollout only (engine.release frees them before the update): arenas, decode transients
+	update      []residentPart // the peak phase of the largest trained model's update on this device
+	updatePhase string         // which phase that is (planupdate.go)
+	released    bool           // engine.release: the arenas are freed before the update
+	notes       []string
 }
 
 func (d *devicePlan) sum(parts []residentPart) (n int64) {
@@ -140,43 +148,26 @@ func memoryPlan(cfg *config.Config, capacity int64, promptTokens, ranks int) (pl
 				engines = append(engines, e)
 			}
 		}
-		// the update: grads, float32 sums, activations of one micro-batch
+		// the update: its peak phase (planupdate.go)
 		s := cfg.Settings(tr)
 		P := mc.NumParams()
 		if tr.LoRA != nil {
 			P = mc.LoRAParams(tr.LoRA.Rank, tr.LoRA.Targets)
 		}
 		b := int64(dt.Size())
-		tokens := int64(s.MicroBatchTokens)
-		if tokens == 0 {
-			tokens = int64(s.MicroBatchSize) * int64(promptTokens+longest)
+		tokens := int64(s.MicroBatchSize) * int64(promptTokens+longest)
+		if s.MicroBatchTokens > 0 { // a micro-batch holds at least one whole row
+			tokens = int64(max(s.MicroBatchTokens, promptTokens+longest))
 		}
-		var parts []residentPart
-		if level := shardLevel(tr, ranks); level >= 2 {
-			parts = shardedUpdate(tr, mc, level, ranks, b, s.ActivationCheckpointing)
-		} else {
-			parts = append(parts, residentPart{dev, fmt.Sprintf("model %s: grads", tr.Name), P * b, false})
-		}
-		if b != 4 && s.GradAccumDType != optim.AccumParam && shardLevel(tr, ranks) < 2 {
-			why := "always"
-			if s.GradAccumDType == optim.AccumAuto {
-				// every trajectory gives each of its agents at least one row
-				all := cfg.Batch.PromptsPerStep * cfg.Batch.N
-				rows := all / s.MiniBatches(all)
-				if s.MicroBatchTokens == 0 && rows/s.MicroBatchSize > optim.AutoFloat32MicroBatches {
-					why = fmt.Sprintf("auto: at least %d micro-batches per mini-batch", rows/s.MicroBatchSize)
-				} else {
-					why = "auto: if a mini-batch has more than 16 micro-batches"
-				}
-			}
-			parts = append(parts, residentPart{dev, fmt.Sprintf("model %s: float32 grad sums (grad_accum_dtype %s)", tr.Name, why), P * 4, false})
-		}
-		act := activationBytes(mc, b, tokens, s.ActivationCheckpointing)
-		parts = append(parts, residentPart{dev, fmt.Sprintf("model %s: activations of a micro-batch of %d tokens (estimate%s)", tr.Name, tokens,
-			map[bool]string{true: ", checkpointed", false: ""}[s.ActivationCheckpointing]), act, false})
+		all := cfg.Batch.PromptsPerStep * cfg.Batch.N // every trajectory gives each of its agents at least one row
+		u := updateShape{name: tr.Name, dev: dev, mc: mc, P: P, b: b, level: shardLevel(tr, ranks), ranks: ranks, tokens: tokens,
+			prompt: int64(promptTokens), response: int64(longest),
+			checkpointed: s.ActivationCheckpointing, bucket: int64(tr.Model.ShardBucketMiB * (1 << 20)), lora: tr.LoRA != nil}
+		u.sums = sumsWhy(s, b, u.level, all/s.MiniBatches(all))
+		peak := updatePeak(u)
 		d := at(dev)
-		if d.sum(parts) > d.sum(d.update) { // models update one after another
-			d.update = parts
+		if d.update == nil || peak.bytes() > d.sum(d.update) { // models update one after another
+			d.update, d.updatePhase = peak.parts, peak.what
 		}
 	}
 
@@ -243,54 +234,6 @@ func memoryPlan(cfg *config.Config, capacity int64, promptTokens, ranks int) (pl
 	return out, nil
 }
 
-// shardedUpdate is the update's memory of a model sharded at level 2 or 3
-// (policy/shardgrads.go, shardparams.go): float32 grad sums of 1/ranks;
-// the whole grads that exist until they are reduce-scattered — one
-// micro-batch's, or with the checkpointed backward those of the embedding,
-// final norm and head and of one layer; and at level 3 the layers' weights
-// given back for the update but one.
-func shardedUpdate(tr config.Trained, mc model.Config, level, ranks int, b int64, checkpointed bool) []residentPart {
-	dev, _ := torch.ParseDevice(tr.Model.Device)
-	P, layer := mc.NumParams(), mc.LayerParams()
-	unitZero := P - int64(mc.NumLayers)*layer // embedding, final norm, head
-	parts := []residentPart{{dev, fmt.Sprintf("model %s: float32 grad sums, shard %d over %d ranks", tr.Name, level, ranks), 4 * ceilDiv(P, int64(ranks)), false}}
-	if checkpointed {
-		parts = append(parts, residentPart{dev, fmt.Sprintf("model %s: grads of the embedding and head and of one layer, until reduce-scattered", tr.Name), (unitZero + layer) * b, false})
-	} else {
-		parts = append(parts, residentPart{dev, fmt.Sprintf("model %s: one micro-batch's grads, until reduce-scattered", tr.Name), P * b, false})
-	}
-	if level == 3 {
-		parts = append(parts, residentPart{dev, fmt.Sprintf("model %s: weights given back during the update (shard 3: the embedding, head and one layer stay)", tr.Name),
-			-int64(mc.NumLayers-1) * layer * b, false})
-	}
-	return parts
-}
-
-// activationBytes estimates what one micro-batch's forward keeps for the
-// backward, per the ops troupe runs (bf16/f16: explicit RMSNorm in float32,
-// rotary embeddings, flash attention, SwiGLU): per token and layer about
-// 7·D + 4·I + 4·(H + KVH)·Dh elements of the model's dtype (+3·(H + KVH)·Dh
-// for Qwen3's q/k norms); with checkpointing only each block's input (D)
-// plus one block's full set; plus one 1024-position float32 log-prob chunk
-// over the vocabulary (three such tensors live in its backward).
-func activationBytes(c model.Config, b, tokens int64, checkpointed bool) int64 {
-	D, I := int64(c.HiddenSize), int64(c.IntermediateSize)
-	heads := int64(c.NumHeads+c.NumKVHeads) * int64(c.HeadDim)
-	perLayer := 7*D + 4*I + 4*heads
-	if c.Family == model.Qwen3 {
-		perLayer += 3 * heads
-	}
-	L := int64(c.NumLayers)
-	block := tokens * perLayer * b
-	var n int64
-	if checkpointed {
-		n = L*tokens*D*b + block
-	} else {
-		n = L * block
-	}
-	return n + 3*1024*int64(c.VocabSize)*4
-}
-
 func kib(n int64) string { return fmt.Sprintf("%.0f KiB", float64(n)/1024) }
 
 func (p plan) print(w io.Writer) {
@@ -317,17 +260,17 @@ func (p plan) print(w io.Writer) {
 		if update < 0 {
 			sign, update = "−", -update
 		}
-		fmt.Fprintf(w, "  update (the largest model's; estimate): %s %s → %s\n", sign, gib(update), gib(during))
+		fmt.Fprintf(w, "  update (the largest model's, at its peak: %s; estimate): %s %s → %s\n", d.updatePhase, sign, gib(update), gib(during))
 		for _, x := range d.update {
 			fmt.Fprintf(w, "    %10s  %s\n", gib(x.bytes), x.what)
 		}
 		if d.capacity > 0 {
-			peak := max(resident+arenas, during)
-			verdict := "fits"
-			if peak > d.capacity {
-				verdict = "does NOT fit"
+			verdict := "fits, with"
+			if !d.fits() {
+				verdict = "does NOT fit with"
 			}
-			fmt.Fprintf(w, "  peak ≈ %s of %s: %s (allocator slack comes on top)\n", gib(peak), gib(d.capacity), verdict)
+			fmt.Fprintf(w, "  peak ≈ %s of %s: %s %s of slack for the allocator and the CUDA context (planfit.go)\n",
+				gib(d.peak()), gib(d.capacity), verdict, gib(planSlack(d.capacity)))
 		}
 		for _, n := range d.notes {
 			fmt.Fprintf(w, "  note: %s\n", n)

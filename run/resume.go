@@ -1,23 +1,29 @@
 package run
 
-// resume.go — where a run's config and checkpoint come from (--config,
-// --resume, or torchrun starting a group again for a run that has written
-// checkpoints: it continues from the newest), and the guards that keep a
-// fresh or resumed run from mixing its files with another run's.
+// resume.go — where a run's config comes from (--config, or the checkpoint
+// it resumes: which one is start.go's), and the guards that keep a fresh or
+// resumed run from mixing its files with another run's.
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"troupe/ckpt"
 	"troupe/config"
 	"troupe/internal/cmdline"
+	"troupe/internal/metrics"
 )
 
-// loadConfig reads --config (or the resumed checkpoint's config) with the
-// --set overrides, and finds the checkpoint to resume from.
-func (c *Train) loadConfig() (*checkpointRef, *config.Config, error) {
+// loadConfig reads --config (or the config of the checkpoint --resume
+// names) with the --set overrides, and this rank's view of the checkpoint
+// the run starts from (start.go settles it with the other ranks; then
+// startConfig settles the config).
+func (c *Train) loadConfig() (*startView, *config.Config, error) {
 	if c.Config == "" && c.Resume == "" {
 		return nil, nil, fmt.Errorf("no config: pass --config run.yaml (see configs/), or --resume=DIR to continue a run (the = is needed: --resume alone continues run.output_dir)")
 	}
@@ -28,60 +34,51 @@ func (c *Train) loadConfig() (*checkpointRef, *config.Config, error) {
 			return nil, nil, err
 		}
 	}
-	if c.Resume == "" {
-		if cp := launcherCheckpoint(cfg.Run.OutputDir); cp != nil {
-			c.Resume, c.relaunched = cp.Dir, true // torchrun started the group again: continue the run
+	v := &startView{}
+	runDir := ""
+	if c.Resume != "" {
+		outputDir := ""
+		if cfg != nil {
+			outputDir = cfg.Run.OutputDir
 		}
+		cp, err := findCheckpoint(c.Resume, outputDir)
+		if err != nil {
+			return nil, nil, err
+		}
+		v.Explicit, v.ExplicitStep, runDir = cp.Dir, cp.Step, runDirOf(cp)
+	} else {
+		runDir = cfg.Run.OutputDir
 	}
-	if c.Resume == "" {
-		return nil, cfg, nil
-	}
-	outputDir := ""
-	if cfg != nil {
-		outputDir = cfg.Run.OutputDir
-	}
-	cp, err := findCheckpoint(c.Resume, outputDir)
-	if err != nil {
-		return nil, nil, err
-	}
-	if newest := launcherCheckpoint(runDirOf(cp)); newest != nil && newest.Step > cp.Step {
-		cp, c.relaunched = newest, true // restarted after the run went past the checkpoint it was started from
-	}
+	v.Job = jobCheckpoints(runDir) // torchrun started the group again: continue the job
 	if cfg == nil {
-		if cfg, err = config.LoadSaved(filepath.Join(cp.Dir, configFile), c.Sets); err != nil {
+		if cfg, err = config.LoadSaved(filepath.Join(v.Explicit, configFile), c.Sets); err != nil {
 			return nil, nil, fmt.Errorf("resume: %w", err)
 		}
 	}
-	if c.changes, err = config.CheckResume(filepath.Join(cp.Dir, configFile), cfg, c.AllowConfigChange, "--allow-config-change"); err != nil {
-		return nil, nil, fmt.Errorf("resume: %s: %w", cp.Dir, err)
-	}
-	return cp, cfg, nil
+	return v, cfg, nil
 }
 
-// launcherCheckpoint is the newest checkpoint of a run directory when this
-// group was started by torchrun for the run that wrote it — the same
-// TORCHELASTIC_RUN_ID, which stays the same across the restarts of one
-// torchrun job — and nil otherwise. It does not go by the restart count:
-// when one node's rank fails, torchrun restarts the other nodes' groups
-// without raising theirs.
-func launcherCheckpoint(runDir string) *checkpointRef {
-	id := os.Getenv(LauncherRunEnv)
-	if id == "" {
-		return nil
+// startConfig is the config of a run that starts from cp: the
+// checkpoint's own when no --config was given; with the config's changes
+// since the checkpoint checked (--allow-config-change).
+func (c *Train) startConfig(cp *checkpointRef, cfg *config.Config) (*config.Config, error) {
+	if cp == nil {
+		return cfg, nil
 	}
-	cp, err := ckpt.Latest(filepath.Join(runDir, "checkpoints"))
-	if err != nil {
-		return nil
+	var err error
+	if c.Config == "" {
+		if cfg, err = config.LoadSaved(filepath.Join(cp.Dir, configFile), c.Sets); err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
 	}
-	var st trainState
-	if err := ckpt.LoadJSON(filepath.Join(cp.Dir, StateFile), &st); err != nil || st.LauncherRun != id {
-		return nil
+	if c.changes, err = config.CheckResume(filepath.Join(cp.Dir, configFile), cfg, c.AllowConfigChange, "--allow-config-change"); err != nil {
+		return nil, fmt.Errorf("resume: %s: %w", cp.Dir, err)
 	}
-	return cp
+	return cfg, nil
 }
 
 // checkpointName names a checkpoint for the ranks' agreement
-// (distconfig.go): its step and a hash of its manifest, the same on every
+// (dist/agree.go): its step and a hash of its manifest, the same on every
 // node that sees the same checkpoint, wherever the run directory is mounted.
 // "" for a fresh start.
 func checkpointName(cp *checkpointRef) string {
@@ -91,11 +88,30 @@ func checkpointName(cp *checkpointRef) string {
 	return fmt.Sprintf("the checkpoint of step %d (manifest %s)", cp.Step, fileSum(filepath.Join(cp.Dir, ckpt.ManifestName)))
 }
 
-// refuseOverwrite keeps a fresh run from mixing its checkpoints and metrics
-// with an earlier run's in the same output directory.
-func refuseOverwrite(dir string) error {
+// fileSum is the first 16 hex digits of a file's SHA-256, "?" when unreadable.
+func fileSum(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return "?"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "?"
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// refuseOverwrite keeps a fresh run from mixing its checkpoints and logs
+// with an earlier run's in the same output directory: checkpoints are
+// refused always, logs (metrics, samples, TensorBoard events that hold a
+// step) unless force says to replace them.
+func refuseOverwrite(dir string, force bool) error {
 	entries, err := ckpt.List(filepath.Join(dir, "checkpoints"))
 	if err != nil || len(entries) == 0 {
+		if logs := earlierLogs(dir); len(logs) > 0 && !force {
+			return fmt.Errorf("run.output_dir %s holds the logs of an earlier run (%s) and no checkpoint; a fresh run would replace them: pass --force to replace them, or start this run elsewhere with --set run.output_dir=DIR", dir, strings.Join(logs, ", "))
+		}
 		return nil
 	}
 	return fmt.Errorf("run.output_dir %s already holds checkpoints of an earlier run (newest: step %d); continue that run with `%s`, or start this one elsewhere with --set run.output_dir=DIR, or delete the directory", dir, entries[len(entries)-1].Step, cmdline.Resume(dir))
@@ -140,4 +156,21 @@ func refuseRewind(cp *checkpointRef, root string, force bool) error {
 		later = fmt.Sprintf("step %d", newest.Step)
 	}
 	return fmt.Errorf("resume: %s is at step %d but the run already has a checkpoint at step %d (%s); resuming from the older one would delete the newer checkpoints and the export and drop %s from the logs. Pass --force to do that, or copy the run directory (cp -a) and resume the copy", cp.Dir, cp.Step, newest.Step, newest.Dir, later)
+}
+
+// earlierLogs names the log files in dir that hold a logged step.
+func earlierLogs(dir string) []string {
+	var logs []string
+	for _, name := range []string{"metrics.jsonl", "samples.jsonl"} {
+		if st, err := os.Stat(filepath.Join(dir, name)); err == nil && st.Size() > 0 {
+			logs = append(logs, name)
+		}
+	}
+	events, _ := filepath.Glob(filepath.Join(dir, "events.out.tfevents.*"))
+	for _, p := range events {
+		if steps, err := metrics.EventSteps(p); err != nil || len(steps) > 0 {
+			logs = append(logs, filepath.Base(p))
+		}
+	}
+	return logs
 }

@@ -11,6 +11,13 @@ package run
 // refused data-parallel run stops on every rank with the same line instead
 // of hanging in its first collective.
 //
+// The lock pins the directory, not its name: before every step's log lines
+// and checkpoint, and before the export, rank 0 checks that
+// run.output_dir still names the directory it locked (dirlock's Check), and
+// a run whose directory was renamed or deleted stops on every rank with one
+// line, rather than write its checkpoints by path into whatever the name
+// means now (a new run's directory, or a recreated checkpoints/) and exit 0.
+//
 // What it is not: a lock for the commands that read a run (eval, export,
 // plot, compare); export writes its own directory (guard.go).
 
@@ -31,10 +38,10 @@ import (
 // run).
 func (r *trainRun) claimRunDir(cp *checkpointRef, force bool) error {
 	var err error
-	if r.dp.lead() {
+	if r.dp.Lead() {
 		err = r.claim(cp, force)
 	}
-	return r.dp.fromLead(err)
+	return r.dp.FromLead(err)
 }
 
 func (r *trainRun) claim(cp *checkpointRef, force bool) error {
@@ -46,21 +53,47 @@ func (r *trainRun) claim(cp *checkpointRef, force bool) error {
 	if err != nil {
 		return busyRunDir(dir, err)
 	}
+	r.lock = lock
 	r.closers = append(r.closers, lock.Release)
 	if cp == nil {
-		return refuseOverwrite(dir)
+		return refuseOverwrite(dir, force)
 	}
 	return refuseRewind(cp, filepath.Join(dir, "checkpoints"), force)
 }
 
+// checkRunDir stops the run when run.output_dir no longer names the
+// directory rank 0 locked; done is the number of steps completed. Every
+// rank calls it at the same point and learns rank 0's answer.
+func (r *trainRun) checkRunDir(done int) error {
+	var err error
+	if r.dp.Lead() {
+		err = r.movedRunDir(done)
+	}
+	return r.dp.FromLead(err)
+}
+
+// movedRunDir is rank 0's check of checkRunDir.
+func (r *trainRun) movedRunDir(done int) error {
+	err := r.lock.Check()
+	if err == nil {
+		return nil
+	}
+	var moved *dirlock.MovedError
+	if !errors.As(err, &moved) {
+		return fmt.Errorf("run.output_dir: %w", err)
+	}
+	return fmt.Errorf("run.output_dir %s was renamed or deleted during the run (found after step %d): stopped without writing under that name again; what the run wrote is wherever the directory went (resume it there with --resume=DIR)", dirlock.Quote(moved.Dir), done)
+}
+
 // refuseFreshRun is what a fresh run (and train check) checks of its output
 // directory before it prints anything: that no other run is writing it —
-// which says more than what it holds — and that it holds no run.
-func refuseFreshRun(dir string) error {
+// which says more than what it holds — and that it holds no run (force:
+// logs without checkpoints may be replaced).
+func refuseFreshRun(dir string, force bool) error {
 	if err := dirlock.Probe(dir); err != nil {
 		return busyRunDir(dir, err)
 	}
-	return refuseOverwrite(dir)
+	return refuseOverwrite(dir, force)
 }
 
 // busyRunDir is the refusal of a run directory another run is writing (err
@@ -83,10 +116,10 @@ func busyRunDir(dir string, err error) error {
 // went.
 func (r *trainRun) abandonLater(cp *checkpointRef) error {
 	var err error
-	if cp != nil && r.dp.lead() {
+	if cp != nil && r.dp.Lead() {
 		err = abandonAfter(r.out, cp, r.cfg.Run.OutputDir)
 	}
-	return r.dp.fromLead(err)
+	return r.dp.FromLead(err)
 }
 
 func abandonAfter(out io.Writer, cp *checkpointRef, dir string) error {
@@ -112,24 +145,4 @@ func abandonAfter(out io.Writer, cp *checkpointRef, dir string) error {
 	}
 	fmt.Fprintf(out, "resume --force: deleted what resuming from step %d abandons: %s\n", cp.Step, strings.Join(removed, ", "))
 	return nil
-}
-
-// fromLead returns rank 0's error on every rank (nil when rank 0 had none).
-// Every rank calls it at the same point.
-func (d *dataParallel) fromLead(err error) error {
-	if d == nil {
-		return err
-	}
-	msg := ""
-	if err != nil {
-		msg = err.Error()
-	}
-	parts, gerr := d.gatherBytes([]byte(msg))
-	if gerr != nil {
-		return fmt.Errorf("data parallel: learning how rank 0's work on run.output_dir went: %w", gerr)
-	}
-	if d.lead() || len(parts[0]) == 0 {
-		return err
-	}
-	return errors.New(string(parts[0]))
 }

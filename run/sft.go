@@ -78,6 +78,7 @@ func (c *SFT) Run(out io.Writer, _ []string) (err error) {
 		return err
 	}
 	defer t.free()
+	t.printNotes(out)
 	beat = startHeartbeat(out, "sft: writing the demonstrations")
 	p := &passes{c: c, t: t}
 	first, err := p.pass(0)
@@ -141,6 +142,14 @@ func (c *SFT) check(cfg *config.Config) error {
 		return fmt.Errorf("sft: --lr must be a number > 0 and finite in float32 (at most %.4g), got %g", math.MaxFloat32, c.Lr)
 	case c.LogEvery < 1:
 		return fmt.Errorf("sft: --log-every must be ≥ 1, got %d", c.LogEvery)
+	}
+	// every demonstration is held for the whole run, and a step's batch
+	// of sequences at once (config.CheckMemory: the one memory bound)
+	if err := config.CheckMemory(fmt.Sprintf("sft: --tasks %d", c.Tasks), float64(c.Tasks), config.EpisodeBytes, "bytes per demonstration"); err != nil {
+		return err
+	}
+	if err := config.CheckMemory(fmt.Sprintf("sft: --batch %d", c.Batch), float64(c.Batch), config.EpisodeBytes, "bytes per sequence"); err != nil {
+		return err
 	}
 	inputs := []string{c.Config} // every model and tokenizer the config names, and the config
 	for _, m := range cfg.Models {

@@ -46,7 +46,7 @@ func shardLines(t *team) []string {
 			continue
 		}
 		what := []string{"", "its float32 masters and AdamW moments", "its masters, moments and grads", "its masters, moments, grads and, during the update, its weights"}[level]
-		out = append(out, fmt.Sprintf("model %s: shard %d: %s spread over the %d ranks", tr.Name, level, what, t.dist.world))
+		out = append(out, fmt.Sprintf("model %s: shard %d: %s spread over the %d ranks", tr.Name, level, what, t.dist.World()))
 	}
 	return out
 }

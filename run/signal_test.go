@@ -17,13 +17,19 @@ func TestSecondInterruptQuits(t *testing.T) {
 	defer func() { forceQuit = old }()
 	var buf bytes.Buffer
 	out := &lockedWriter{w: &buf}
-	stop, release := interrupts(out, nil)
+	stop, stopping, release := interrupts(out, nil)
 	defer release()
+	if stopping() {
+		t.Fatal("stopping before any signal")
+	}
 	syscall.Kill(os.Getpid(), syscall.SIGINT)
 	select {
 	case <-stop:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the first interrupt did not reach the run")
+	}
+	if !stopping() {
+		t.Fatal("after the first interrupt, the rollout is not asked to stop")
 	}
 	select {
 	case <-quit:

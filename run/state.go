@@ -24,6 +24,8 @@ import (
 
 	"troupe/ckpt"
 	"troupe/config"
+	"troupe/dist"
+	"troupe/internal/dirlock"
 	"troupe/internal/metrics"
 	"troupe/policy"
 	"troupe/rollout"
@@ -71,6 +73,8 @@ func (b *batchState) UnmarshalJSON(data []byte) error {
 			dst = &b.MaxBatchRows
 		case "shuffle", "Shuffle":
 			dst = &b.Shuffle
+		case "epoch_tasks":
+			dst = &b.EpochTasks
 		default:
 			return fmt.Errorf("batch: unknown field %q", k)
 		}
@@ -117,15 +121,19 @@ func findCheckpoint(resume, outputDir string) (*ckpt.Checkpoint, error) {
 }
 
 // save writes a checkpoint of the state after `step` completed steps and
-// prunes old ones. Rank 0 writes; when a model is sharded every rank calls
-// save, and the others only help gather the optimizer state (their dir is
-// "").
-func save(t *team, iter *rollout.TaskIterator, step int, dp *dataParallel) (dir string, err error) {
-	lead := dp.lead()
+// prunes old ones. Rank 0 writes, into the run directory it locked (lock:
+// checkpoints/ is made in it, never again at a name that may mean another
+// directory now); when a model is sharded every rank calls save, and the
+// others only help gather the optimizer state (their dir is "").
+func save(t *team, iter *rollout.TaskIterator, step int, dp *dist.Group, lock *dirlock.Lock) (dir string, err error) {
+	lead := dp.Lead()
 	root := filepath.Join(t.cfg.Run.OutputDir, "checkpoints")
 	var w *ckpt.Writer
 	if lead {
-		if w, err = ckpt.Begin(root, step); err != nil {
+		if err := lock.Mkdir("checkpoints"); err != nil {
+			return "", err
+		}
+		if w, err = ckpt.BeginIn(root, step); err != nil {
 			return "", err
 		}
 		defer func() {
@@ -134,7 +142,7 @@ func save(t *team, iter *rollout.TaskIterator, step int, dp *dataParallel) (dir 
 			}
 		}()
 	}
-	st := trainState{Step: step, Seed: t.cfg.Run.Seed, Batch: batchState(t.cfg.Batch), Data: iter.State(), Trainers: map[string]policy.TrainerState{}, Version: Version, World: dp.worldSize(), LauncherRun: os.Getenv(LauncherRunEnv), Bases: t.baseRecords}
+	st := trainState{Step: step, Seed: t.cfg.Run.Seed, Batch: batchState(t.cfg.Batch), Data: iter.State(), Trainers: map[string]policy.TrainerState{}, Version: Version, World: dp.World(), LauncherRun: os.Getenv(dist.LauncherRunEnv), Bases: t.baseRecords}
 	for i, tr := range t.trainers {
 		name := tr.Model()
 		opt, release, err := tr.CheckpointState(lead) // sharded: gathered on rank 0 (a collective)
@@ -188,7 +196,7 @@ func save(t *team, iter *rollout.TaskIterator, step int, dp *dataParallel) (dir 
 // position and the trainers' counters; it returns the next step, and a note
 // when the batch settings changed (the run then continues, but no longer as
 // the original would have).
-func restore(dir string, t *team, iter *rollout.TaskIterator, dp *dataParallel) (int, string, error) {
+func restore(dir string, t *team, iter *rollout.TaskIterator, dp *dist.Group) (int, string, error) {
 	var st trainState
 	if err := ckpt.LoadJSON(filepath.Join(dir, StateFile), &st); err != nil {
 		return 0, "", fmt.Errorf("resume: %w", err)
@@ -232,8 +240,8 @@ func restore(dir string, t *team, iter *rollout.TaskIterator, dp *dataParallel) 
 	if config.Batch(st.Batch) != t.cfg.Batch {
 		note = fmt.Sprintf("batch settings differ from the checkpoint's (%+v, was %+v): rollout batches and seeds change from here on", t.cfg.Batch, st.Batch)
 	}
-	if was := max(st.World, 1); was != dp.worldSize() {
-		note = strings.TrimPrefix(note+fmt.Sprintf("; the checkpoint was written by %d data-parallel ranks, this run has %d: the data and seeds continue, but float sums group differently, so the run is not bit-identical to one that kept %d", was, dp.worldSize(), was), "; ")
+	if was := max(st.World, 1); was != dp.World() {
+		note = strings.TrimPrefix(note+fmt.Sprintf("; the checkpoint was written by %d data-parallel ranks, this run has %d: the data and seeds continue, but float sums group differently, so the run is not bit-identical to one that kept %d", was, dp.World(), was), "; ")
 	}
 	return st.Step, note, nil
 }

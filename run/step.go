@@ -17,10 +17,12 @@ package run
 // calls (rows.go, stepmetrics.go, state.go).
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"time"
 
+	"troupe/dist"
 	"troupe/internal/metrics"
 	"troupe/rollout"
 )
@@ -33,17 +35,25 @@ func (r *trainRun) step(step int) error {
 	// rollout: every agent of every episode, batched per model, scored
 	t.sampler.Progress = rolloutProgress(out, step+1, cfg.Run.Steps)
 	resetPeaks(t)
+	drawn := r.iter.State() // to draw the step's tasks again if a signal drops it
 	tasks := r.iter.Next(cfg.Batch.PromptsPerStep)
-	lo, hi := dp.part(len(tasks)) // data parallel: this rank's slice
+	lo, hi := dp.Part(len(tasks)) // data parallel: this rank's slice
 	ro, err := t.sampler.RunPart(t.workflow, tasks[lo:hi], cfg.Batch.N, rollout.DeriveSeed(cfg.Run.Seed, seedRollout, uint64(step)), lo)
 	t.sampler.Progress = nil // evaluation uses the sampler too
-	if err != nil {
+	cut := errors.Is(err, rollout.ErrStopped)
+	if err != nil && !cut {
 		return fmt.Errorf("step %d: rollout: %w", step+1, err)
 	}
-	dp.maybeExit(step + 1)
+	if cut, err = dp.AnyTrue(cut); err != nil { // every rank drops the step together
+		return fmt.Errorf("step %d: %w", step+1, err)
+	}
+	if cut { // a signal stopped the rollout: the weights are still the last step's (nextcommand.go)
+		return r.dropStep(step, drawn)
+	}
+	dp.Fault(step + 1) // the tests' failures at a known point (dist/faults.go)
 
 	// rows: every rank's, in rank order
-	if ro.Samples, err = dp.gatherSamples(ro.Samples); err != nil {
+	if ro.Samples, err = dist.GatherJSON(dp, ro.Samples, "the rollout rows"); err != nil {
 		return fmt.Errorf("step %d: %w", step+1, err)
 	}
 	rolled := time.Now()
@@ -65,6 +75,11 @@ func (r *trainRun) step(step int) error {
 	gradNorms := map[string]float64{}
 	for _, tr := range t.trainers {
 		seqs := sequences(ro.Samples, res, tr.Agents(), t.sameTemperature(tr))
+		if tr.Settings().LossPadding { // CoMLRL's MAGRPO loss over pad tokens (policy/padding.go)
+			if seqs, err = paddedSequences(ro.Samples, res, tr.Agents(), t.padToken(tr.Model())); err != nil {
+				return fmt.Errorf("step %d: model %q: %w", step+1, tr.Model(), err)
+			}
+		}
 		if len(seqs) == 0 {
 			continue
 		}
@@ -95,17 +110,24 @@ func (r *trainRun) step(step int) error {
 	done := step + 1 // metrics, checkpoints and the console count completed steps
 	r.progress.Report(metrics.StepSummary{Step: done, Reward: values["reward/mean"], GradNorm: gradNorms, Tokens: responseTokens(ro.Samples)})
 	if dp != nil && (done%weightCheckEvery == 0 || done == cfg.Run.Steps) {
-		if err := dp.checkSameWeights(t, done); err != nil {
+		if err := checkSameWeights(dp, t, done); err != nil {
 			return err
 		}
 	}
 	// eval on its cadence, into the same record
 	if every := cfg.Eval.Every; every > 0 && (done%every == 0 || done == cfg.Run.Steps) {
 		ev, err := evalStep(out, t, done, dp)
-		if err != nil {
+		switch {
+		case errors.Is(err, rollout.ErrStopped): // a signal: the step is logged and saved without it
+			fmt.Fprintf(out, "eval after %d steps: stopped by the signal\n", done)
+		case err != nil:
 			return err
 		}
 		maps.Copy(values, ev)
+	}
+	// the logs and the checkpoint go into the directory this run locked, or nowhere (rundir.go)
+	if err := r.checkRunDir(done); err != nil {
+		return err
 	}
 	if err := r.log.Write(metrics.Record{Step: done, Time: now, Values: values}); err != nil {
 		return err
@@ -125,22 +147,26 @@ func (r *trainRun) step(step int) error {
 		fmt.Fprintf(out, "received %v after step %d\n", sig, done)
 	default:
 	}
-	if interrupted, err = dp.anyTrue(interrupted); err != nil { // every rank stops after the same step
+	if interrupted, err = dp.AnyTrue(interrupted); err != nil { // every rank stops after the same step
 		return fmt.Errorf("step %d: %w", done, err)
 	}
 	saveNow := (cfg.Checkpoint.Every > 0 && done%cfg.Checkpoint.Every == 0) || (done == cfg.Run.Steps && cfg.Checkpoint.AtEnd) ||
 		(interrupted && cfg.Checkpoint.OnSignal)
-	if saveNow && (dp.lead() || t.sharded()) { // sharded state is gathered by every rank
-		dir, err := save(t, r.iter, done, dp)
+	if saveNow && (dp.Lead() || t.sharded()) { // sharded state is gathered by every rank
+		dir, err := save(t, r.iter, done, dp, r.lock)
 		if err != nil {
+			if moved := r.movedRunDir(done); moved != nil { // moved while saving: say that, not the write that failed
+				return moved
+			}
 			return fmt.Errorf("step %d: checkpoint: %w", done, err)
 		}
-		if dp.lead() {
+		if dp.Lead() {
 			fmt.Fprintf(out, "checkpoint: %s\n", dir)
 		}
+		r.saved = done
 	}
 	if interrupted {
-		return interruptedError(cfg.Run.OutputDir, done, saveNow, dp.worldSize()) // nextcommand.go
+		return interruptedError(cfg.Run.OutputDir, done, saveNow, dp.World()) // nextcommand.go
 	}
 	return nil
 }

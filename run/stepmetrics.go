@@ -35,30 +35,41 @@ func addAliases(v map[string]float64) {
 	}
 }
 
-// cudaDevices lists the CUDA devices the models are on.
-func cudaDevices(t *team) []torch.Device {
+// memoryDevices lists the devices the models are on whose allocator
+// counts: the CUDA devices, and the CPU once its allocator is tracked
+// (train.go turns that on).
+func memoryDevices(t *team) []torch.Device {
 	var out []torch.Device
 	for _, m := range t.models {
-		if d := m.Device(); d.IsCUDA() && !slices.Contains(out, d) {
+		if d := m.Device(); (d.IsCUDA() || t.cpuMemory) && !slices.Contains(out, d) {
 			out = append(out, d)
 		}
 	}
 	return out
 }
 
-// resetPeaks starts a phase's peak-memory window on every CUDA device.
+// memoryKey is a device's part of the memory/… metric names: the CUDA
+// ordinal, or "cpu".
+func memoryKey(d torch.Device) string {
+	if d.IsCUDA() {
+		return fmt.Sprint(int(d))
+	}
+	return "cpu"
+}
+
+// resetPeaks starts a phase's peak-memory window on every device.
 func resetPeaks(t *team) {
-	for _, d := range cudaDevices(t) {
+	for _, d := range memoryDevices(t) {
 		torch.ResetPeakMemory(d)
 	}
 }
 
-// readPeaks reports each CUDA device's peak allocation since resetPeaks as
+// readPeaks reports each device's peak allocation since resetPeaks as
 // memory/<device>/<phase>_peak_gib.
 func readPeaks(t *team, phase string) map[string]float64 {
 	v := map[string]float64{}
-	for _, d := range cudaDevices(t) {
-		v[fmt.Sprintf("memory/%d/%s_peak_gib", int(d), phase)] = float64(torch.Memory(d).PeakAllocated) / (1 << 30)
+	for _, d := range memoryDevices(t) {
+		v[fmt.Sprintf("memory/%s/%s_peak_gib", memoryKey(d), phase)] = float64(torch.Memory(d).PeakAllocated) / (1 << 30)
 	}
 	return v
 }
@@ -93,17 +104,11 @@ func addEngineStats(v map[string]float64, t *team) {
 	}
 }
 
-// addMemory records the CUDA allocator's figures for the models' devices.
+// addMemory records the allocators' figures for the models' devices.
 func addMemory(v map[string]float64, t *team) {
-	seen := map[torch.Device]bool{}
-	for _, m := range t.models {
-		d := m.Device()
-		if !d.IsCUDA() || seen[d] {
-			continue
-		}
-		seen[d] = true
+	for _, d := range memoryDevices(t) {
 		s := torch.Memory(d)
-		p := fmt.Sprintf("memory/%d/", int(d))
+		p := "memory/" + memoryKey(d) + "/"
 		const gib = 1 << 30
 		v[p+"allocated_gib"] = float64(s.Allocated) / gib
 		v[p+"reserved_gib"] = float64(s.Reserved) / gib

@@ -13,16 +13,20 @@ package run
 // choice of config and checkpoint (resume.go).
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"troupe/ckpt"
 	"troupe/config"
+	"troupe/dist"
 	"troupe/internal/cmdline"
+	"troupe/internal/dirlock"
 	"troupe/internal/gpu"
 	"troupe/internal/metrics"
 	"troupe/rollout"
@@ -56,7 +60,7 @@ type Train struct {
 type trainRun struct {
 	out      *lockedWriter
 	cfg      *config.Config
-	dp       *dataParallel
+	dp       *dist.Group
 	t        *team
 	iter     *rollout.TaskIterator
 	start    int // the first step to run (the checkpoint's step when resuming)
@@ -66,9 +70,11 @@ type trainRun struct {
 	monitor  *gpu.Monitor
 	stop     <-chan os.Signal
 	progress *metrics.Progress
-	zero     zeroSignal // the zero-advantage warning, once (notes.go)
-	printN   int        // rows of each step to print (Train.PrintSamples)
-	closers  []func()   // run in reverse order by close
+	zero     zeroSignal    // the zero-advantage warning, once (notes.go)
+	printN   int           // rows of each step to print (Train.PrintSamples)
+	closers  []func()      // run in reverse order by close
+	lock     *dirlock.Lock // run.output_dir's (rank 0; rundir.go)
+	saved    int           // the step of the newest checkpoint this run wrote or resumed from (-1: none)
 }
 
 // Run trains from the config (or the checkpoint) the options name, printing
@@ -78,11 +84,12 @@ func (c *Train) Run(w io.Writer) (err error) {
 	ignoreBrokenPipe()                                                                  // brokenpipe.go: `train | tee log` and Ctrl-C still checkpoints
 	r := &trainRun{out: &lockedWriter{w: quietOnBrokenPipe(w)}, printN: c.PrintSamples} // the signal handler writes too
 	defer r.close()
+	defer func() { r.dp.Leave(err) }() // before the group closes: no rank waits for this one (dist/watch.go)
 	if err := r.open(c); err != nil {
 		return err
 	}
 	cfg := r.cfg
-	if r.start > 0 && r.start >= cfg.Run.Steps && r.dp.lead() { // a finished run, resumed
+	if r.start > 0 && r.start >= cfg.Run.Steps && r.dp.Lead() { // a finished run, resumed
 		fmt.Fprintf(r.out, "resume: the run has done its %d steps (run.steps); nothing to train. To train on, raise run.steps: %s\n",
 			cfg.Run.Steps, cmdline.Train("--resume="+cfg.Run.OutputDir, "--set", fmt.Sprintf("run.steps=%d", 2*cfg.Run.Steps)))
 		if exported(r.t) {
@@ -91,6 +98,9 @@ func (c *Train) Run(w io.Writer) (err error) {
 	}
 	if cfg.Eval.AtStart && r.start == 0 {
 		values, err := evalStep(r.out, r.t, 0, r.dp)
+		if errors.Is(err, rollout.ErrStopped) {
+			return interrupted("interrupted in the evaluation before the first step; nothing was trained or saved: start the run again with the same command")
+		}
 		if err != nil {
 			return err
 		}
@@ -104,49 +114,72 @@ func (c *Train) Run(w io.Writer) (err error) {
 	}
 	for step := r.start; step < cfg.Run.Steps; step++ {
 		if err := r.step(step); err != nil {
-			return r.dp.explain(err, step+1) // a lost rank or host is named (peers.go)
+			return r.dp.Explain(err, step+1) // a lost rank or host is named (dist/peers.go)
 		}
 	}
-	if !r.dp.lead() {
+	if err := r.checkRunDir(cfg.Run.Steps); err != nil { // rundir.go: the export goes into the locked directory or nowhere
+		return err
+	}
+	if !r.dp.Lead() {
 		return nil
 	}
-	return finish(r.out, r.t)
+	if err := finish(r.out, r.t); err != nil {
+		return err
+	}
+	return r.movedRunDir(cfg.Run.Steps) // moved while exporting: not a success
 }
 
 // open does everything before the first step; close undoes it.
 func (r *trainRun) open(c *Train) error {
 	out := r.out
-	launcherGone, stopWatch, err := watchLauncher() // launcher.go: a rank of --nproc stops with its launcher
+	launcherGone, stopWatch, err := dist.WatchLauncher() // a rank of --nproc stops with its launcher
 	if err != nil {
 		return err
 	}
 	r.closers = append(r.closers, stopWatch)
-	cp, cfg, err := c.loadConfig()
+	view, cfg, err := c.loadConfig()
 	if err != nil {
 		return err
 	}
-	r.cfg = cfg
-	dp, err := joinFromEnv(usesCUDA(cfg))
+	dp, err := joinGroup(cfg)
 	if err != nil {
 		return err
 	}
 	r.dp = dp
-	r.closers = append(r.closers, dp.close)
-	if err := dp.agree(cfg, checkpointName(cp)); err != nil { // first: the checks below assume one config
+	r.closers = append(r.closers, dp.Close)
+	cp, start, err := settleStart(dp, *view) // start.go: rank 0 chooses the checkpoint, every rank follows
+	if err != nil {
 		return err
 	}
-	if err := dp.check(cfg); err != nil {
+	if cfg, err = c.startConfig(cp, cfg); err != nil {
 		return err
 	}
-	dp.placeOnLocalDevice(cfg)
-	if !dp.lead() {
+	r.cfg, c.relaunched = cfg, start.Relaunched
+	resolved, err := cfg.Marshal()
+	if err != nil {
+		return err
+	}
+	if err := dp.Agree(Version, resolved, checkpointName(cp)); err != nil { // first: the checks below assume one config
+		return err
+	}
+	if err := checkRanks(cfg, dp.World()); err != nil { // preflight.go: train check --nproc refuses alike
+		return err
+	}
+	placeOnLocalDevice(dp, cfg)
+	if !dp.Lead() {
 		out.w = io.Discard // rank 0 speaks for the run; errors still reach stderr
 	}
 	switch {
+	case c.relaunched && len(start.Bad) > 0:
+		fmt.Fprintf(out, "torchrun started the group again (job %s): its newest checkpoint does not verify, so it resumes from the newest that does, %s; passed over (and replaced as the run saves again): %s\n",
+			os.Getenv(dist.LauncherRunEnv), cp.Dir, strings.Join(start.Bad, "; "))
 	case c.relaunched:
-		fmt.Fprintf(out, "torchrun started the group again (job %s): resuming from its newest checkpoint, %s\n", os.Getenv(LauncherRunEnv), cp.Dir)
-	case LauncherRestart() > 0 && cp == nil:
-		fmt.Fprintf(out, "torchrun restart %d: the job has no checkpoint yet; starting from the first step\n", LauncherRestart())
+		fmt.Fprintf(out, "torchrun started the group again (job %s): resuming from its newest checkpoint, %s\n", os.Getenv(dist.LauncherRunEnv), cp.Dir)
+	case dp.Restart() > 0 && cp == nil:
+		fmt.Fprintf(out, "torchrun restart %d: the job has no checkpoint yet; starting from the first step\n", dp.Restart())
+	}
+	if start.Note != "" {
+		fmt.Fprintln(out, start.Note)
 	}
 	if cp == nil { // before the resolved config, not after its hundreds of lines
 		// rank 0 checks and every rank learns its answer: a rank that
@@ -154,10 +187,10 @@ func (r *trainRun) open(c *Train) error {
 		// and one that refused alone would leave the others waiting in
 		// claimRunDir's exchange
 		var refused error
-		if dp.lead() {
-			refused = refuseFreshRun(cfg.Run.OutputDir)
+		if dp.Lead() {
+			refused = refuseFreshRun(cfg.Run.OutputDir, c.Force)
 		}
-		if err := dp.fromLead(refused); err != nil {
+		if err := dp.FromLead(refused); err != nil {
 			return err
 		}
 	}
@@ -170,25 +203,33 @@ func (r *trainRun) open(c *Train) error {
 			fmt.Fprintln(out, note)
 		}
 	}
-	if err := r.claimRunDir(cp, c.Force); err != nil { // rundir.go: one writer per run directory
+	// rundir.go: one writer per run directory. A restart that passed over
+	// checkpoints that do not verify drops them, as --force would
+	if err := r.claimRunDir(cp, c.Force || len(start.Bad) > 0); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "troupe %s, libtorch %s, %d threads\n", Version, torch.VersionString(), torch.NumThreads())
 	if dp != nil {
-		fmt.Fprintf(out, "data parallel: %d ranks; this is rank %d; each rolls out %d of the %d tasks per step\n", dp.world, dp.rank, cfg.Batch.PromptsPerStep/dp.world, cfg.Batch.PromptsPerStep)
+		fmt.Fprintf(out, "data parallel: %d ranks; this is rank %d; each rolls out %d of the %d tasks per step\n", dp.World(), dp.Rank(), cfg.Batch.PromptsPerStep/dp.World(), cfg.Batch.PromptsPerStep)
 	}
 	from := ""
 	if cp != nil {
 		from = cp.Dir
 	}
 	beat := startHeartbeat(out, "loading the models")
+	cpuMemory := torch.TrackCPUMemory() // CPU tensors from here on count in memory/cpu/… (stepmetrics.go)
 	t, err := buildTeam(cfg, true, from, dp)
 	beat()
 	if err != nil {
 		return err
 	}
+	t.cpuMemory = cpuMemory
 	r.t = t
 	r.closers = append(r.closers, t.free)
+	if l := cfg.RunLength(); l != "" {
+		fmt.Fprintf(out, "run length counted from run.epochs (saved with every checkpoint): %s\n", l)
+	}
+	t.printNotes(out) // tasks the data's reading set aside (preflight.go)
 	for _, tr := range t.trained {
 		m := t.models[tr.Name]
 		fmt.Fprintf(out, "model %s (agents %s) from %s: %s, %s on %v\n", tr.Name, strings.Join(tr.Agents, ", "), tr.Model.Path, m.Config.Describe(), m.DType(), m.Device())
@@ -203,11 +244,13 @@ func (r *trainRun) open(c *Train) error {
 	if r.iter, err = t.taskIterator(); err != nil {
 		return err
 	}
+	r.saved = -1
 	if cp != nil {
 		var note string
 		if r.start, note, err = restore(cp.Dir, t, r.iter, dp); err != nil {
 			return err
 		}
+		r.saved = r.start
 		fmt.Fprintf(out, "resumed from %s at step %d\n", cp.Dir, r.start)
 		if note != "" {
 			fmt.Fprintf(out, "note: %s\n", note)
@@ -225,25 +268,26 @@ func (r *trainRun) open(c *Train) error {
 	if err := r.openLogs(next); err != nil {
 		return err
 	}
-	if dp.lead() {
+	if dp.Lead() {
 		if _, err := writeRunConfig(cfg); err != nil {
 			return err
 		}
 	}
-	if cp != nil && dp.lead() && len(c.changes) > 0 {
+	if cp != nil && dp.Lead() && len(c.changes) > 0 {
 		fmt.Fprintf(out, "resume: %d config changes since the checkpoint, logged in %s\n", len(c.changes), filepath.Join(cfg.Run.OutputDir, config.ResumeLogName))
 		if err := config.LogResumeChanges(cfg.Run.OutputDir, cp.Dir, cp.Step, c.changes); err != nil {
 			return err
 		}
 	}
 	var monitorLog io.Writer = out
-	if len(cudaDevices(t)) == 0 {
+	if !slices.ContainsFunc(memoryDevices(t), torch.Device.IsCUDA) {
 		monitorLog = nil // a CPU run has no GPU to miss
 	}
 	r.monitor = gpu.Open(monitorLog)
 	r.closers = append(r.closers, func() { r.monitor.Close() })
-	stop, stopSignals := interrupts(out, launcherGone)
+	stop, stopping, stopSignals := interrupts(out, launcherGone)
 	r.stop = stop
+	t.sampler.Stop = stopping // a rollout or evaluation ends within a round of a signal (console.go)
 	// last to go: a rank that failed is often stopped by its launcher
 	// (torchrun's SIGTERM) while it tears down, and must live to print why
 	r.closers = append([]func(){stopSignals}, r.closers...)
@@ -259,7 +303,7 @@ func (r *trainRun) openLogs(next int) (err error) {
 	files := cfg
 	r.log = metrics.Discard()
 	var report metrics.ResumeReport
-	if r.dp.lead() {
+	if r.dp.Lead() {
 		if r.log, report, err = metrics.OpenJSONL(filepath.Join(cfg.Run.OutputDir, "metrics.jsonl"), next); err != nil {
 			return err
 		}
@@ -282,7 +326,7 @@ func (r *trainRun) openLogs(next int) (err error) {
 		fmt.Fprintf(out, "tensorboard: dropped %d events of steps ≥ %d from an earlier run\n", tbReport.Dropped, next)
 	}
 	r.samples = &sampleLog{}
-	if r.dp.lead() {
+	if r.dp.Lead() {
 		if r.samples, err = openSampleLog(cfg, next); err != nil {
 			return err
 		}

@@ -5,14 +5,15 @@
 # It says which, and while it runs, every few seconds which package it
 # finished last (scripts/lib/progress.sh), so it never looks hung.
 #
-# Usage: GO=go LDFLAGS='-X main.version=…' scripts/build.sh
+# Usage: GO=scripts/go/go LDFLAGS='-X main.version=…' [TRAIN_OUT=bin/train] scripts/build.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/progress.sh
 
-GO=${GO:-go}
-mkdir -p bin build
+GO=${GO:-scripts/go/go}
+out=${TRAIN_OUT:-bin/train}
+mkdir -p "$(dirname "$out")" build
 began=$SECONDS
-echo "build: bin/train ($GO build; a first build compiles the Go packages and the cgo binding, several minutes on 2 cores; a rebuild, seconds)"
-progress "building bin/train" build/go-build.log "$GO" build -v -ldflags "${LDFLAGS:-}" -o bin/train ./cmd/train
-echo "build: bin/train ready ($((SECONDS - began)) s)"
+echo "build: $out ($("$GO" --which 2>/dev/null || echo "$GO") build; a first build compiles the Go packages and the cgo binding, several minutes on 2 cores; a rebuild, seconds)"
+progress "building $out" build/go-build.log "$GO" build -v -ldflags "${LDFLAGS:-}" -o "$out" ./cmd/train
+echo "build: $out ready ($((SECONDS - began)) s)"

@@ -38,7 +38,7 @@ fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 if [[ -z ${TRAIN:-} ]]; then
-	(cd "$root" && go build -o "$out/train" ./cmd/train)
+	(cd "$root" && scripts/go/go build -o "$out/train" ./cmd/train)
 	TRAIN=$out/train
 fi
 extra=()

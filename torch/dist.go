@@ -9,6 +9,14 @@ package torch
 // Unlike tensor math, a collective fails for reasons outside the program —
 // another process died or hung — so these calls return errors (naming this
 // rank) instead of panicking.
+//
+// Waiting: on Gloo every call returns with its result. On NCCL the data
+// plane is stream-ordered (csrc/dist.cc): AllReduce and Broadcast go in
+// buckets the compute stream waits for, checked by the host a little later
+// and all before the call returns; ReduceScatterAsync and AllGatherIntoAsync
+// return a Work in flight, which the caller waits for on the stream before
+// reading the result and checks with the host later, when the GPU has other
+// work queued.
 
 // #include <stdlib.h>
 // #include "tshim.h"
@@ -45,6 +53,9 @@ type DistConfig struct {
 	GlooInterfaces string
 	GlooAddr       string
 }
+
+// DefaultBucketBytes bounds one bucket of AllReduce and Broadcast.
+const DefaultBucketBytes = 256 << 20
 
 // ProcessGroup is a joined c10d process group.
 type ProcessGroup struct {
@@ -143,15 +154,24 @@ func (pg *ProcessGroup) staged(ts []*Tensor) ([]*Tensor, func()) {
 }
 
 // AllReduce combines ts across ranks in place (every rank passes tensors of
-// the same shapes and dtypes, in the same order).
+// the same shapes and dtypes, in the same order), in buckets of at most
+// DefaultBucketBytes.
 func (pg *ProcessGroup) AllReduce(ts []*Tensor, op ReduceOp) error {
+	return pg.AllReduceBuckets(ts, op, DefaultBucketBytes)
+}
+
+// AllReduceBuckets is AllReduce in buckets of at most bucketBytes (≤ 0:
+// DefaultBucketBytes): a contiguous tensor of a bucket or more is reduced in
+// place a slice at a time, smaller ones are packed into one bucket's buffer
+// per dtype (float32 for bf16/f16 on Gloo).
+func (pg *ProcessGroup) AllReduceBuckets(ts []*Tensor, op ReduceOp, bucketBytes int64) error {
 	if len(ts) == 0 {
 		return nil
 	}
 	ts, back := pg.staged(ts)
 	defer back()
 	hs, n := handles(ts)
-	return callErr(C.ts_dist_all_reduce(pg.h, hs, n, C.int(op)))
+	return callErr(C.ts_dist_all_reduce(pg.h, hs, n, C.int(op), C.int64_t(bucketBytes)))
 }
 
 // AllGather returns every rank's t stacked along a new first dimension
@@ -174,7 +194,8 @@ func (pg *ProcessGroup) AllGather(t *Tensor) (*Tensor, error) {
 	return all, nil
 }
 
-// Broadcast copies root's ts into every other rank's ts, in place.
+// Broadcast copies root's ts into every other rank's ts, in place, in
+// buckets of at most DefaultBucketBytes.
 func (pg *ProcessGroup) Broadcast(ts []*Tensor, root int) error {
 	if len(ts) == 0 {
 		return nil
@@ -182,22 +203,120 @@ func (pg *ProcessGroup) Broadcast(ts []*Tensor, root int) error {
 	ts, back := pg.staged(ts)
 	defer back()
 	hs, n := handles(ts)
-	return callErr(C.ts_dist_broadcast(pg.h, hs, n, C.int(root)))
+	return callErr(C.ts_dist_broadcast(pg.h, hs, n, C.int(root), C.int64_t(DefaultBucketBytes)))
 }
 
 // ReduceScatter sums in, a flat (World·n) buffer, across ranks and writes
 // this rank's chunk of the sum, elements [Rank·n, (Rank+1)·n), into out
 // (n). Both are contiguous, 1-d, of one dtype and device. NCCL reduces in
 // its own order; Gloo (which has no reduce-scatter) sends each chunk to its
-// rank and adds the W chunks in rank order there.
+// rank and adds the W chunks in rank order there. It returns with the result.
 func (pg *ProcessGroup) ReduceScatter(in, out *Tensor) error {
-	return callErr(C.ts_dist_reduce_scatter(pg.h, in.handle(), out.handle()))
+	return callErr(C.ts_dist_reduce_scatter(pg.h, in.handle(), out.handle(), nil))
 }
 
 // AllGatherInto writes every rank's in (n) into out (World·n), rank r's at
-// [r·n, (r+1)·n). Both are contiguous, 1-d, of one dtype and device.
+// [r·n, (r+1)·n). Both are contiguous, 1-d, of one dtype and device. It
+// returns with the result.
 func (pg *ProcessGroup) AllGatherInto(in, out *Tensor) error {
-	return callErr(C.ts_dist_all_gather_into(pg.h, in.handle(), out.handle()))
+	return callErr(C.ts_dist_all_gather_into(pg.h, in.handle(), out.handle(), nil))
+}
+
+// Work is a collective in flight (NCCL). A nil *Work is one that is done:
+// Gloo's, whose host waited already; its methods do nothing.
+type Work struct{ h C.ts_work }
+
+// ReduceScatterAsync is ReduceScatter without waiting on NCCL: out holds the
+// result once the Work is waited for. in may be freed at once (c10d keeps
+// what the collective reads).
+func (pg *ProcessGroup) ReduceScatterAsync(in, out *Tensor) (*Work, error) {
+	var w C.ts_work
+	if err := callErr(C.ts_dist_reduce_scatter(pg.h, in.handle(), out.handle(), &w)); err != nil {
+		return nil, err
+	}
+	return work(w), nil
+}
+
+// AllGatherIntoAsync is AllGatherInto without waiting on NCCL: out holds
+// the result once the Work is waited for.
+func (pg *ProcessGroup) AllGatherIntoAsync(in, out *Tensor) (*Work, error) {
+	var w C.ts_work
+	if err := callErr(C.ts_dist_all_gather_into(pg.h, in.handle(), out.handle(), &w)); err != nil {
+		return nil, err
+	}
+	return work(w), nil
+}
+
+func work(w C.ts_work) *Work {
+	if w == nil {
+		return nil
+	}
+	return &Work{h: w}
+}
+
+// Wait makes the current CUDA stream wait for the collective, so that work
+// queued after it reads its result; the host does not wait.
+func (w *Work) Wait() error {
+	if w == nil || w.h == nil {
+		return nil
+	}
+	return callErr(C.ts_work_wait(w.h, 0))
+}
+
+// Check waits for the collective with the host until it completes, fails or
+// the group's timeout passes (the error names this rank), and releases the
+// Work. It orders the current stream after it too. Check a Work before its
+// group is closed (Free one that will not be).
+func (w *Work) Check() error {
+	if w == nil || w.h == nil {
+		return nil
+	}
+	err := callErr(C.ts_work_wait(w.h, 1))
+	w.Free()
+	return err
+}
+
+// Free releases the Work without waiting for it. Idempotent.
+func (w *Work) Free() {
+	if w == nil || w.h == nil {
+		return
+	}
+	C.ts_work_free(w.h)
+	w.h = nil
+}
+
+// DistStats are what a group did since it was joined: the collectives it
+// issued, by kind (one per bucket), the times the host waited for one, and
+// the largest staging buffer a collective allocated, in bytes (AllReduce's
+// and Broadcast's packed buckets, Gloo's reduce-scatter receive buffer).
+type DistStats struct {
+	AllReduce, Broadcast, AllGather, ReduceScatter, AllGatherInto, Barrier int64
+	HostWaits                                                              int64
+	LargestBuffer                                                          int64
+}
+
+// Collectives is the number of collectives of every kind.
+func (s DistStats) Collectives() int64 {
+	return s.AllReduce + s.Broadcast + s.AllGather + s.ReduceScatter + s.AllGatherInto + s.Barrier
+}
+
+// Sub is s − o, kind by kind (LargestBuffer stays s's).
+func (s DistStats) Sub(o DistStats) DistStats {
+	return DistStats{s.AllReduce - o.AllReduce, s.Broadcast - o.Broadcast, s.AllGather - o.AllGather,
+		s.ReduceScatter - o.ReduceScatter, s.AllGatherInto - o.AllGatherInto, s.Barrier - o.Barrier,
+		s.HostWaits - o.HostWaits, s.LargestBuffer}
+}
+
+// Stats returns the group's counters.
+func (pg *ProcessGroup) Stats() DistStats {
+	var v [C.TS_DIST_NSTATS]C.int64_t
+	check("dist_stats", C.ts_dist_stats(pg.h, &v[0], C.TS_DIST_NSTATS))
+	return DistStats{
+		AllReduce: int64(v[C.TS_DIST_STAT_ALL_REDUCE]), Broadcast: int64(v[C.TS_DIST_STAT_BROADCAST]),
+		AllGather: int64(v[C.TS_DIST_STAT_ALL_GATHER]), ReduceScatter: int64(v[C.TS_DIST_STAT_REDUCE_SCATTER]),
+		AllGatherInto: int64(v[C.TS_DIST_STAT_ALL_GATHER_INTO]), Barrier: int64(v[C.TS_DIST_STAT_BARRIER]),
+		HostWaits: int64(v[C.TS_DIST_STAT_HOST_WAITS]), LargestBuffer: int64(v[C.TS_DIST_STAT_LARGEST_BUFFER]),
+	}
 }
 
 // Barrier returns when every rank has reached it.

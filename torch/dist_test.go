@@ -62,6 +62,21 @@ func TestDistCollectivesTwoRanks(t *testing.T) {
 	}
 }
 
+// AllReduceBuckets in buckets of 1 KiB over five tensors: a float32 one of
+// 1,000 elements goes in place in 4 slices, a non-contiguous float32 one
+// and a small one are packed into one float32 buffer, 300 bf16 values into
+// two float32 buffers (Gloo sums them widened), 5 int64 into one — 8
+// collectives, the sums exact, and no staging buffer above the bucket
+// (where one concatenation of every float32 tensor would be 4,360 bytes).
+func TestDistAllReduceBuckets(t *testing.T) {
+	outs, errs := runRanks(t, "buckets", 2)
+	for r := range outs {
+		if errs[r] != nil || !strings.Contains(outs[r], "buckets ok") {
+			t.Fatalf("rank %d: %v\n%s", r, errs[r], outs[r])
+		}
+	}
+}
+
 // A rank that dies makes the other's next collective fail with an error
 // naming the surviving rank, instead of hanging.
 func TestDistPeerDeathIsAnError(t *testing.T) {
@@ -199,6 +214,43 @@ func TestDistChild(t *testing.T) {
 			t.Fatal(err)
 		}
 		fmt.Println("collectives ok")
+	case "buckets":
+		// element i of a tensor is v(i)·(r+1) on rank r, v(i) = i (i mod 16 in
+		// bf16, whose sums stay exact): the sum over two ranks is 3·v(i)
+		v := func(i int, dt DType) float64 {
+			if dt == BFloat16 {
+				return float64(i % 16)
+			}
+			return float64(i)
+		}
+		ramp := func(n int, dt DType) *Tensor {
+			x := make([]float64, n)
+			for i := range x {
+				x[i] = v(i, dt) * (r + 1)
+			}
+			return FromFloat64(x).ToDType(dt)
+		}
+		a, c, d, e := ramp(1000, Float32), ramp(300, BFloat16), ramp(5, Int64), ramp(20, Float32)
+		b := ramp(70, Float32).Reshape(10, 7).Transpose(0, 1) // (7, 10), not contiguous
+		before := pg.Stats()
+		if err := pg.AllReduceBuckets([]*Tensor{a, b, c, d, e}, ReduceSum, 1024); err != nil {
+			t.Fatal(err)
+		}
+		st := pg.Stats().Sub(before)
+		for name, x := range map[string]*Tensor{"a": a, "b": b.Transpose(0, 1).Reshape(-1), "c": c, "d": d, "e": e} {
+			for i, got := range x.ToDType(Float64).Float64s() {
+				if want := 3 * v(i, x.DType()); got != want {
+					t.Fatalf("tensor %s element %d: %g, want %g", name, i, got, want)
+				}
+			}
+		}
+		if c.DType() != BFloat16 || b.IsContiguous() {
+			t.Fatalf("the tensors changed form: c %v, b contiguous %v", c.DType(), b.IsContiguous())
+		}
+		if st.AllReduce != 8 || st.LargestBuffer > 1024 {
+			t.Fatalf("%d all-reduces, largest staging buffer %d bytes; want 8 and at most the 1,024-byte bucket", st.AllReduce, st.LargestBuffer)
+		}
+		fmt.Println("buckets ok")
 	case "stall":
 		if err := pg.Barrier(); err != nil {
 			t.Fatal(err)
@@ -245,8 +297,8 @@ func TestCUDADistNCCLOptionsAndCPUTensors(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log(d)
-	if !strings.Contains(d, "nccl: timeout 4321 ms, device "+dev.String()) || !strings.Contains(d, "blocking wait 1") {
-		t.Fatalf("the group holds %q; want NCCL with timeout 4321 ms on %v and a blocking wait", d, dev)
+	if !strings.Contains(d, "nccl: timeout 4321 ms, device "+dev.String()) || !strings.Contains(d, "waits stream-ordered") {
+		t.Fatalf("the group holds %q; want NCCL with timeout 4321 ms on %v and stream-ordered waits", d, dev)
 	}
 	s := NewScope()
 	defer s.Close()

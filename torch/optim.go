@@ -18,10 +18,12 @@ type AdamWGroup struct {
 }
 
 // AdamW is torch.optim.AdamW (decoupled weight decay, no amsgrad) over
-// parameter groups, stepping every parameter in one shim call. Moments are
-// float32. With master weights, each non-float32 parameter (bf16 on GPU) is
-// updated through a float32 master copy, so small updates are not lost to
-// bf16 rounding.
+// parameter groups, stepping every parameter in one shim call. Where the
+// state lives is its AdamWMode: float32 moments by default; with master
+// weights, each non-float32 parameter (bf16 on GPU) is updated through a
+// float32 master copy, so small updates are not lost to bf16 rounding; with
+// AdamWOwnDType, moments of each parameter's dtype and no master, as
+// torch.optim.AdamW runs on bf16 parameters.
 type AdamW struct {
 	h      C.ts_adamw
 	params []*Tensor
@@ -37,9 +39,32 @@ type AdamWState struct {
 	Master           *Tensor
 }
 
+// AdamWMode is where AdamW keeps its state and runs its update for a
+// non-float32 parameter (a float32 one is updated in place under all three).
+type AdamWMode int
+
+const (
+	AdamWFloat32Moments AdamWMode = iota // float32 moments; the parameter updated through a float32 copy made for the step
+	AdamWMasters                         // float32 moments and a float32 master copy the update runs on
+	AdamWOwnDType                        // moments of the parameter's dtype, no master: every operation rounds to it
+)
+
+// NewAdamWMode builds the optimizer with the given mode; NewAdamW is
+// NewAdamWMode with AdamWMasters or AdamWFloat32Moments.
+func NewAdamWMode(groups []AdamWGroup, mode AdamWMode) *AdamW {
+	return newAdamW(groups, C.int(mode))
+}
+
 // NewAdamW builds the optimizer. The parameters stay owned by the caller;
 // the optimizer holds its own references until Free.
 func NewAdamW(groups []AdamWGroup, masterWeights bool) *AdamW {
+	if masterWeights {
+		return newAdamW(groups, C.int(AdamWMasters))
+	}
+	return newAdamW(groups, C.int(AdamWFloat32Moments))
+}
+
+func newAdamW(groups []AdamWGroup, state C.int) *AdamW {
 	var params []*Tensor
 	var groupOf []C.int
 	lr := make([]C.double, len(groups))
@@ -59,7 +84,7 @@ func NewAdamW(groups []AdamWGroup, masterWeights bool) *AdamW {
 	}
 	hs, n := handles(params)
 	var h C.ts_adamw
-	check("adamw", C.ts_adamw_new(hs, n, &groupOf[0], C.int(len(groups)), &lr[0], &b1[0], &b2[0], &eps[0], &wd[0], cbool(masterWeights), &h))
+	check("adamw", C.ts_adamw_new(hs, n, &groupOf[0], C.int(len(groups)), &lr[0], &b1[0], &b2[0], &eps[0], &wd[0], state, &h))
 	return &AdamW{h: h, params: params, groups: len(groups)}
 }
 

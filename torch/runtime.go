@@ -1,5 +1,6 @@
 package torch
 
+// #include <stdlib.h>
 // #include "tshim.h"
 import "C"
 
@@ -9,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 func init() {
@@ -62,6 +64,22 @@ func ShimPath() string {
 	var p *C.char
 	check("shim_path", C.ts_shim_path(&p))
 	return C.GoString(p)
+}
+
+// CUDABuild reports whether the shim was built for CUDA (scripts/gpu/
+// build-shim.sh, `make gpu`) and, if so, the CUDA runtime version it was
+// compiled against ("13.0"). A CUDA build runs on a machine without a GPU
+// too, with no CUDA device.
+func CUDABuild() (cuda bool, runtime string) {
+	var v C.int
+	check("build_cuda", C.ts_build_cuda(&v))
+	switch {
+	case v == 0:
+		return false, ""
+	case v == 1:
+		return true, "unknown"
+	}
+	return true, fmt.Sprintf("%d.%d", v/1000, v%1000/10)
 }
 
 // Version is libtorch's version as major, minor, patch.
@@ -128,17 +146,39 @@ func SetDevice(index int) (err error) {
 	return nil
 }
 
-// MemoryStats are a CUDA device's caching-allocator figures in bytes; all
-// zero for the CPU and on CPU-only builds.
+// CUDAPCIBusID is cuda:ordinal's PCI bus id ("0000:3B:00.0"), the name
+// NVML knows the device by whatever CUDA_VISIBLE_DEVICES or a cgroup did to
+// the ordinals; "" on CPU-only builds.
+func CUDAPCIBusID(ordinal int) (id string, err error) {
+	defer Recover(&err)
+	var p *C.char
+	check("cuda_pci_bus_id", C.ts_cuda_pci_bus_id(C.int(ordinal), &p))
+	defer C.free(unsafe.Pointer(p))
+	return C.GoString(p), nil
+}
+
+// MemoryStats are a device's allocator figures in bytes: the CUDA caching
+// allocator's, or for the CPU what libtorch's CPU allocator holds once
+// TrackCPUMemory is on (Reserved is then Allocated); zeros otherwise.
 type MemoryStats struct {
 	Allocated, Reserved, PeakAllocated int64
 }
 
+// TrackCPUMemory counts what libtorch's CPU allocator holds from now on
+// (csrc/cpu_memory.cc): Memory(CPU) reports it. Tensors made before are
+// never counted. It returns false where the allocator cannot be wrapped.
+func TrackCPUMemory() bool {
+	var ok C.int
+	check("cpu_memory_track", C.ts_cpu_memory_track(&ok))
+	return ok != 0
+}
+
 // Memory returns dev's allocator statistics.
 func Memory(dev Device) MemoryStats {
-	var m MemoryStats
 	if !dev.IsCUDA() {
-		return m
+		var a, p C.int64_t
+		check("cpu_memory", C.ts_cpu_memory(&a, &p))
+		return MemoryStats{Allocated: int64(a), Reserved: int64(a), PeakAllocated: int64(p)}
 	}
 	var a, r, p C.int64_t
 	check("cuda_memory", C.ts_cuda_memory(C.int(dev), &a, &r, &p))
@@ -149,7 +189,9 @@ func Memory(dev Device) MemoryStats {
 func ResetPeakMemory(dev Device) {
 	if dev.IsCUDA() {
 		check("cuda_reset_peak", C.ts_cuda_reset_peak(C.int(dev)))
+		return
 	}
+	check("cpu_reset_peak", C.ts_cpu_reset_peak())
 }
 
 // EmptyCache returns cached, unused CUDA memory to the driver.

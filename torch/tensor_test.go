@@ -258,8 +258,10 @@ func TestRuntime(t *testing.T) {
 			t.Fatalf("CPU build must report zero CUDA memory, got %+v", m)
 		}
 	}
-	if m := Memory(CPU); m != (MemoryStats{}) {
-		t.Fatalf("CPU memory stats should be zeros, got %+v", m)
+	// the CPU's: zeros until TrackCPUMemory (TestCPUMemoryStatistics), then
+	// what the CPU allocator holds, its peak at least that
+	if m := Memory(CPU); m.Allocated < 0 || m.Reserved != m.Allocated || m.PeakAllocated < m.Allocated {
+		t.Fatalf("CPU memory stats: %+v", m)
 	}
 	Synchronize(CPU)
 	EmptyCache()

@@ -4,7 +4,7 @@
  * What it is: a narrow, hand-written surface over ATen, exactly the operations
  * troupe uses, grouped by concern (tensor.cc, shape.cc, math.cc, nn.cc,
  * norm.cc, attention.cc, fused.cc, autograd.cc, optim.cc, dist.cc, graph.cc,
- * opcount.cc, runtime.cc). Handles are opaque; dtypes and devices are ints; results come
+ * opcount.cc, cpu_memory.cc, runtime.cc). Handles are opaque; dtypes and devices are ints; results come
  * back through out-parameters; every function returns its own error: NULL on
  * success, otherwise a malloc'd C string that the caller releases with
  * ts_free_err. There is no "last error" state.
@@ -29,6 +29,7 @@ typedef struct ts_tensor_s* ts_tensor; /* owns one at::Tensor reference */
 typedef struct ts_gen_s* ts_gen;       /* owns one at::Generator */
 typedef struct ts_adamw_s* ts_adamw;   /* AdamW state over a parameter list */
 typedef struct ts_pg_s* ts_pg;         /* a c10d process group (dist.cc) */
+typedef struct ts_work_s* ts_work;     /* a collective in flight (dist.cc) */
 typedef struct ts_graph_s* ts_graph;   /* a CUDA graph being captured or captured (graph.cc) */
 typedef char* ts_err;                  /* NULL = success */
 
@@ -189,8 +190,11 @@ ts_err ts_clip_grad_norm(const ts_tensor* params, int n, double max_norm, double
 
 /* ---- optim.cc: AdamW (decoupled weight decay) with parameter groups ----
  * group[i] names the group of params[i]; lr/beta1/beta2/eps/weight_decay are per group.
- * master_f32 != 0 keeps a float32 master copy of every non-f32 parameter: the update runs on the
- * master and is copied back rounded, so bf16 weights accumulate small updates correctly. */
+ * master_f32 is the state mode: 0 float32 moments, a non-f32 parameter updated through a float32
+ * copy; 1 the same and a float32 master copy of every non-f32 parameter that the update runs on
+ * and copies back rounded, so bf16 weights accumulate small updates correctly; 2 no master and
+ * moments in each parameter's dtype, every operation rounded to it (torch.optim.AdamW on bf16
+ * parameters). */
 ts_err ts_adamw_new(const ts_tensor* params, int n, const int* group, int ngroups, const double* lr,
                     const double* beta1, const double* beta2, const double* eps, const double* weight_decay,
                     int master_f32, ts_adamw* out);
@@ -209,30 +213,62 @@ ts_err ts_adamw_load_state(ts_adamw o, int i, int64_t step, ts_tensor exp_avg, t
 /* ---- dist.cc: collectives across processes on c10d (Gloo for CPU tensors, NCCL for CUDA) ----
  * init blocks until all `world` ranks have joined the TCPStore that rank 0 hosts at host:port;
  * timeout_ms bounds the rendezvous and every collective (Gloo's and NCCL's options, and each
- * wait). device: the CUDA device NCCL is bound to (LOCAL_RANK), -1 for none. Gloo's transport
- * binds the comma-separated network interfaces gloo_ifaces, else the address gloo_addr, else the
- * host name's address (NULL or "" skips one). A list of tensors is reduced as one buffer per
- * dtype, in place (on Gloo a bf16/f16 buffer is summed in float32 and rounded once). Failures
- * name this rank. Backends depend on the build. describe writes the
- * options the backends hold (timeouts, devices), as c10d reports them (malloc'd: free() it). */
+ * host wait). device: the CUDA device NCCL is bound to (LOCAL_RANK), -1 for none. Gloo's
+ * transport binds the comma-separated network interfaces gloo_ifaces, else the address
+ * gloo_addr, else the host name's address (NULL or "" skips one). Failures name this rank.
+ * Backends depend on the build. describe writes the options the backends hold (timeouts,
+ * devices), as c10d reports them (malloc'd: free() it).
+ *
+ * all_reduce and broadcast take a list of tensors, in place, in buckets of at most bucket_bytes
+ * (<= 0: TS_DIST_BUCKET_BYTES): a contiguous tensor of a bucket or more goes in slices of
+ * itself, smaller ones are packed per dtype into a bucket-sized buffer (on Gloo a bf16/f16
+ * bucket is summed in float32 and rounded once, its buffer float32). On NCCL every bucket is
+ * stream-ordered (the current stream waits for it; the host does not) and the host checks each
+ * bucket two buckets later and all of them before the call returns. all_gather, barrier and
+ * a list of CPU tensors block the host as before. */
 enum { TS_DIST_SUM = 0, TS_DIST_MAX = 1 };
+#define TS_DIST_BUCKET_BYTES (256LL << 20)
 ts_err ts_dist_backends(int* gloo, int* nccl);
 ts_err ts_dist_init(const char* host, int port, int rank, int world, int device, int64_t timeout_ms,
                     const char* gloo_ifaces, const char* gloo_addr, int want_gloo, int want_nccl, ts_pg* out);
 ts_err ts_dist_describe(ts_pg pg, char** out);
 ts_err ts_dist_free(ts_pg pg);
-ts_err ts_dist_all_reduce(ts_pg pg, const ts_tensor* ts, int n, int op);
+ts_err ts_dist_all_reduce(ts_pg pg, const ts_tensor* ts, int n, int op, int64_t bucket_bytes);
 ts_err ts_dist_all_gather(ts_pg pg, ts_tensor t, ts_tensor* out); /* (world, *t.shape) */
-ts_err ts_dist_broadcast(ts_pg pg, const ts_tensor* ts, int n, int root);
+ts_err ts_dist_broadcast(ts_pg pg, const ts_tensor* ts, int n, int root, int64_t bucket_bytes);
 ts_err ts_dist_barrier(ts_pg pg);
 /* Sharded training (ZeRO/FSDP) on flat 1-d buffers of equal chunks, n elements per rank:
  * reduce_scatter: in (world·n), out (n) = Σ over ranks of their in[rank·n : (rank+1)·n], this
  * rank's chunk (NCCL: reduce_scatter; Gloo, which has none in every version: all-to-all, then the
  * W chunks summed here in rank order). all_gather_into: in (n), out (world·n), rank r's in at
  * [r·n, (r+1)·n) (NCCL: allgather into one buffer; Gloo: allgather into views of it). On Gloo
- * both carry bf16/f16 as their bits, so they work where Gloo's own reductions refuse those. */
-ts_err ts_dist_reduce_scatter(ts_pg pg, ts_tensor in, ts_tensor out);
-ts_err ts_dist_all_gather_into(ts_pg pg, ts_tensor in, ts_tensor out);
+ * both carry bf16/f16 as their bits, so they work where Gloo's own reductions refuse those.
+ * work NULL: the call returns when the result is there (the host waited). Otherwise, on NCCL,
+ * *work is the collective in flight and nothing waited for it: work_wait makes the current
+ * stream wait for it (stream-ordered: read out only after that), with host set the host too,
+ * until it completes, fails or the timeout passes (the error names this rank); work_free
+ * drops the handle (freeing one never waited for leaves the result unordered). On Gloo the
+ * host has waited already and *work is NULL; every work_ call takes NULL as done. */
+ts_err ts_dist_reduce_scatter(ts_pg pg, ts_tensor in, ts_tensor out, ts_work* work);
+ts_err ts_dist_all_gather_into(ts_pg pg, ts_tensor in, ts_tensor out, ts_work* work);
+ts_err ts_work_wait(ts_work w, int host);
+ts_err ts_work_free(ts_work w);
+/* What the group did since init: collectives issued by kind (c10d calls: one per bucket), the
+ * times the host blocked on one, and the largest staging buffer a collective allocated (bytes:
+ * all_reduce's and broadcast's packed buckets, the Gloo reduce-scatter's receive buffer; not
+ * the caller's tensors nor all_gather's result). Fills min(n, TS_DIST_NSTATS) values. */
+enum {
+  TS_DIST_STAT_ALL_REDUCE = 0,
+  TS_DIST_STAT_BROADCAST,
+  TS_DIST_STAT_ALL_GATHER,
+  TS_DIST_STAT_REDUCE_SCATTER,
+  TS_DIST_STAT_ALL_GATHER_INTO,
+  TS_DIST_STAT_BARRIER,
+  TS_DIST_STAT_HOST_WAITS,
+  TS_DIST_STAT_LARGEST_BUFFER,
+  TS_DIST_NSTATS
+};
+ts_err ts_dist_stats(ts_pg pg, int64_t* out, int n);
 
 /* ---- graph.cc: CUDA graphs; all but ts_graph_supported fail in builds without them ---- */
 ts_err ts_graph_supported(int* out);
@@ -275,9 +311,19 @@ ts_err ts_op_profile_stop(char** table);
 ts_err ts_kernel_profile_start(int cuda);
 ts_err ts_kernel_profile_stop(char** table, int64_t* events);
 
+/* ---- cpu_memory.cc: what libtorch's CPU allocator holds ----
+ * track puts a counting allocator in front of the CPU allocator (idempotent; *ok = 0 where the
+ * allocator in place cannot be wrapped); storages made before it are never counted. memory: the
+ * bytes allocated through it now and the peak since track or reset_peak (zeros before track). */
+ts_err ts_cpu_memory_track(int* ok);
+ts_err ts_cpu_memory(int64_t* allocated, int64_t* peak);
+ts_err ts_cpu_reset_peak(void);
+
 /* ---- runtime.cc ---- */
 ts_err ts_version(int* major, int* minor, int* patch);
 ts_err ts_shim_path(const char** out); /* file the shim was loaded from; static storage, do not free */
+/* 0 for a CPU-only shim; for a CUDA build the CUDA runtime version it was compiled against (12040 = 12.4) */
+ts_err ts_build_cuda(int* cuda_runtime);
 ts_err ts_set_num_threads(int n);
 /* glibc's allocator: keep up to trim_bytes of freed memory instead of returning it to the system,
  * and serve blocks below mmap_bytes from the heap; *ok = 0 where the C library is not glibc */
@@ -290,6 +336,9 @@ ts_err ts_fused_sdpa_available(int* out);
 ts_err ts_cuda_synchronize(int device);
 /* makes cuda:device this thread's current device (before any CUDA work) */
 ts_err ts_cuda_set_device(int device);
+/* cuda:device's PCI bus id as CUDA writes it ("0000:3b:00.0"), through this process's numbering
+ * (CUDA_VISIBLE_DEVICES); malloc'd, free with free(); "" on CPU-only builds */
+ts_err ts_cuda_pci_bus_id(int device, char** out);
 /* bytes; zeros on CPU-only builds */
 ts_err ts_cuda_memory(int device, int64_t* allocated, int64_t* reserved, int64_t* peak);
 ts_err ts_cuda_reset_peak(int device);

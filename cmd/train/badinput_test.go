@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -185,7 +186,10 @@ func TestBadInputTable(t *testing.T) {
 	writeTestFile(t, filepath.Join(d, "random.parquet"), randomBytes(3000))
 	writeTestFile(t, filepath.Join(d, "bad.jsonl"), []byte("{not json\n"))
 	writeTestFile(t, filepath.Join(d, "noanswer.jsonl"), []byte(`{"question": "What is 1 + 1?"}`+"\n"))
+	writeTestFile(t, filepath.Join(d, "emptyanswer.jsonl"), []byte(`{"question": "What is 1 + 1?", "answer": "2"}`+"\n"+`{"question": "What is 2 + 2?", "answer": " "}`+"\n"))
 	writeTestFile(t, filepath.Join(d, "bad.yaml"), []byte("run: {steps: [\n"))
+	writeTestFile(t, filepath.Join(d, "twodocs.yaml"), append(readFile(t, cfg), "---\nrun: {steps: 9}\n"...))
+	writeTestFile(t, filepath.Join(d, "failcode.jsonl"), []byte(`{"task_id": "wrong/1", "prompt": "def sub(a, b):\n", "canonical_solution": "    return a + b\n", "entry_point": "sub", "test": "def check(candidate):\n    assert candidate(3, 1) == 2\n"}`+"\n"))
 	config := readFile(t, filepath.Join(base, "config.json"))
 	weights := readFile(t, filepath.Join(base, "model.safetensors"))
 	writeTestFile(t, filepath.Join(d, "badmodel", "config.json"), config)
@@ -250,6 +254,17 @@ func TestBadInputTable(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// a run directory whose run.lock is a link to a file the run must not
+	// write, and one holding an earlier run's logs but no checkpoint
+	writeTestFile(t, filepath.Join(d, "victim"), []byte("precious\n"))
+	if err := os.MkdirAll(filepath.Join(d, "linklock"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(d, "victim"), filepath.Join(d, "linklock", dirlock.Name)); err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, filepath.Join(d, "logsonly", "metrics.jsonl"), readFile(t, filepath.Join(run, "metrics.jsonl")))
+
 	// a copy of the run whose directory this process holds, as a second
 	// writer would
 	if err := os.CopyFS(filepath.Join(d, "heldrun"), os.DirFS(run)); err != nil {
@@ -290,22 +305,30 @@ func TestBadInputTable(t *testing.T) {
 	}
 	writeTestFile(t, filepath.Join(d, "notemplate", "tokenizer_config.json"), raw)
 
-	expand := strings.NewReplacer("$D", d, "$BASE", base, "$CFG", cfg, "$RUN", run)
+	port, heldPort := freeTCPPort(t), otherProgramsPort(t)
+	expand := strings.NewReplacer("$D", d, "$BASE", base, "$CFG", cfg, "$RUN", run, "$HELDPORT", heldPort, "$PORT", port)
 	checked := 0
 	for _, c := range cases {
 		args := make([]string, len(c.args))
 		for i, a := range c.args {
 			args[i] = expand.Replace(a)
 		}
+		env := 0 // leading VAR=VALUE words: the row's environment
+		for env < len(args) && envWord.MatchString(args[env]) {
+			env++
+		}
+		restore := setRowEnv(args[:env])
+		args = args[env:]
 		runOnly := strings.HasPrefix(c.want, runOnlyMark)
 		c.want = strings.TrimPrefix(c.want, runOnlyMark)
 		var out, errb bytes.Buffer
 		code := execute(args, &out, &errb)
+		restore()
 		msg := errb.String()
 		// what a fresh run refuses, train check refuses with the same line
 		// (both go through config.Load and preflight.go) — unless only the
-		// weights show it
-		if code == 1 && !runOnly && configOnly(args) {
+		// weights show it, or the launcher's variables (check reads none)
+		if code == 1 && !runOnly && env == 0 && configOnly(args) {
 			checked++
 			var cout, cerr bytes.Buffer
 			ccode := execute(append([]string{"check"}, slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "-q" })...), &cout, &cerr)
@@ -337,10 +360,70 @@ func TestBadInputTable(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(base, "model.safetensors")); err != nil {
 		t.Errorf("the base model is gone: %v", err)
 	}
+	if b := readFileString(t, filepath.Join(d, "victim")); b != "precious\n" {
+		t.Errorf("the file behind linklock/run.lock was written: %q", b)
+	}
 	// and no refused command recorded anything in it
 	for name, was := range before {
 		if now := records()[name]; now != was {
 			t.Errorf("a refused command changed the run's %s:\nwas %.300q\nnow %.300q", name, was, now)
 		}
 	}
+}
+
+// envWord is a VAR=VALUE word that starts a row: the row's environment.
+var envWord = regexp.MustCompile(`^[A-Z][A-Z0-9_]*=`)
+
+// setRowEnv sets a row's VAR=VALUE words and returns what restores the
+// environment.
+func setRowEnv(words []string) (restore func()) {
+	var undo []func()
+	for _, w := range words {
+		k, v, _ := strings.Cut(w, "=")
+		if was, ok := os.LookupEnv(k); ok {
+			undo = append(undo, func() { os.Setenv(k, was) })
+		} else {
+			undo = append(undo, func() { os.Unsetenv(k) })
+		}
+		os.Setenv(k, v)
+	}
+	return func() {
+		for _, u := range undo {
+			u()
+		}
+	}
+}
+
+// freeTCPPort is a port nothing listens on ($PORT).
+func freeTCPPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+// otherProgramsPort is a port another program holds for the test's life
+// ($HELDPORT): it answers every connection with an SSH server's banner and
+// keeps it open.
+func otherProgramsPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("SSH-2.0-OpenSSH_9.2\r\n"))
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }

@@ -136,6 +136,7 @@ that family.`,
 	f.IntVar(&c.KvHeads, "kv-heads", 2, "key/value heads (grouped-query attention)")
 	f.IntVar(&c.HeadDim, "head-dim", 16, "head dimension (qwen2: hidden/heads whatever is given)")
 	f.IntVar(&c.Intermediate, "intermediate", 128, "MLP intermediate size")
+	f.IntVar(&c.Vocab, "vocab", 0, "rows of the embedding and head (0: the tokenizer's size; more pads them as real checkpoints do, e.g. 151936 for a Qwen-shaped model; ids past the tokenizer decode to nothing)")
 	f.IntVar(&c.Merges, "merges", 1500, "BPE merges to learn at most (0: a pure byte tokenizer)")
 	f.Uint64Var(&c.Seed, "seed", 1, "initialisation seed")
 	f.StringVar(&c.Dtype, "dtype", "float32", "dtype of the saved weights: float32 or bfloat16")
@@ -153,9 +154,10 @@ func newPlan() *cobra.Command {
 what stays resident for the whole run (weights, float32 masters and AdamW
 moments, KL references; exact), the key/value arena each generation engine
 allocates (exact for the budget; with engine.kv_budget_gib 0 the budget is
-engine.kv_fraction of what --gpu-gib leaves free), and the update's
-transient memory — grads, float32 grad sums, activations of one micro-batch
-with prompts of --prompt-tokens, one log-prob chunk — which is an estimate.
+engine.kv_fraction of what --gpu-gib leaves free), and the update at its
+peak phase — grads, float32 grad sums, the head's backward, the
+collectives' buffers, activations of one micro-batch with prompts of
+--prompt-tokens — which is an estimate.
 With --nproc N the plan is one rank's device among N: a model with
 models.<name>.shard keeps 1/N of its optimizer state (and at level 2 of its
 grads; at level 3 it also gives back its layers' weights for the update).

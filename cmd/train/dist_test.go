@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"troupe/ckpt"
+	"troupe/dist"
 	"troupe/internal/metrics"
-	runpkg "troupe/run"
 	"troupe/safetensors"
 	"troupe/torch"
 )
@@ -139,7 +139,7 @@ func TestDataParallelTwoRanks(t *testing.T) {
 
 	// a rank dies in step 2: the run stops naming it; step 1's checkpoint stays
 	dead := filepath.Join(dir, "dead")
-	t.Setenv(runpkg.RankExitEnv, "2:1")
+	t.Setenv(dist.RankExitEnv, "2:1")
 	msg := failCode(t, append(common, "--nproc", "2", "--set", "run.output_dir="+dead)...)
 	if !strings.Contains(msg, "rank 1 of 2 failed first") {
 		t.Fatalf("the error does not name the dead rank:\n%s", msg)
@@ -148,7 +148,7 @@ func TestDataParallelTwoRanks(t *testing.T) {
 	if err != nil || cp.Step != 1 {
 		t.Fatalf("after the death the newest checkpoint should be step 1, intact: %+v, %v", cp, err)
 	}
-	os.Unsetenv(runpkg.RankExitEnv)
+	os.Unsetenv(dist.RankExitEnv)
 
 	// a batch the ranks cannot split is refused
 	if msg := failCode(t, append(common, "--nproc", "2", "--set", "batch.prompts_per_step=3", "--set", "run.output_dir="+filepath.Join(dir, "odd"))...); !strings.Contains(msg, "multiple of 2") {

@@ -15,7 +15,8 @@ package main
 //
 // A line that cannot run here is skipped, with its reason, when it names a
 // real-size config or a model or dataset path this machine lacks, holds a
-// placeholder (DIR, N, …), serves until stopped, or is a benchmark;
+// placeholder (DIR, N, …), serves until stopped, downloads datasets
+// (`train data NAME`), or is a benchmark;
 // docs_commands_test.go still parses it.
 
 import (
@@ -51,6 +52,8 @@ func skipReason(words []string) string {
 		return "it serves until stopped"
 	case len(words) > 1 && words[1] == "bench":
 		return "a benchmark: minutes of timing"
+	case len(words) > 2 && words[1] == "data" && words[2] != "list":
+		return "it downloads from the Hugging Face Hub"
 	case regexp.MustCompile(`configs/[^ ]*\.yaml`).MatchString(line) && !regexp.MustCompile(`configs/[^ ]*-tiny\.yaml`).MatchString(line):
 		return "a real-size config: it needs the model's files"
 	case strings.Contains(line, "/models/") || strings.Contains(line, "path/to") || regexp.MustCompile(`(^| |=)data/`).MatchString(line):

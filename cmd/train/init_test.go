@@ -54,3 +54,23 @@ func TestInitFamilies(t *testing.T) {
 		t.Errorf("unknown family: %q", msg)
 	}
 }
+
+// --vocab pads the embedding and head past the tokenizer, as real
+// checkpoints do (Qwen's 151936 rows for 151669 tokens), so a random model
+// can take a real model's shapes; the padded model still generates.
+func TestInitPadsTheVocabulary(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "padded")
+	cli(t, "init", out, "--merges", "50", "--layers", "1", "--vocab", "4096")
+	cfg, err := model.LoadConfig(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.VocabSize != 4096 || tok.VocabSize() >= 4096 {
+		t.Fatalf("--vocab 4096: config vocab %d, tokenizer %d tokens", cfg.VocabSize, tok.VocabSize())
+	}
+	cli(t, "generate", "--model", out, "--max-new-tokens", "4", "hello")
+}

@@ -1,10 +1,11 @@
 package main
 
 // launch.go — `train --nproc N`: start N ranks of this program on this node
-// (data parallel, run/dist.go) and wait for them.
+// (data parallel, package dist) and wait for them.
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -18,14 +19,16 @@ import (
 	"syscall"
 	"time"
 
-	"troupe/run"
+	"troupe/dist"
 )
 
 // launch runs nproc ranks of this program with the given arguments on this
 // node and waits for them. Rank 0's output is this command's; the others'
 // stderr is passed through with a "[rank N]" prefix. When a rank fails the
-// others are stopped, and the error names the rank that failed first. When
-// this process dies the ranks stop too (launch_linux.go, run/launcher.go).
+// others are stopped, and the error names the rank that failed first; when
+// the ranks stop in order after a signal (exitInterrupted), rank 0's line
+// is the only one. When this process dies the ranks stop too
+// (launch_linux.go, dist/launcher.go).
 func launch(nproc int, args []string, stdout, stderr io.Writer) error {
 	exe, err := os.Executable()
 	if err != nil {
@@ -46,7 +49,7 @@ func launch(nproc int, args []string, stdout, stderr io.Writer) error {
 		cmd := exec.Command(exe, args...)
 		cmd.Env = append(os.Environ(), "WORLD_SIZE="+strconv.Itoa(nproc), "RANK="+strconv.Itoa(r), "LOCAL_RANK="+strconv.Itoa(r),
 			"MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(port), "TROUPE_THREADS="+threads, asTrainEnv+"=1",
-			run.LauncherEnv+"="+strconv.Itoa(os.Getpid()))
+			dist.LauncherEnv+"="+strconv.Itoa(os.Getpid()))
 		cmd.SysProcAttr = rankProcAttr() // signals reach the ranks once, through this process; its death stops them
 		if r == 0 {
 			cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -82,8 +85,14 @@ func launch(nproc int, args []string, stdout, stderr io.Writer) error {
 		go func() { exits <- exit{r, cmd.Wait()} }()
 	}
 	var first *exit
+	stopped := 0 // ranks that a signal stopped in order (exitInterrupted)
 	for range nproc {
 		e := <-exits
+		var ee *exec.ExitError
+		if errors.As(e.err, &ee) && ee.ExitCode() == exitInterrupted {
+			stopped++
+			continue
+		}
 		if e.err != nil && first == nil {
 			first = &e
 			// the others fail at their next collective; stop any that hang
@@ -95,8 +104,11 @@ func launch(nproc int, args []string, stdout, stderr io.Writer) error {
 			}()
 		}
 	}
-	if first != nil {
+	switch {
+	case first != nil:
 		return fmt.Errorf("rank %d of %d failed first (%v); every rank has stopped; a checkpoint is written whole or not at all, so whatever the run saved is intact", first.rank, nproc, first.err)
+	case stopped > 0: // an orderly stop: rank 0 has printed what was saved and the command that continues
+		return quietExit{code: exitInterrupted}
 	}
 	return nil
 }

@@ -7,12 +7,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
 	"strings"
 
+	"troupe/dist"
 	"troupe/internal/cmdline"
 	"troupe/run"
 )
@@ -39,7 +41,11 @@ func execute(args []string, stdout, stderr io.Writer) int {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := resumeWithoutEquals(args); err != nil {
-		fmt.Fprintln(stderr, "train: "+err.Error())
+		fmt.Fprintln(stderr, "train: "+escapeControl(err.Error()))
+		return 1
+	}
+	if err := checkEnv(); err != nil { // strict.go
+		fmt.Fprintln(stderr, "train: "+escapeControl(err.Error()))
 		return 1
 	}
 	commandArgs = args
@@ -49,12 +55,39 @@ func execute(args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	if err := root.Execute(); err != nil {
-		fmt.Fprintln(stderr, "train: "+err.Error())
-		run.ReportToLauncher("train: " + err.Error()) // torchrun's summary of the failure shows it
-		return 1
+	err := root.Execute()
+	var quiet quietExit
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &quiet): // a launcher whose ranks said it all
+		return quiet.code
+	case run.IsInterrupted(err) && !leadRank():
+		return exitInterrupted // an orderly stop: rank 0 alone says what was saved and how to continue
 	}
-	return 0
+	msg := "train: " + escapeControl(err.Error()) // a typed escape sequence is shown, never acted on (strict.go)
+	fmt.Fprintln(stderr, msg)
+	if run.IsInterrupted(err) {
+		return exitInterrupted
+	}
+	dist.ReportToLauncher(msg) // torchrun's summary of the failure shows it
+	return 1
+}
+
+// exitInterrupted is the exit status of a run that a signal stopped in
+// order (128 + SIGINT, as shells report an interrupted command): a
+// launcher tells it from a failure.
+const exitInterrupted = 130
+
+// quietExit ends the command with code and no line of its own.
+type quietExit struct{ code int }
+
+func (q quietExit) Error() string { return fmt.Sprintf("exit status %d", q.code) }
+
+// leadRank: this process is rank 0 of a data-parallel run, or no rank.
+func leadRank() bool {
+	r := os.Getenv("RANK")
+	return r == "" || r == "0"
 }
 
 // resumeWithoutEquals catches `--resume DIR`: --resume alone means "latest",

@@ -43,7 +43,7 @@ trained model under its own optimizer settings. Metrics go to
 		}
 		return stopProfile()
 	}
-	root.AddCommand(newInit(), newSFT(), newEval(), newGenerate(), newExport(), newTokenize(), newPlot(), newCompare(), newIndex(), newServe(), newPlan(), newBench(), newCheck(), newVersion())
+	root.AddCommand(newInit(), newSFT(), newEval(), newGenerate(), newExport(), newTokenize(), newPlot(), newCompare(), newIndex(), newServe(), newPlan(), newBench(), newCheck(), newData(), newVersion())
 	installSuggestions(root) // suggest.go: unknown commands and flags get the closest name
 	return root
 }
@@ -54,8 +54,15 @@ func newVersion() *cobra.Command {
 		Short: "Print troupe's and libtorch's versions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(cmd.OutOrStdout(), "troupe %s\nlibtorch %s (shim %s)\nthreads %d, cuda devices %d, fused attention %v\n",
-				version, torch.VersionString(), torch.ShimPath(), torch.NumThreads(), torch.CUDADeviceCount(), torch.FusedSDPAAvailable())
+			build := "CPU only (make; Debian's libtorch)"
+			if cuda, rt := torch.CUDABuild(); cuda {
+				build = fmt.Sprintf("CUDA %s (make gpu)", rt)
+				if torch.CUDADeviceCount() == 0 {
+					build += "; no CUDA device visible here, so it runs on the CPU only"
+				}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "troupe %s\nbuild: %s\nlibtorch %s (shim %s)\nthreads %d, cuda devices %d, fused attention %v\n",
+				version, build, torch.VersionString(), torch.ShimPath(), torch.NumThreads(), torch.CUDADeviceCount(), torch.FusedSDPAAvailable())
 			fmt.Fprintf(cmd.OutOrStdout(), "CUDA kernels in this build: varlen flash attention %v, fused RMSNorm %v, fused AdamW %v, CUDA graphs %v\n",
 				torch.VarlenFused(), torch.FusedRMSNorm(), torch.FusedAdamW(), torch.GraphsSupported())
 			return nil

@@ -5,11 +5,14 @@ package main
 // with the closest real one, and a flag that is a config key (`train
 // --steps 3`) with the --set that sets it. The names come from the command
 // tree and the config schema; the matching is internal/suggest's, the one
-// place troupe suggests names.
+// place troupe suggests names. A config file given where a command goes
+// (`train run.yaml`) is answered with the command line that runs it (-c).
 
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -17,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"troupe/config"
+	"troupe/internal/cmdline"
 	"troupe/internal/suggest"
 )
 
@@ -100,8 +104,31 @@ func commandNames(root *cobra.Command) []string {
 
 func unknownCommand(root *cobra.Command, word string) error {
 	names := commandNames(root)
+	if looksLikeConfig(word) { // `train run.yaml`: the config goes after -c
+		return fmt.Errorf("%s is not a command; a run's config goes after -c: %s", word, cmdline.Train(withConfigFlag(commandArgs, word)...))
+	}
 	return fmt.Errorf("unknown command %q%s; the commands are %s (train --help says what each does)",
 		word, suggest.DidYouMean(word, names), strings.Join(names, ", "))
+}
+
+// looksLikeConfig: word names a YAML file, or a file that exists.
+func looksLikeConfig(word string) bool {
+	if ext := strings.ToLower(filepath.Ext(word)); ext == ".yaml" || ext == ".yml" {
+		return true
+	}
+	st, err := os.Stat(word)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// withConfigFlag is the command line args with -c before word (or, when
+// args do not hold it, train -c word).
+func withConfigFlag(args []string, word string) []string {
+	for i, a := range args {
+		if a == word {
+			return append(append(append([]string(nil), args[:i]...), "-c", word), args[i+1:]...)
+		}
+	}
+	return []string{"-c", word}
 }
 
 // unknownFlag suggests the command's closest flag, or the --set of a

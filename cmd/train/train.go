@@ -28,7 +28,7 @@ func (c *trainCmd) flags(cmd *cobra.Command) {
 	f.Lookup("resume").NoOptDefVal = "latest"
 	f.BoolVarP(&c.Quiet, "quiet", "q", false, "do not print the resolved config")
 	f.BoolVar(&c.AllowConfigChange, "allow-config-change", false, "resume even though the config changes what is trained (estimator, workflow, agents, models, optimizer…) since the checkpoint; the changes are logged in the run directory")
-	f.BoolVar(&c.Force, "force", false, "resume from a checkpoint older than the run's newest, dropping the later steps' checkpoints and logs")
+	f.BoolVar(&c.Force, "force", false, "resume from a checkpoint older than the run's newest, dropping the later steps' checkpoints and logs; on a fresh run, replace the logs of an earlier run that left no checkpoint")
 	f.Uint64Var(&c.seed, "seed", 0, "the run's seed (sets run.seed; the same as --set run.seed=N)")
 	f.IntVar(&c.PrintSamples, "print-samples", 0, "print this many samples of every step to the console: the prompt's tail, the response, its reward and advantage")
 	f.BoolVar(&c.dryRun, "dry-run", false, "print the resolved config and the run's plan and exit without loading weights (as train check)")
@@ -42,13 +42,17 @@ func (c *trainCmd) run(cmd *cobra.Command, _ []string) error {
 	switch {
 	case c.PrintSamples < 0:
 		return fmt.Errorf("--print-samples: must be >= 0, got %d", c.PrintSamples)
-	case c.nproc < 1:
-		return fmt.Errorf("--nproc: must be >= 1, got %d", c.nproc)
+	case checkNproc(c.nproc) != nil:
+		return checkNproc(c.nproc) // strict.go
 	case c.nproc > 1 && os.Getenv("WORLD_SIZE") != "":
 		return fmt.Errorf("--nproc %d inside a rank (WORLD_SIZE=%s is set): start the ranks either with --nproc or with the environment variables, not both", c.nproc, os.Getenv("WORLD_SIZE"))
 	case c.dryRun:
 		return (&run.Check{Config: c.Config, Sets: c.Sets, Ranks: c.nproc}).Run(cmd.OutOrStdout())
 	case c.nproc > 1:
+		// what every rank would refuse is refused here, once, before any starts
+		if err := c.Train.Validate(c.nproc); err != nil {
+			return err
+		}
 		return launch(c.nproc, withoutNproc(commandArgs), cmd.OutOrStdout(), cmd.ErrOrStderr())
 	}
 	return c.Train.Run(cmd.OutOrStdout())

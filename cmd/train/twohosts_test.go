@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"troupe/ckpt"
+	"troupe/dist"
 	"troupe/internal/pyref"
-	runpkg "troupe/run"
 )
 
 // hosts are two network namespaces joined by a veth pair.
@@ -178,8 +178,8 @@ func TestTwoHosts(t *testing.T) {
 	const timeout = 10 * time.Second
 	pause := filepath.Join(dir, "pause-cut")
 	node := func(k int) ([]string, []string) {
-		return append(args, "--set", "run.output_dir="+cut), []string{runpkg.TimeoutEnv + "=" + timeout.String(),
-			"GLOO_SOCKET_IFNAME=" + h.dev[k], runpkg.RankPauseEnv + "=2:0:" + pause}
+		return append(args, "--set", "run.output_dir="+cut), []string{dist.TimeoutEnv + "=" + timeout.String(),
+			"GLOO_SOCKET_IFNAME=" + h.dev[k], dist.RankPauseEnv + "=2:0:" + pause}
 	}
 	ranks := h.byHand(t, node)
 	pausedRank(t, pause, 5*time.Minute)
@@ -214,7 +214,7 @@ func TestTwoHosts(t *testing.T) {
 	if noPy == nil {
 		pause = filepath.Join(dir, "pause-kill")
 		ps := h.torchrun(t, py, []string{"--max-restarts", "1"}, append(args, "--set", "run.output_dir="+restarted),
-			runpkg.RankPauseEnv+"=2:3:"+pause)
+			dist.RankPauseEnv+"=2:3:"+pause)
 		killPaused(t, pause)
 		outs = waitAll(t, ps[:], true)
 		if all := outs[0] + outs[1]; !strings.Contains(all, "torchrun started the group again") {

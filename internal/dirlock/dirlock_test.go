@@ -4,22 +4,55 @@ import (
 	"bufio"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // holdEnv makes the test binary a holder: it takes the lock of the named
 // directory, says so, and waits to be killed.
 const holdEnv = "DIRLOCK_TEST_HOLD"
 
+// holdTempEnv makes the test binary a writer of a temporary under the named
+// directory: it makes one with a file in it, prints its path and waits.
+const holdTempEnv = "DIRLOCK_TEST_HOLD_TEMP"
+
+// kept holds what a holder process holds.
+var kept any
+
+// waitToBeKilled blocks until the process is killed (a bare select{} would
+// be ended by Go's deadlock detector, dropping the lock early).
+func waitToBeKilled() {
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
 func TestMain(m *testing.M) {
-	if dir := os.Getenv(holdEnv); dir != "" {
-		if _, err := Acquire(dir); err != nil {
+	if parent := os.Getenv(holdTempEnv); parent != "" {
+		tmp, err := MakeTemp(parent, ".tmp-x-")
+		if err != nil {
 			println(err.Error())
 			os.Exit(1)
 		}
+		kept = tmp
+		os.WriteFile(filepath.Join(tmp.Path, "part"), []byte("x"), 0o644)
+		os.Stdout.WriteString(tmp.Path + "\n")
+		waitToBeKilled()
+	}
+	if dir := os.Getenv(holdEnv); dir != "" {
+		l, err := Acquire(dir)
+		if err != nil {
+			println(err.Error())
+			os.Exit(1)
+		}
+		kept = l // reachable: the garbage collector must not close its file
 		os.Stdout.WriteString("held\n")
-		select {}
+		waitToBeKilled()
 	}
 	os.Exit(m.Run())
 }

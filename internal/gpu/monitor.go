@@ -48,6 +48,10 @@ type Device interface {
 	Memory() (usedBytes, totalBytes uint64, err error)
 	PowerMilliwatts() (uint32, error)
 	TemperatureCelsius() (uint32, error)
+	// PCIBusID is the device's PCI address ("00000000:3B:00.0"), UUID its
+	// "GPU-…" id: how a CUDA ordinal is matched to it (locate.go).
+	PCIBusID() (string, error)
+	UUID() (string, error)
 }
 
 // Monitor samples every device of a Driver. Its methods are safe for
@@ -188,15 +192,17 @@ func (m *Monitor) shutdown() error {
 	return nil
 }
 
-// FreeMemory reads device index's free and total memory through NVML (used
-// to size budgets); an error when NVML or the device is unavailable.
-func FreeMemory(index int) (free, total uint64, err error) {
+// FreeMemory reads the free and total memory of CUDA ordinal through NVML
+// (used to size budgets), finding its NVML device by pciBusID
+// (torch.CUDAPCIBusID) or CUDA_VISIBLE_DEVICES (locate.go); an error when
+// NVML or the device is unavailable.
+func FreeMemory(ordinal int, pciBusID string) (free, total uint64, err error) {
 	d := NVML()
 	if err := d.Init(); err != nil {
 		return 0, 0, err
 	}
 	defer d.Shutdown()
-	dev, err := d.Device(index)
+	dev, _, err := Find(d, ordinal, pciBusID)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -56,6 +56,7 @@ type fakeDevice struct {
 	milliwatts        uint32
 	celsius           uint32
 	powerErr, tempErr error
+	pci, uuid         string
 }
 
 func (d *fakeDevice) Name() (string, error) { return d.name, nil }
@@ -65,6 +66,8 @@ func (d *fakeDevice) Utilization() (uint32, uint32, error) {
 func (d *fakeDevice) Memory() (uint64, uint64, error)     { return d.used, d.total, nil }
 func (d *fakeDevice) PowerMilliwatts() (uint32, error)    { return d.milliwatts, d.powerErr }
 func (d *fakeDevice) TemperatureCelsius() (uint32, error) { return d.celsius, d.tempErr }
+func (d *fakeDevice) PCIBusID() (string, error)           { return d.pci, nil }
+func (d *fakeDevice) UUID() (string, error)               { return d.uuid, nil }
 
 func TestMonitorWithoutNVMLStaysSilent(t *testing.T) {
 	var log strings.Builder

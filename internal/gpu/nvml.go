@@ -111,6 +111,32 @@ func (d *nvmlDevice) PowerMilliwatts() (uint32, error) {
 	return mw, nvmlError("power usage", ret)
 }
 
+func (d *nvmlDevice) PCIBusID() (string, error) {
+	if !d.driver.initialized {
+		return "", errNotInitialized
+	}
+	p, ret := d.handle.GetPciInfo()
+	if err := nvmlError("PCI info", ret); err != nil {
+		return "", err
+	}
+	b := make([]byte, 0, len(p.BusId))
+	for _, c := range p.BusId {
+		if c == 0 {
+			break
+		}
+		b = append(b, byte(c))
+	}
+	return string(b), nil
+}
+
+func (d *nvmlDevice) UUID() (string, error) {
+	if !d.driver.initialized {
+		return "", errNotInitialized
+	}
+	u, ret := d.handle.GetUUID()
+	return u, nvmlError("UUID", ret)
+}
+
 func (d *nvmlDevice) TemperatureCelsius() (uint32, error) {
 	if !d.driver.initialized {
 		return 0, errNotInitialized

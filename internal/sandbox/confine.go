@@ -190,6 +190,7 @@ func (s *Sandbox) bwrapArgs(fileArgs []string) []string {
 		args = append(args, "--disable-userns")
 	}
 	args = append(args,
+		"--as-pid-1", // the first process is exec's shell, which waits for the program
 		"--die-with-parent", "--new-session", "--clearenv",
 		"--hostname", owner(), // orphans.go
 	)

@@ -60,7 +60,9 @@ func TestSandboxOutcomes(t *testing.T) {
 		{"failing test", "def add(a, b):\n    return a - b\nassert add(2, 3) == 5, 'add is wrong'\n", Failed, "", ""},
 		{"infinite loop", "while True:\n    pass\n", TimedOut, "", ""},
 		{"sleeping forever", "import time\ntime.sleep(600)\n", TimedOut, "", ""},
-		{"1 GB allocation", "x = bytearray(1 << 30)\nprint(len(x))\n", OutOfMemory, "", ""},
+		{"memory filled to the limit", "chunks = []\nwhile True:\n    chunks.append(bytearray(1 << 20))\n", OutOfMemory, "", ""},
+		// refused at once: nothing was resident, the program failed on its own
+		{"1 GB allocation", "x = bytearray(1 << 30)\nprint(len(x))\n", Failed, "", ""},
 		{"fork bomb", "import os\nwhile True:\n    os.fork()\n", Failed, "processes", ""},
 		{"write to the host's checkout", "open(" + pyString(outside) + ", 'w').write('x')\n", Failed, "", ""},
 		{"write outside its directory", "open('/usr/lib/sandbox-escape-test.txt', 'w').write('x')\n", Failed, "write outside its directory", ""},
@@ -118,3 +120,29 @@ func TestSandboxUnavailableWithoutBwrap(t *testing.T) {
 }
 
 func pyString(s string) string { return "'" + strings.ReplaceAll(s, "'", "\\'") + "'" }
+
+// The outcome is the supervisor's: what the program writes or exits with
+// cannot make its run look unavailable, out of memory or timed out, and
+// ignoring SIGXCPU does not hide a CPU limit it hit. Before, "bwrap: …"
+// on stderr with exit 1 read as "sandbox unavailable", "MemoryError" on
+// stderr as "out of memory", and an exit status of 152 (128 + SIGXCPU) as
+// "timed out".
+func TestOutcomesAreTheSupervisors(t *testing.T) {
+	s := newSandbox(t, Limits{Wall: 20 * time.Second, CPU: time.Second, Memory: 256 << 20, Processes: 16, Output: 64 << 10})
+	for _, c := range []struct {
+		name, code string
+		want       Outcome
+	}{
+		{"bwrap's failure forged", "import sys\nsys.stderr.write('bwrap: Can\\'t mount proc on /newroot/proc: Operation not permitted\\n')\nsys.exit(1)\n", Failed},
+		{"out of memory forged", "import sys\nsys.stderr.write('MemoryError\\nCannot allocate memory\\n')\nsys.exit(1)\n", Failed},
+		{"the CPU limit's exit status forged", "import os\nos._exit(152)\n", Crashed},
+		{"SIGXCPU sent to itself", "import os, signal\nos.kill(os.getpid(), signal.SIGXCPU)\n", Crashed},
+		{"SIGXCPU ignored", "import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True:\n    pass\n", TimedOut},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if res := python(t, s, c.code); res.Outcome != c.want {
+				t.Errorf("outcome %s (%s), want %s", res.Outcome, res.Detail, c.want)
+			}
+		})
+	}
+}

@@ -25,7 +25,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
-go=${GO:-go}
+go=${GO:-$root/scripts/go/go}
 dest=.gpu
 command -v "$go" >/dev/null || { echo "prepare: no go on PATH (set GO)" >&2; exit 1; }
 [ -f build/libtshim.so ] || { echo "prepare: build/libtshim.so is missing; Go links against it: run make shim (or make setup) first" >&2; exit 1; }
@@ -80,7 +80,12 @@ fi
 
 version=$(git describe --always --dirty 2>/dev/null || echo dev)
 if [ -d cmd/train ]; then
-  if "$go" build -ldflags "-s -w -X main.version=$version" -o "$dest/bin/train" ./cmd/train; then
+  # RUNPATH to a shim built by `make gpu` or window-tests.sh beside it:
+  # <root>/build-gpu from .gpu/bin/ and, once make-gpu.sh copies it to
+  # bin/train on a node without Go, from bin/ (LD_LIBRARY_PATH still wins)
+  # shellcheck disable=SC2016 # $ORIGIN is the dynamic loader's
+  if CGO_LDFLAGS='-Wl,-rpath,$ORIGIN/../build-gpu -Wl,-rpath,$ORIGIN/../../build-gpu' \
+    "$go" build -ldflags "-s -w -X main.version=$version" -o "$dest/bin/train" ./cmd/train; then
     echo "prepare: ./cmd/train -> $dest/bin/train"
   else
     failed+=(./cmd/train)

@@ -42,7 +42,7 @@ if [ "$dry" = 1 ]; then
   shim=build
 elif [ ! -f build-gpu/libtshim.so ]; then
   [ -d .gpu/gloo-include/gloo ] && export GLOO_INCLUDE=$root/.gpu/gloo-include
-  stage build-shim 300 bash scripts/gpu/build-shim.sh build-gpu || finish
+  stage make-gpu 300 env PYTHON="$py" bash scripts/gpu/make-gpu.sh || finish
 fi
 export LD_LIBRARY_PATH="$root/$shim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 [ "$dry" = 1 ] || export TROUPE_CUDA=1

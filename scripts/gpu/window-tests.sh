@@ -5,13 +5,19 @@
 # `scripts/gpu/prepare.sh` HERE (carry .gpu). Within WINDOW_BUDGET seconds
 # (default 480) it
 #
-#   1. builds libtshim.so against the machine's torch into build-gpu/ (the
-#      Gloo headers carried in .gpu/gloo-include, so data parallel builds);
+#   1. `make gpu` as the README says to run it on a GPU node
+#      (scripts/gpu/make-gpu.sh): libtshim.so against the machine's torch
+#      into build-gpu/ (the Gloo headers carried in .gpu/gloo-include, so
+#      data parallel builds) and, with no Go there, the carried
+#      .gpu/bin/train as bin/train, whose version must say CUDA;
 #   2. writes transformers reference fixtures at the machine's versions;
 #   3. runs only the CUDA tests of the carried test binaries: graphs equal
 #      eager, capture again after Release and after a weight update, fused
 #      RMSNorm, the bf16 update's bytes per parameter and the fused AdamW
-#      step's peak, ops against the CPU, transformers and PEFT checks;
+#      step's peak, ops against the CPU, transformers and PEFT checks, NCCL's
+#      reduce-scatter, all-gather and bucketed all-reduce in a group of one
+#      (stream-ordered: no host wait until checked) and CUDA storage
+#      resizing; and the two-rank Gloo collective tests on the GPU build;
 #   4. trains two steps of the LoRA writing team on CUDA in bf16 with CUDA
 #      graphs on (bin/train), fails if graphs were switched off, and checks
 #      that PEFT loads its exported adapters and that TensorBoard reads its
@@ -37,10 +43,14 @@ say "cpus: $(nproc); $(g++ --version 2>/dev/null | head -1)"
 if [ "$dry" = 1 ]; then
   note build-shim "dry run: the CPU shim in build/"
   export LD_LIBRARY_PATH="$root/build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-elif stage build-shim 300 bash scripts/gpu/build-shim.sh build-gpu; then
-  grep -E '^build-shim: (torch|collectives|AdamW|RMSNorm|CUDA graphs)|did not compile|built ' "$logs/build-shim.log" | tee -a "$report"
-  if grep -q 'did not compile' "$logs/build-shim.log"; then
-    note build-features "FAIL: a feature fell back (above)"
+elif stage make-gpu 300 env PYTHON="$py" bash scripts/gpu/make-gpu.sh; then
+  # the README's GPU build, as a node without Go and network runs it: the
+  # shim against this machine's torch into build-gpu/, bin/train the
+  # carried .gpu/bin/train; its version must say CUDA and see the GPU
+  grep -E '^make gpu: (torch|collectives|AdamW|RMSNorm|CUDA graphs|no Go)|did not compile|^build:|^libtorch' "$logs/make-gpu.log" | tee -a "$report"
+  if grep -q 'did not compile' "$logs/make-gpu.log" || ! grep -q '^build: CUDA' "$logs/make-gpu.log" ||
+    grep -q 'cuda devices 0' "$logs/make-gpu.log"; then
+    note build-features "FAIL: a feature fell back, or bin/train is not a CUDA build that sees the GPU (above)"
     window_failed=1
   fi
   export LD_LIBRARY_PATH="$root/build-gpu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -57,8 +67,12 @@ elif stage hf-fixtures 120 "$py" scripts/gpu/hf_reference.py fixtures .gpu/hf-fi
   export TROUPE_HF_FIXTURES=$root/.gpu/hf-fixtures
 fi
 
-# a dry run runs the CUDA tests, which skip themselves on a CPU machine
-tests='CUDA|Graph|Transformers|PEFT'
+# a dry run runs the CUDA tests, which skip themselves on a CPU machine.
+# With them: the NCCL collectives of sharding in a group of one and CUDA
+# storage resizing (TestCUDAShardCollectivesNCCL, TestCUDAResizeStorage: the
+# CUDA pattern), and the Gloo collectives on the GPU build, two ranks over
+# loopback, which no CPU machine's build can stand in for
+tests='CUDA|Graph|Transformers|PEFT|^TestDistCollectivesTwoRanks$|^TestDistAllReduceBuckets$|^TestShardCollectives$'
 [ "$dry" = 1 ] && tests='CUDA'
 stage go-cuda-tests 300 go_tests "${TESTS:-$tests}"
 cat "$logs/go-cuda-tests.log" >>"$report"

@@ -2,10 +2,15 @@
 // order torch.optim.AdamW's single-tensor path applies it:
 //   p ← p·(1 − lr·wd);  m ← lerp(m, g, 1 − β1);  v ← β2·v + (1 − β2)·g²
 //   p ← p − (lr / (1 − β1ᵗ)) · m / (√v / √(1 − β2ᵗ) + ε)
-// Moments are float32 whatever the parameter dtype (float64 for float64). With master_f32, a
-// non-f32 parameter gets a float32 master copy that the update runs on; the
-// parameter is then overwritten with the rounded master. One shim call steps
-// every parameter: no cgo crossing per tensor.
+// The state mode (ts_adamw_new's master_f32) decides where the update runs:
+//   0  moments float32 (float64 for float64); a non-f32 parameter is updated
+//      through a float32 copy made for the step and rounded back;
+//   1  the same moments, and a non-f32 parameter keeps a float32 master copy
+//      that the update runs on, rounded into the parameter after each step;
+//   2  the parameter's own dtype: no master, moments of the parameter's
+//      dtype, every operation rounded to it, as torch.optim.AdamW steps
+//      bf16 parameters (an update below half an ulp of the weight is lost).
+// One shim call steps every parameter: no cgo crossing per tensor.
 //
 // CUDA builds compiled with TSHIM_FUSED_ADAMW (scripts/gpu/build-shim.sh sets
 // it where this file compiles with it) step the CUDA parameters with ATen's
@@ -49,6 +54,7 @@ struct Group {
 struct ts_adamw_s {
   std::vector<Param> params;
   std::vector<Group> groups;
+  bool own_dtype = false;  // state mode 2: the update runs in each parameter's dtype
 };
 
 namespace {
@@ -156,7 +162,10 @@ ts_err ts_adamw_new(const ts_tensor* params, int n, const int* group, int ngroup
                     const double* beta1, const double* beta2, const double* eps, const double* weight_decay,
                     int master_f32, ts_adamw* out) {
   TS_TRY
+  if (master_f32 < 0 || master_f32 > 2)
+    throw std::invalid_argument("optimizer state mode " + std::to_string(master_f32) + " is not 0, 1 or 2");
   auto o = std::make_unique<ts_adamw_s>();
+  o->own_dtype = master_f32 == 2;
   for (int g = 0; g < ngroups; g++) o->groups.push_back({lr[g], beta1[g], beta2[g], eps[g], weight_decay[g]});
   at::NoGradGuard no_grad;
   for (int i = 0; i < n; i++) {
@@ -166,7 +175,7 @@ ts_err ts_adamw_new(const ts_tensor* params, int n, const int* group, int ngroup
     if (p.group < 0 || p.group >= ngroups)
       throw std::invalid_argument("parameter " + std::to_string(i) + " names group " + std::to_string(p.group) +
                                   " of " + std::to_string(ngroups));
-    if (master_f32 && p.param.scalar_type() != at::kFloat) p.master = p.param.detach().to(at::kFloat).clone();
+    if (master_f32 == 1 && p.param.scalar_type() != at::kFloat) p.master = p.param.detach().to(at::kFloat).clone();
     o->params.push_back(std::move(p));
   }
   *out = o.release();
@@ -204,7 +213,7 @@ ts_err ts_adamw_step(ts_adamw o) {
     if (!raw.defined()) continue;
     const Group& h = o->groups[p.group];
     auto st = tshim::compute_type(p.param.scalar_type());
-    bool native = p.param.scalar_type() == st;  // f32 or f64: update in place
+    bool native = o->own_dtype || p.param.scalar_type() == st;  // f32, f64 or mode 2: update in place
     at::Tensor w = p.master.defined() ? p.master : (native ? p.param : p.param.detach().to(st));
     auto g = raw.to(w.scalar_type());
     if (!p.exp_avg.defined()) {
@@ -251,7 +260,7 @@ ts_err ts_adamw_load_state(ts_adamw o, int i, int64_t step, ts_tensor exp_avg, t
   TS_TRY
   Param& p = at_index(o, i);
   at::NoGradGuard no_grad;
-  auto opts = p.param.options().dtype(tshim::compute_type(p.param.scalar_type()));
+  auto opts = p.param.options().dtype(o->own_dtype ? p.param.scalar_type() : tshim::compute_type(p.param.scalar_type()));
   if (exp_avg != nullptr) {
     check_same_shape("exp_avg", T(exp_avg), p.param);
     check_same_shape("exp_avg_sq", T(exp_avg_sq), p.param);

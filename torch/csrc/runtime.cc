@@ -12,12 +12,14 @@
 #include <dlfcn.h>
 #include <malloc.h>
 
+#include <cstring>
 #include <mutex>
 
 #ifdef TSHIM_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <cuda_runtime_api.h>  // CUDART_VERSION, cudaDeviceGetPCIBusId
 #endif
 
 using tshim::T;
@@ -30,6 +32,18 @@ ts_err ts_version(int* major, int* minor, int* patch) {
   *major = TORCH_VERSION_MAJOR;
   *minor = TORCH_VERSION_MINOR;
   *patch = TORCH_VERSION_PATCH;
+  TS_CATCH
+}
+
+ts_err ts_build_cuda(int* cuda_runtime) {
+  TS_TRY
+#if defined(TSHIM_CUDA) && defined(CUDART_VERSION)
+  *cuda_runtime = CUDART_VERSION;
+#elif defined(TSHIM_CUDA)
+  *cuda_runtime = 1;
+#else
+  *cuda_runtime = 0;
+#endif
   TS_CATCH
 }
 
@@ -133,6 +147,25 @@ ts_err ts_cuda_set_device(int device) {
   c10::cuda::set_device(static_cast<c10::DeviceIndex>(device));
 #else
   throw std::runtime_error("set device: this build of the shim has no CUDA");
+#endif
+  TS_CATCH
+}
+
+// The PCI bus id names the device the same way NVML does, whatever
+// CUDA_VISIBLE_DEVICES or a cgroup made of the ordinals (internal/gpu finds
+// the device's NVML handle by it). A query of the device: it creates no
+// context.
+ts_err ts_cuda_pci_bus_id(int device, char** out) {
+  TS_TRY
+#ifdef TSHIM_CUDA
+  char id[64] = {0};
+  auto st = cudaDeviceGetPCIBusId(id, static_cast<int>(sizeof id), device);
+  if (st != cudaSuccess)
+    throw std::runtime_error("PCI bus id of cuda:" + std::to_string(device) + ": " + cudaGetErrorString(st));
+  *out = strdup(id);
+#else
+  (void)device;
+  *out = strdup("");
 #endif
   TS_CATCH
 }

@@ -10,8 +10,9 @@
 // Files: coding.go (options, the environment, the scoring of a joint
 // action and its feedback), reward.go (the reward's terms and the static
 // reading of the programs), harness.go (the test run), tasks.go (JSONL and
-// procedural tasks, the roles' presets and demonstrations), register.go
-// (the registration).
+// procedural tasks, the roles' presets and demonstrations), solutions.go
+// (a dataset's tasks checked against their own reference solutions once,
+// when read), register.go (the registration).
 //
 // The joint reward is CoMLRL's level-gated aux + main reward (reward.go),
 // each term reported as reward/<term>: structure, syntax, tests, aux_used,
@@ -115,6 +116,7 @@ type Env struct {
 	python string           // the interpreter, symbolic links resolved
 	// singleAux: Score splits a single agent's response into aux and main
 	singleAux bool
+	aside     []string // tasks left out when the data was read (solutions.go)
 }
 
 func (*Env) Name() string { return "coding" }
@@ -166,7 +168,22 @@ func New(cfg Config, split string) (*Env, error) {
 	if err := e.probe(cfg.Interpreter); err != nil {
 		return nil, err
 	}
+	if cfg.Source == "file" { // a dataset's tasks are checked against their own solutions, once (solutions.go)
+		kept, aside := e.checkSolutions(tasks)
+		if len(kept) == 0 && len(aside) > 0 {
+			return nil, fmt.Errorf("coding: dataset %s: every task's reference solution fails its own tests, so none can be scored: %s", datasetOf(cfg, split), strings.Join(aside, "; "))
+		}
+		e.TaskSource, e.aside = kept, aside
+	}
 	return e, nil
+}
+
+// datasetOf is the file of a split.
+func datasetOf(cfg Config, split string) string {
+	if split == "test" {
+		return cfg.Test
+	}
+	return cfg.Train
 }
 
 // interpreter resolves the configured Python's symbolic links and finds

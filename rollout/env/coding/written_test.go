@@ -103,3 +103,25 @@ func firstTest(t *testing.T, task rollout.Task) string {
 	}
 	return tests[0]
 }
+
+// A written assert whose argument cannot cross to the program (an integer
+// of 20,000 bits: Python will not write it in decimal) fails alone: the
+// honest tests after it are judged as usual. Before, its failure was taken
+// for the program's, every later call was refused as "the program's answer
+// was malformed", and the reference solution lost every test after it.
+func TestWrittenAssertsAreIsolated(t *testing.T) {
+	e := newEnv(t, "train")
+	task := e.Task(0)
+	entry := task.Meta["entry_point"]
+	reference := []string{"```python\n" + task.Meta["helper"] + "\n```", "```python\n" + task.Meta["main"] + "\n```"}
+	honest := firstTest(t, task)
+	huge := "0x" + strings.Repeat("f", 5000)
+	tests := []string{"assert " + entry + "(" + huge + ") == 0", honest, "assert " + entry + "([" + huge + "]) == 0", honest}
+	r := e.ScoreWrittenTests(task, reference, tests)
+	if share := r.Stats["tests/share"]; math.Abs(share-0.5) > 1e-9 {
+		t.Errorf("share %g, want 0.5 (the two honest tests pass, the two huge ones fail alone): %s", share, r.Feedback)
+	}
+	if strings.Contains(r.Feedback, "malformed") || strings.Contains(r.Feedback, "stopped before it answered") {
+		t.Errorf("the test's own argument was blamed on the program: %s", r.Feedback)
+	}
+}

@@ -184,6 +184,11 @@ func taskOf(rec any, f Fields, fallbackID string) (rollout.Task, error) {
 	if strings.TrimSpace(t.Question) == "" {
 		return rollout.Task{}, fmt.Errorf("question %q is empty", qpath)
 	}
+	for _, a := range append([]string{t.Answer}, t.Answers...) {
+		if strings.TrimSpace(GoldAnswer(a)) == "" { // no response could match it: every sample would score 0
+			return rollout.Task{}, fmt.Errorf("answer %q is empty; every task needs a gold answer to score responses against: fill it in or drop the record", apath)
+		}
+	}
 	// Search-R1 and verl files name their origin (nq, hotpotqa, …)
 	if v, ok := lookup(rec, "data_source"); ok {
 		if src, err := scalarText(v); err == nil && src != "" {

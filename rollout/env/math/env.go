@@ -1,12 +1,16 @@
 // Package math is the math environment: a task source (procedural problems
-// or a dataset file) and the 0/1 reward on the final \boxed{} answer.
+// or a dataset file) and the 0/1 reward on the final answer, graded one of
+// two ways (env.math.grading): the last \boxed{} by troupe's grader
+// (boxed, the default: the Dr. MAS reward), or the whole response parsed
+// and verified as Math-Verify does (verifier: the AT-GRPO reward).
 //
 // Files: env.go (the Environment and its config), procedural.go,
 // arithmetic.go and wordproblems.go (the generator), dataset.go and
 // parquet.go (file loaders), normalize.go, equiv.go and expr.go (answer
 // comparison: the text, then the value of an expression), reward.go (the
-// Scorer), oracle.go (train sft's demonstrations), register.go (the
-// registration).
+// Scorer), verifier.go, verifier_grammar.go, verifier_normalize.go and
+// verifier_value.go (the verifier mode), oracle.go (train sft's
+// demonstrations), register.go (the registration).
 //
 // The package is named math after its directory; inside it the standard
 // library's math is not needed (exact arithmetic uses math/big).
@@ -25,11 +29,12 @@ type Config struct {
 	Test       string           `yaml:"test"`       // dataset file of the test split (source: file)
 	Fields     Fields           `yaml:"fields"`     // field paths in the dataset files
 	Procedural ProceduralConfig `yaml:"procedural"` // generator settings (source: procedural)
+	Grading    string           `yaml:"grading"`    // "boxed" (the last \boxed{}; "" too) or "verifier" (the whole response, as Math-Verify)
 }
 
 // DefaultConfig uses the procedural generator.
 func DefaultConfig() Config {
-	return Config{Source: "procedural", Procedural: DefaultProceduralConfig()}
+	return Config{Source: "procedural", Procedural: DefaultProceduralConfig(), Grading: GradingBoxed}
 }
 
 // Files names the dataset files config checks exist (source: file).
@@ -39,6 +44,9 @@ func (c Config) Files() map[string]string {
 
 // Validate checks the settings; errors name the key and the fix.
 func (c Config) Validate() error {
+	if c.Grading != "" && c.Grading != GradingBoxed && c.Grading != GradingVerifier {
+		return fmt.Errorf("env.math.grading: must be %q (the last \\boxed{}) or %q (the whole response, as Math-Verify), got %q", GradingBoxed, GradingVerifier, c.Grading)
+	}
 	switch c.Source {
 	case "procedural":
 		return c.Procedural.Validate()
@@ -74,7 +82,7 @@ func New(cfg Config, split string) (*Env, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Env{TaskSource: p}, nil
+		return &Env{TaskSource: p, Reward: Reward{Grading: cfg.Grading}}, nil
 	}
 	path := cfg.Train
 	if split == SplitTest {
@@ -87,7 +95,7 @@ func New(cfg Config, split string) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Env{TaskSource: src}, nil
+	return &Env{TaskSource: src, Reward: Reward{Grading: cfg.Grading}}, nil
 }
 
 var _ rollout.Environment = (*Env)(nil)

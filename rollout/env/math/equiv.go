@@ -35,10 +35,20 @@ import (
 
 // Equivalent reports whether got is an acceptable form of gold.
 func Equivalent(got, gold string) bool {
-	return equivalentNormalized(Normalize(got), Normalize(gold), 0)
+	equal, _ := Grade(got, gold)
+	return equal
 }
 
-func equivalentNormalized(a, b string, depth int) bool {
+// Grade is Equivalent, and says whether the comparison ran out of its
+// budget (expr.go: exact values past maxExactBits bits, or maxGradeTime),
+// in which case the answer is not equal.
+func Grade(got, gold string) (equal, overBudget bool) {
+	b := newBudget()
+	equal = equivalentNormalized(Normalize(got), Normalize(gold), 0, b)
+	return equal && !b.over, b.over
+}
+
+func equivalentNormalized(a, b string, depth int, bud *budget) bool {
 	if a == "" || b == "" {
 		return false
 	}
@@ -48,21 +58,22 @@ func equivalentNormalized(a, b string, depth int) bool {
 	la, oa, ca, ok1 := splitList(a)
 	lb, ob, cb, ok2 := splitList(b)
 	if !ok1 || !ok2 || len(la) < 2 && len(lb) < 2 {
-		return itemEquivalent(a, b)
+		return itemEquivalent(a, b, bud)
 	}
 	if depth > 3 || oa != ob || ca != cb || len(la) != len(lb) {
 		return false
 	}
 	for i := range la {
-		if !equivalentNormalized(la[i], lb[i], depth+1) {
+		if !equivalentNormalized(la[i], lb[i], depth+1, bud) {
 			return false
 		}
 	}
 	return true
 }
 
-// itemEquivalent compares two normalised answers that are not lists.
-func itemEquivalent(a, b string) bool {
+// itemEquivalent compares two normalised answers that are not lists,
+// within the budget bud.
+func itemEquivalent(a, b string, bud *budget) bool {
 	if a == "" || b == "" {
 		return false
 	}
@@ -94,7 +105,7 @@ func itemEquivalent(a, b string) bool {
 	if err != nil {
 		return false
 	}
-	return sameValue(x, y)
+	return sameValue(x, y, bud)
 }
 
 var (

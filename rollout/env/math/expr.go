@@ -11,6 +11,12 @@
 // stays rational (integer powers up to maxExponent), and in float64 once
 // a root of a non-square, π or a fractional power enters.
 //
+// Every comparison runs under a budget (budget below): an exact value
+// past maxExactBits bits, or a comparison past maxGradeTime, stops it, and
+// the answer is graded not equal and counted (Grade's overBudget). Exact
+// rational arithmetic on a hostile answer otherwise grows without bound:
+// a ~770-character sum of powers took ~15 s, about 12× per doubling.
+//
 // What it deliberately is not: a computer-algebra system. Two expressions
 // are equal when they agree at every evaluation point (exactly, or within
 // a relative 1e-12 in floating point): a rational identity cannot fool
@@ -25,11 +31,41 @@ import (
 	stdmath "math"
 	"math/big"
 	"strings"
+	"time"
 )
 
 // maxExponent bounds an exact integer power (and keeps big.Rat cheap on
 // adversarial input such as "9^{9^{9}}").
 const maxExponent = 64
+
+// The budget of one comparison: the size of any exact value (numerator and
+// denominator bits together) and the time. A true answer needs far less:
+// 2^{100} is 101 bits, and a degree-63 polynomial at the evaluation points
+// a few hundred.
+const (
+	maxExactBits = 1 << 14
+	maxGradeTime = 250 * time.Millisecond
+)
+
+// budget is what is left of one comparison's budget; over is set when it
+// ran out.
+type budget struct {
+	deadline time.Time
+	over     bool
+}
+
+func newBudget() *budget { return &budget{deadline: time.Now().Add(maxGradeTime)} }
+
+var errBudget = errors.New("over the grader's budget")
+
+// spend checks an exact result (nil for none) and the clock.
+func (b *budget) spend(r *big.Rat) error {
+	if b.over || r != nil && r.Num().BitLen()+r.Denom().BitLen() > maxExactBits || time.Now().After(b.deadline) {
+		b.over = true
+		return errBudget
+	}
+	return nil
+}
 
 // node is a parsed expression.
 type node struct {
@@ -272,8 +308,19 @@ func (v value) float() float64 {
 
 var errUndefined = errors.New("undefined")
 
-// eval computes the expression with the variables set to vars.
-func (n *node) eval(vars map[byte]*big.Rat) (value, error) {
+// eval computes the expression with the variables set to vars, within b.
+func (n *node) eval(vars map[byte]*big.Rat, b *budget) (value, error) {
+	if err := b.spend(nil); err != nil {
+		return value{}, err
+	}
+	v, err := n.evalNode(vars, b)
+	if err == nil && v.r != nil {
+		err = b.spend(v.r)
+	}
+	return v, err
+}
+
+func (n *node) evalNode(vars map[byte]*big.Rat, bud *budget) (value, error) {
 	switch n.op {
 	case 'n':
 		return value{r: n.num}, nil
@@ -282,7 +329,7 @@ func (n *node) eval(vars map[byte]*big.Rat) (value, error) {
 	case 'p':
 		return value{f: stdmath.Pi}, nil
 	}
-	a, err := n.a.eval(vars)
+	a, err := n.a.eval(vars, bud)
 	if err != nil {
 		return value{}, err
 	}
@@ -295,12 +342,12 @@ func (n *node) eval(vars map[byte]*big.Rat) (value, error) {
 	case 's':
 		return squareRoot(a)
 	}
-	b, err := n.b.eval(vars)
+	b, err := n.b.eval(vars, bud)
 	if err != nil {
 		return value{}, err
 	}
 	if n.op == '^' {
-		return power(a, b)
+		return power(a, b, bud)
 	}
 	if a.r != nil && b.r != nil {
 		r := new(big.Rat)
@@ -350,7 +397,7 @@ func squareRoot(a value) (value, error) {
 	return finite(stdmath.Sqrt(x))
 }
 
-func power(a, b value) (value, error) {
+func power(a, b value, bud *budget) (value, error) {
 	if a.r != nil && b.r != nil && b.r.IsInt() && b.r.Num().IsInt64() {
 		e := b.r.Num().Int64()
 		if e > -maxExponent && e < maxExponent && (e >= 0 || a.r.Sign() != 0) &&
@@ -358,6 +405,9 @@ func power(a, b value) (value, error) {
 			r := new(big.Rat).SetInt64(1)
 			for k := int64(0); k < abs64(e); k++ {
 				r.Mul(r, a.r)
+				if err := bud.spend(r); err != nil {
+					return value{}, err
+				}
 			}
 			if e < 0 {
 				r.Inv(r)
@@ -395,8 +445,9 @@ var evalPoints = [][2]*big.Rat{
 const maxVariables = 2
 
 // sameValue reports whether two expressions agree at every evaluation
-// point; false when either is undefined there or has too many variables.
-func sameValue(x, y *node) bool {
+// point; false when either is undefined there, has too many variables, or
+// the budget b runs out.
+func sameValue(x, y *node, b *budget) bool {
 	set := map[byte]bool{}
 	x.variables(set)
 	y.variables(set)
@@ -415,18 +466,21 @@ func sameValue(x, y *node) bool {
 		for i, v := range names {
 			vars[v] = pt[i]
 		}
-		a, err1 := x.eval(vars)
-		b, err2 := y.eval(vars)
-		if err1 != nil || err2 != nil {
+		u, err1 := x.eval(vars, b)
+		if err1 != nil {
 			return false
 		}
-		if a.r != nil && b.r != nil {
-			if a.r.Cmp(b.r) != 0 {
+		v, err2 := y.eval(vars, b)
+		if err2 != nil {
+			return false
+		}
+		if u.r != nil && v.r != nil {
+			if u.r.Cmp(v.r) != 0 {
 				return false
 			}
 			continue
 		}
-		f, g := a.float(), b.float()
+		f, g := u.float(), v.float()
 		if stdmath.Abs(f-g) > 1e-12*stdmath.Max(1, stdmath.Max(stdmath.Abs(f), stdmath.Abs(g))) {
 			return false
 		}

@@ -15,6 +15,9 @@
 // solvable; the built-in solver (BFS over player and box positions) proves
 // it and gives the shortest solution.
 //
+// Size: the reference's generator says "fixed 6x6" but sizes the room by
+// env.map_size, 16 when unset, as in every training script at 244467e.
+//
 // Text: '#' wall, ' ' floor, '.' goal, '$' box, '@' player, '*' box on the
 // goal, '+' player on the goal.
 //
@@ -41,7 +44,7 @@ import (
 // Config configures the environment.
 type Config struct {
 	Seed      uint64 `yaml:"seed"`       // seed of the rooms (train and test draw disjoint streams)
-	Size      int    `yaml:"size"`       // room side, outer wall included (the reference: 6)
+	Size      int    `yaml:"size"`       // room side, outer wall included (the reference's training runs: 16; its evaluate.sh: 6)
 	TrainSize int    `yaml:"train_size"` // train instances
 	TestSize  int    `yaml:"test_size"`  // test instances
 	MaxMoves  int    `yaml:"max_moves"`  // moves before the timeout penalty (the reference: 200)
@@ -50,7 +53,10 @@ type Config struct {
 	DeadlockEnd bool `yaml:"deadlock_end"`
 }
 
-// DefaultConfig is the reference's 6×6 room with one box.
+// DefaultConfig is a 6×6 room with one box: the size the reference's
+// comment names and its evaluate.sh sets. Its training runs never set
+// env.map_size and so drew 16×16 rooms (env_state.py's default), which
+// recipe: atgrpo-pettingllms sets.
 func DefaultConfig() Config {
 	return Config{Seed: 1, Size: 6, TrainSize: 1000, TestSize: 100, MaxMoves: 200}
 }

@@ -2,7 +2,11 @@
 // Python program whose last printed line is its answer (run in the sandbox)
 // and a reasoner that answers in \boxed{}, turn after turn, registered as
 // the workflow "math-tool" with its options under workflow.math_tool. It
-// plays in any environment that scores a \boxed{} answer (math).
+// plays in any environment that scores a \boxed{} answer (math); the
+// environment grades the reasoner's whole response (its last \boxed{} in
+// env.math.grading: boxed, whatever Math-Verify finds in verifier, as
+// PettingLLMs does), and the program's printed answer as it is (verifier)
+// or as if boxed (boxed).
 //
 // Files: mathtool.go (the options, the game over the environment's scorer,
 // the registration and the presets).
@@ -13,7 +17,8 @@
 //	the tool agent's program runs; the last line it printed is its answer:
 //	reward 1 if the environment scores it correct, 0 if not, −1 if the
 //	program printed nothing or failed;
-//	the reasoner's \boxed{} answer: reward 1 if correct, else 0;
+//	the reasoner's answer (its response, graded by the environment):
+//	reward 1 if correct, else 0;
 //	the episode ends when the two answers of one turn agree (judged by the
 //	environment's own equivalence), or after max_turns.
 //
@@ -90,6 +95,19 @@ type game struct {
 	tool, reasoner string
 }
 
+// wholeResponses is implemented by a scorer that reads a whole response
+// rather than its last \boxed{} (the math environment's verifier grading).
+type wholeResponses interface{ GradesWholeResponse() bool }
+
+// graded is the text the scorer grades for a program's printed answer:
+// the line as it is for a scorer of whole responses, else as a box.
+func (g game) graded(printed string) string {
+	if w, ok := g.Scorer.(wholeResponses); ok && w.GradesWholeResponse() {
+		return printed
+	}
+	return `\boxed{` + printed + `}`
+}
+
 func (g game) Name() string {
 	if e, ok := g.Scorer.(rollout.Environment); ok {
 		return e.Name()
@@ -134,13 +152,14 @@ func (s *state) Success() bool { return s.answered && s.correct }
 
 func (g game) Reset(task rollout.Task) (rollout.State, error) { return &state{task: task}, nil }
 
-// Step scores the tool's printed answer or the reasoner's boxed one.
+// Step scores the tool's printed answer or the reasoner's response (the
+// reasoner's action is its whole response, parser mathtool-answer).
 func (g game) Step(s rollout.State, agent, action string) rollout.StepResult {
 	st := s.(*state)
 	action = strings.TrimSpace(action)
 	turn := len(st.answers)/2 + 1
-	right := action != "" && g.Score(st.task, `\boxed{`+action+`}`).Success
 	if agent == g.tool {
+		right := action != "" && g.Score(st.task, g.graded(action)).Success
 		st.code = action
 		if action == "" {
 			st.answers = append(st.answers, fmt.Sprintf("turn %d, the program: no answer", turn))
@@ -150,14 +169,16 @@ func (g game) Step(s rollout.State, agent, action string) rollout.StepResult {
 		return rollout.StepResult{Reward: reward(right), Message: "the program's answer: " + action,
 			Metrics: map[string]float64{"program_answers": 1, "program_correct": reward(right)}}
 	}
+	score := g.Score(st.task, action)
+	right := score.Success
 	st.answered, st.correct = true, right
-	shown := action
+	shown := score.Extracted
 	if shown == "" {
 		shown = "none"
 	}
 	st.answers = append(st.answers, fmt.Sprintf("turn %d, the reasoning: %s", turn, shown))
 	// agreement by the environment's own equivalence: the program's answer as the gold
-	st.agreed = st.code != "" && action != "" && g.Score(rollout.Task{Answer: st.code}, `\boxed{`+action+`}`).Success
+	st.agreed = st.code != "" && score.Extracted != "" && g.Score(rollout.Task{Answer: st.code}, action).Success
 	msg := "the reasoning's answer: " + shown
 	if st.agreed {
 		msg += "; it agrees with the program's"
@@ -184,7 +205,8 @@ func init() {
 	rollout.RegisterPreset("mathtool-program", rollout.Preset{System: system, User: user, Parser: "python-program",
 		Role: "You are the Tool agent. Write a short Python 3 program (standard library only) that computes the answer. If earlier answers are shown, check them and fix what is wrong. " +
 			"Put the whole program in one ```python block; it runs in a sandbox without input, for a few seconds at most, and the last line it prints is your answer, so end with print(answer)."})
-	rollout.RegisterPreset("mathtool-reasoner", rollout.Preset{System: system, User: user, Parser: "boxed",
+	rollout.RegisterParser("mathtool-answer", rollout.ParserFunc(answerParser))
+	rollout.RegisterPreset("mathtool-reasoner", rollout.Preset{System: system, User: user, Parser: "mathtool-answer",
 		Role: `You are the Reasoner. Solve the problem step by step; if the program's answer is shown, check it against your own reasoning and keep whichever is right.
 Finish with the final answer alone inside \boxed{}, for example \boxed{42}.`})
 	tree.RegisterTeam("math-tool", tree.Team[Options]{
@@ -198,6 +220,16 @@ Finish with the final answer alone inside \boxed{}, for example \boxed{42}.`})
 		},
 		New: New,
 	})
+}
+
+// answerParser passes the reasoner's whole response on (the environment
+// finds its answer); the response kept the format when it has a \boxed{}
+// answer after any </think>, as the boxed parser asks.
+func answerParser(response string) rollout.Parsed {
+	p, _ := rollout.ParserByName("boxed")
+	parsed := p.Parse(response)
+	parsed.Value = strings.TrimSpace(response)
+	return parsed
 }
 
 // New is the math-tool workflow: the tree workflow over a game of the tool

@@ -102,3 +102,63 @@ func TestMathToolOptions(t *testing.T) {
 		t.Errorf("no-tree with one candidate: %v, pooled %v", err, o.PooledGroups())
 	}
 }
+
+// With env.math.grading: verifier the team is graded as PettingLLMs grades
+// it: the reasoner's whole response (no \boxed{} needed) and the program's
+// printed line as it is; boxed grading finds no answer in either. K = 2:
+// the programs print "Result: 42" and 41, the reasoner writes "The answer
+// is 42." and \boxed{41}.
+func TestMathToolVerifierGrading(t *testing.T) {
+	needSandbox(t)
+	tools := []string{"print('Result: 42')", "print(41)"}
+	reasons := []string{"Six sevens: the answer is 42.", `\boxed{41}`}
+	for _, tc := range []struct {
+		grading            string
+		tool, reasoner     []float64
+		agreedAfterOneTurn bool
+	}{
+		{mathenv.GradingVerifier, []float64{1, 0}, []float64{1, 0}, true},
+		{mathenv.GradingBoxed, []float64{0, 0}, []float64{0, 0}, false},
+	} {
+		var mu sync.Mutex
+		seen := map[string]int{}
+		respond := func(prompt string, _ uint64) string {
+			mu.Lock()
+			defer mu.Unlock()
+			if strings.Contains(prompt, "You are the Reasoner") {
+				seen["r"]++
+				return reasons[(seen["r"]-1)%2]
+			}
+			seen["t"]++
+			return "```python\n" + tools[(seen["t"]-1)%2] + "\n```"
+		}
+		var agents []*rollout.Agent
+		for i, ac := range []rollout.AgentConfig{{Name: "tool", Model: "policy", Preset: "mathtool-program"}, {Name: "reasoner", Model: "policy", Preset: "mathtool-reasoner"}} {
+			a, err := rollout.NewAgent("agents["+string(rune('0'+i))+"]", ac, rollout.AgentDefaults{Sampling: rollout.DefaultSampling, MaxNewTokens: 64}, scripted.Binding())
+			if err != nil {
+				t.Fatal(err)
+			}
+			agents = append(agents, a)
+		}
+		o := mathtool.DefaultOptions()
+		o.Candidates, o.ProgramSeconds, o.MaxTurns = 2, 2, 1
+		wf, err := rollout.NewWorkflow("math-tool", o, agents, scorer{mathenv.Reward{Grading: tc.grading}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := rollout.Sampler{Generators: map[string]rollout.Generator{"policy": scripted.New(respond)}}
+		out, err := s.Run(wf, []rollout.Task{{ID: "t", Question: "What is 6 times 7?", Answer: "42"}}, 1, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string][]float64{"tool": tc.tool, "reasoner": tc.reasoner}
+		for _, r := range out.Samples {
+			if w := want[r.Agent][r.Candidate]; math.Abs(r.TeamReward-w) > 1e-12 {
+				t.Errorf("grading %s: %s candidate %d: reward %g, want %g", tc.grading, r.Agent, r.Candidate, r.TeamReward, w)
+			}
+		}
+		if ep := out.Episodes[0]; ep.Success != tc.agreedAfterOneTurn || (ep.Metrics["agreed"] == 1) != tc.agreedAfterOneTurn {
+			t.Errorf("grading %s: success %v, agreed %v; want %v", tc.grading, ep.Success, ep.Metrics["agreed"], tc.agreedAfterOneTurn)
+		}
+	}
+}

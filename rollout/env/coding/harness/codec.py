@@ -71,19 +71,34 @@ def decode(v, depth=0):
     raise ValueError("malformed value")
 
 
+class BrokenFrame(Exception):
+    """A line that cannot be read whole: the stream is out of step."""
+
+
+def frame(obj):
+    """obj as one line (ValueError, TypeError when it cannot be written)."""
+    return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
+
+
 def send(f, obj):
-    f.write(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
+    f.write(frame(obj))
     f.flush()
 
 
-def receive(f):
-    """The next line's document; EOFError when the other side is gone."""
+def read_line(f):
+    """The next whole line; EOFError when the other side is gone,
+    BrokenFrame when it is longer than MAX_FRAME."""
     line = f.readline(MAX_FRAME + 1)
     if not line:
         raise EOFError
     if len(line) > MAX_FRAME or not line.endswith(b"\n"):
-        raise ValueError("a line longer than %d bytes" % MAX_FRAME)
-    return json.loads(line)
+        raise BrokenFrame("a line longer than %d bytes" % MAX_FRAME)
+    return line
+
+
+def receive(f):
+    """The next line's document; EOFError when the other side is gone."""
+    return json.loads(read_line(f))
 
 
 def describe(e):

@@ -45,23 +45,35 @@ class Program:
         self.gone = None
 
     def call(self, name, args, kwargs):
+        """One call, isolated from the others: what fails to cross for this
+        call fails this test alone. Only a stream out of step (the program
+        gone, or a line too long to read whole) fails the calls after it."""
         if self.gone:
             raise RuntimeError(self.gone)
-        request = {"call": name, "args": encode(list(args)), "kwargs": encode(kwargs)}
         try:
-            send(requests, request)
-            reply = receive(replies)
+            line = frame({"call": name, "args": encode(list(args)), "kwargs": encode(kwargs)})
+        except (ValueError, TypeError, RecursionError, MemoryError) as e:
+            # the test's own arguments (an integer too long to write, say):
+            # nothing was sent, the program is not to blame
+            raise ValueError("the test's arguments cannot be sent to the program: " + describe(e)) from None
+        try:
+            requests.write(line)
+            requests.flush()
+            raw = read_line(replies)
         except (OSError, EOFError):
             self.gone = "the program stopped before it answered"
             raise RuntimeError(self.gone) from None
-        except (ValueError, RecursionError, MemoryError) as e:
+        except BrokenFrame as e:
             self.gone = "the program's answer was malformed: " + describe(e)
             raise RuntimeError(self.gone) from None
+        try:
+            reply = json.loads(raw)
+        except (ValueError, RecursionError, MemoryError) as e:
+            raise RuntimeError("the program's answer was malformed: " + describe(e)) from None
         if type(reply) is dict and type(reply.get("raise")) is str:
             raise exception(reply["raise"], str(reply.get("message", ""))[:300])
         if type(reply) is not dict or "value" not in reply:
-            self.gone = "the program's answer was malformed"
-            raise RuntimeError(self.gone)
+            raise RuntimeError("the program's answer was malformed")
         try:
             value = decode(reply["value"])
             changed = reply.get("args")
@@ -70,8 +82,7 @@ class Program:
                     if c is not None:
                         update(a, decode(c))
         except (ValueError, TypeError, RecursionError, MemoryError) as e:
-            self.gone = "the program's answer was malformed: " + describe(e)
-            raise RuntimeError(self.gone) from None
+            raise RuntimeError("the program's answer was malformed: " + describe(e)) from None
         return value
 
 
