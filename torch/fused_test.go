@@ -170,3 +170,39 @@ func opCalls(t *testing.T, table string, names ...string) int {
 	}
 	return n
 }
+
+// The head's memory on the CPU in float32, against the formula docs/gpu.md
+// gives for `train plan`: beyond its inputs the backward holds grad_w
+// (4·V·D, summed in place), grad_h (4·N·D) and, per chunk of c rows, the
+// logits and their softmax (8·c·V); the forward 8·c·V. Measured through the
+// CPU allocator's count (TrackCPUMemory) over nine chunks, with the entropy
+// for the metric and without, at T 1 and 0.7: within 1 % (the per-row
+// tensors) above the formula and not far below it. A float32 copy of all
+// N × V logits, or a chunk's tensors kept past their use, fails it.
+func TestLinearTokenLogProbsPeakMemoryCPU(t *testing.T) {
+	if !TrackCPUMemory() {
+		t.Skip("this libtorch's CPU allocator cannot be counted")
+	}
+	noLeaks(t)
+	const N, V, D, chunk = 300, 5000, 64, 34
+	want := int64(4*V*D + 8*chunk*V + 4*N*D)
+	for _, entropy := range []bool{false, true} {
+		for _, temp := range []float64{1, 0.7} {
+			scoped(func() {
+				h := FromFloat64(randData(140, N*D), N, D).ToDType(Float32).SetRequiresGrad(true)
+				w := FromFloat64(randData(141, V*D), V, D).ToDType(Float32).SetRequiresGrad(true)
+				tg := FromInt64(make([]int64, N))
+				g := Ones([]int64{N}, Float32, CPU)
+				base := Memory(CPU).Allocated
+				ResetPeakMemory(CPU)
+				lp, _ := LinearTokenLogProbs(h, w, tg, temp, chunk, entropy)
+				lp.BackwardWith(g)
+				peak := Memory(CPU).PeakAllocated - base
+				t.Logf("entropy %v, T=%g: peak %d bytes above the inputs, formula %d (%.3f×)", entropy, temp, peak, want, float64(peak)/float64(want))
+				if peak > want+want/100 || peak < want*9/10 {
+					t.Errorf("entropy %v, T=%g: the head's peak is %d bytes, the formula %d", entropy, temp, peak, want)
+				}
+			})
+		}
+	}
+}
