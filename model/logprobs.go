@@ -19,7 +19,8 @@ import (
 type LogProbOptions struct {
 	// Temperature divides the logits first, as the sampler did (0 or 1: none).
 	Temperature float64
-	// Entropy also returns the entropy of each selected position's distribution.
+	// Entropy also returns the entropy of each selected position's
+	// distribution; its backward pass runs only when a loss uses it.
 	Entropy bool
 	// Chunk is the number of positions projected onto the vocabulary at once
 	// (0: 1024).

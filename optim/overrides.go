@@ -38,6 +38,9 @@ type Overrides struct {
 	KLEstimator  *string  `yaml:"kl_estimator"`
 	// the update's log-prob temperature
 	LogProbTemperature *string `yaml:"logprob_temperature"`
+	// truncated importance weights on the sampler's log-probs
+	RolloutIS          *string  `yaml:"rollout_is"`
+	RolloutISThreshold *float64 `yaml:"rollout_is_threshold"`
 
 	MicroBatchSize   *int `yaml:"micro_batch_size"`
 	MicroBatchTokens *int `yaml:"micro_batch_tokens"`

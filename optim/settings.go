@@ -57,6 +57,15 @@ const (
 	LogProbRaw = "raw"
 )
 
+// Values of Settings.RolloutIS: truncated importance weights of the policy
+// term on the ratio of the update's old log-probs to the sampler's
+// (verl's algorithm.rollout_is; policy/rollout.go).
+const (
+	RolloutISOff      = "off"      // no weights (the default)
+	RolloutISToken    = "token"    // one weight per token
+	RolloutISSequence = "sequence" // one weight per row, from the sum of its tokens' log-ratios
+)
+
 // Values of Settings.LRSchedule.
 const (
 	ScheduleConstant = "constant" // after warmup the lr stays at lr
@@ -103,6 +112,10 @@ type Settings struct {
 	KLEstimator  string  `yaml:"kl_estimator"`   // k1 | k3 (= low_var_kl)
 	// LogProbTemperature is auto | sampling | raw (LogProbTemperatureOf).
 	LogProbTemperature string `yaml:"logprob_temperature"`
+	// RolloutIS is off | token | sequence; RolloutISThreshold caps the
+	// weights (verl's rollout_is_threshold).
+	RolloutIS          string  `yaml:"rollout_is"`
+	RolloutISThreshold float64 `yaml:"rollout_is_threshold"`
 
 	// Batching of one update.
 	MicroBatchSize int `yaml:"micro_batch_size"` // sequences per forward/backward
@@ -171,6 +184,8 @@ func DefaultSettings() Settings {
 		DualClip:           3,
 		KLEstimator:        KLK3,
 		LogProbTemperature: LogProbAuto,
+		RolloutIS:          RolloutISOff,
+		RolloutISThreshold: 2,
 		MicroBatchSize:     4,
 		UpdatesPerStep:     1,
 		Epochs:             1,
@@ -243,6 +258,15 @@ func (s Settings) Validate() error {
 	}
 	if err := oneOf("logprob_temperature", s.LogProbTemperature, LogProbAuto, LogProbSampling, LogProbRaw); err != nil {
 		return err
+	}
+	if err := oneOf("rollout_is", s.RolloutIS, RolloutISOff, RolloutISToken, RolloutISSequence); err != nil {
+		return err
+	}
+	if !(s.RolloutISThreshold > 0) || !finite(s.RolloutISThreshold) {
+		return fmt.Errorf("rollout_is_threshold: must be > 0 and finite, got %g; verl's default is 2.0", s.RolloutISThreshold)
+	}
+	if s.RolloutIS != RolloutISOff && s.LossPadding {
+		return fmt.Errorf("rollout_is: %s weighs tokens by the sampler's log-probs, which the pad tokens of loss_padding do not have; set rollout_is: off or loss_padding: false", s.RolloutIS)
 	}
 	switch {
 	case s.MicroBatchSize < 1:

@@ -51,6 +51,10 @@ type Sequence struct {
 	// such as a tool's output). nil trains on every response token.
 	Mask      []bool
 	Advantage float64
+	// SampleLogProbs, when set, has one entry per Response token: the
+	// sampler's log-probability of it (gen.Result.LogProbs), which the
+	// update compares with its own (rollout.go). nil: not compared.
+	SampleLogProbs []float32
 }
 
 // Batch is a micro-batch of rows on one device, packed (Pack) or padded
@@ -61,6 +65,11 @@ type Batch struct {
 	Mask       *torch.Tensor // bool (B, T): true at positions that predict a response token
 	Advantages *torch.Tensor // float32 (B, 1)
 	Tokens     []int         // trained response tokens per row
+	// RolloutLogProbs (float32) and RolloutMask (bool), (B, T): the
+	// sampler's log-probs at the masked positions of the rows that have
+	// them, and where they are; nil when no row has them.
+	RolloutLogProbs *torch.Tensor
+	RolloutMask     *torch.Tensor
 
 	packed     *model.Packed // packed: the rows end to end
 	packedMask *torch.Tensor // packed: bool (N), Mask in the packed layout
@@ -125,6 +134,7 @@ func (b Batch) to(dev torch.Device) Batch {
 	}
 	c := b
 	c.Targets, c.Mask, c.Advantages, c.packedMask, c.index = on(b.Targets), on(b.Mask), on(b.Advantages), on(b.packedMask), on(b.index)
+	c.RolloutLogProbs, c.RolloutMask = on(b.RolloutLogProbs), on(b.RolloutMask)
 	if b.packed != nil {
 		p := *b.packed
 		p.IDs, p.Positions, p.CuSeqLens = on(p.IDs), on(p.Positions), on(p.CuSeqLens)
@@ -138,13 +148,16 @@ func (b Batch) to(dev torch.Device) Batch {
 // layout is what Pack and Pad share: each row's prompt+response, the
 // longest length T, and in the (B, T) layout the positions that predict a
 // trained response token (mask), each row's advantage and how many tokens
-// it trains.
+// it trains, and the sampler's log-probs there (rollout, rolloutMask: nil
+// when no row has them).
 type layout struct {
-	full   [][]int
-	T      int
-	mask   []bool
-	adv    []float32
-	tokens []int
+	full        [][]int
+	T           int
+	mask        []bool
+	adv         []float32
+	tokens      []int
+	rollout     []float32
+	rolloutMask []bool
 }
 
 // joinRows lays the rows out; an empty batch, prompt or response is refused.
@@ -162,12 +175,22 @@ func joinRows(seqs []Sequence) (l layout, err error) {
 	}
 	B := len(seqs)
 	l.mask, l.adv, l.tokens = make([]bool, B*l.T), make([]float32, B), make([]int, B)
+	for _, sq := range seqs {
+		if sq.SampleLogProbs != nil {
+			l.rollout, l.rolloutMask = make([]float32, B*l.T), make([]bool, B*l.T)
+			break
+		}
+	}
 	for i, sq := range seqs {
 		P := len(sq.Prompt)
 		for j := range sq.Response {
 			if sq.Mask == nil || sq.Mask[j] {
-				l.mask[i*l.T+P-1+j] = true // position P−1+j predicts response token j
+				at := i*l.T + P - 1 + j // position P−1+j predicts response token j
+				l.mask[at] = true
 				l.tokens[i]++
+				if sq.SampleLogProbs != nil {
+					l.rollout[at], l.rolloutMask[at] = sq.SampleLogProbs[j], true
+				}
 			}
 		}
 		l.adv[i] = float32(sq.Advantage)
@@ -212,7 +235,7 @@ func Pack(seqs []Sequence, dev torch.Device) (Batch, error) {
 			}
 		}
 		B := int64(len(seqs))
-		return Batch{
+		b := Batch{
 			Targets:    s.Keep(torch.FromInt64(targets).ToDevice(dev)),
 			Mask:       s.Keep(torch.FromBool(l.mask, B, int64(l.T)).ToDevice(dev)),
 			Advantages: s.Keep(torch.FromFloat32(l.adv, B, 1).ToDevice(dev)),
@@ -220,7 +243,9 @@ func Pack(seqs []Sequence, dev torch.Device) (Batch, error) {
 			packed:     &p,
 			packedMask: s.Keep(torch.FromBool(pmask).ToDevice(dev)),
 			index:      s.Keep(torch.FromInt64(index).ToDevice(dev)),
-		}, nil
+		}
+		b.RolloutLogProbs, b.RolloutMask = l.rolloutTensors(s, dev)
+		return b, nil
 	})
 }
 
@@ -241,8 +266,19 @@ func Pad(seqs []Sequence, dev torch.Device) (Batch, error) {
 			Tokens:     l.tokens,
 		}
 		s.Keep(b.Input.IDs, b.Input.Positions, b.Input.Valid, b.Targets, b.Mask, b.Advantages)
+		b.RolloutLogProbs, b.RolloutMask = l.rolloutTensors(s, dev)
 		return b, nil
 	})
+}
+
+// rolloutTensors are the sampler's log-probs and where they are, (B, T) on
+// dev and kept in s; nil when no row has them.
+func (l layout) rolloutTensors(s *torch.Scope, dev torch.Device) (logp, mask *torch.Tensor) {
+	if l.rollout == nil {
+		return nil, nil
+	}
+	B, T := int64(len(l.full)), int64(l.T)
+	return s.Keep(torch.FromFloat32(l.rollout, B, T).ToDevice(dev)), s.Keep(torch.FromBool(l.rolloutMask, B, T).ToDevice(dev))
 }
 
 // Free releases the batch's tensors.
@@ -252,7 +288,7 @@ func (b Batch) Free() {
 	} else {
 		b.Input.Free()
 	}
-	torch.FreeAll(b.Targets, b.Mask, b.Advantages, b.packedMask, b.index)
+	torch.FreeAll(b.Targets, b.Mask, b.Advantages, b.packedMask, b.index, b.RolloutLogProbs, b.RolloutMask)
 }
 
 // CheckSequences reports the first row that cannot be trained on: an agent
@@ -277,6 +313,13 @@ func CheckSequences(seqs []Sequence, agents []string, vocab int) error {
 			return fmt.Errorf("policy: sequence %d (agent %q): the loss mask excludes every response token; drop the row before the update", i, s.Agent)
 		case math.IsNaN(s.Advantage) || math.IsInf(s.Advantage, 0):
 			return fmt.Errorf("policy: sequence %d (agent %q): advantage is %g; it must be finite", i, s.Agent, s.Advantage)
+		case s.SampleLogProbs != nil && len(s.SampleLogProbs) != len(s.Response):
+			return fmt.Errorf("policy: sequence %d (agent %q): %d sampler log-probs for %d response tokens; give one per token (or none)", i, s.Agent, len(s.SampleLogProbs), len(s.Response))
+		}
+		for j, lp := range s.SampleLogProbs {
+			if !(lp <= 0) || math.IsInf(float64(lp), -1) { // NaN, ±Inf, or a probability above 1
+				return fmt.Errorf("policy: sequence %d (agent %q): sampler log-prob of response token %d is %g; a sampled token's log-probability is finite and <= 0 (leave SampleLogProbs nil when the sampler gave none)", i, s.Agent, j, lp)
+			}
 		}
 		for _, part := range []struct {
 			name string

@@ -32,6 +32,7 @@
 //	batch.go      Sequence rows, Pack (tokens → tensors + response mask), Split
 //	trainer.go    Trainer: old log-probs, mini/micro-batches, clip, AdamW, skips
 //	metrics.go    per-agent metrics of one update
+//	rollout.go    the sampler's log-probs against the update's; rollout_is weights
 //	accum.go      summing a bf16/f16 model's micro-batch grads in float32
 //	dist.go       the data-parallel part of the update (grads summed across ranks, over dist.Collectives)
 //	shard.go      training state sharded over the ranks: layout, masters, level 1's step

@@ -13,9 +13,11 @@ package policy
 //	magrpo:   L = −A·log π                          (no ratio, no clipping)
 //	KL:       k1 = log π − log π_ref
 //	          k3 = exp(ref − log π) − (ref − log π) − 1, clamped to [−10, 10]
-//	total:    L + kl_coef·KL − entropy_coef·H
+//	total:    w·L + kl_coef·KL − entropy_coef·H
 //
-// and the micro-batch loss is Aggregate(total) with the configured mode.
+// and the micro-batch loss is Aggregate(total) with the configured mode; w
+// is 1, or with rollout_is the truncated importance weight of the sampler's
+// log-probs against the old ones (rollout.go).
 //
 // Departures, each deliberate:
 //  1. The entropy bonus and the KL term are aggregated with the same mode as
@@ -52,6 +54,10 @@ type LossInput struct {
 	Entropy     *torch.Tensor // per-token entropy, differentiable; required when EntropyCoef > 0
 	Advantages  *torch.Tensor // A per row (B, 1) or per token (B, T)
 	Mask        *torch.Tensor // bool or float, true at the positions that predict response tokens
+	// RolloutLogProbs are the sampler's log-probs (Batch.RolloutLogProbs);
+	// required, with OldLogProbs, when RolloutIS is on, and then present at
+	// every position of Mask.
+	RolloutLogProbs *torch.Tensor
 }
 
 // LossOutput is the micro-batch loss and the per-token pieces the metrics
@@ -63,6 +69,9 @@ type LossOutput struct {
 	KL      *torch.Tensor // per-token KL estimate; nil when KLCoef == 0
 	Ratio   *torch.Tensor // ρ; nil for magrpo
 	Clipped ClipIndicators
+	// ISWeights are rollout_is's weights w of the policy term and
+	// ISTruncated where the threshold bounded them; nil when it is off.
+	ISWeights, ISTruncated *torch.Tensor
 }
 
 // ClipIndicators mark (bool, (B, T)) where each clip was the active branch;
@@ -83,6 +92,14 @@ func Loss(in LossInput, s optim.Settings) LossOutput {
 		out.Policy = MAGRPOLoss(in.LogProbs, in.Advantages)
 	default:
 		out.Policy, out.Ratio, out.Clipped = ClippedLoss(in.LogProbs, in.OldLogProbs, in.Advantages, s.ClipLow, s.ClipHigh, s.DualClip)
+	}
+	if s.RolloutIS != "" && s.RolloutIS != optim.RolloutISOff {
+		if in.OldLogProbs == nil || in.RolloutLogProbs == nil {
+			panic(&torch.Error{Op: "policy.Loss", Msg: fmt.Sprintf("rollout_is %s needs the old and the sampler's log-probs", s.RolloutIS)})
+		}
+		out.ISWeights = RolloutISWeights(in.OldLogProbs, in.RolloutLogProbs, in.Mask, s.RolloutIS, s.RolloutISThreshold)
+		out.ISTruncated = out.ISWeights.GeScalar(s.RolloutISThreshold)
+		out.Policy = out.Policy.Mul(out.ISWeights)
 	}
 	out.Total = out.Policy
 	if s.KLCoef > 0 {

@@ -5,9 +5,12 @@ package policy
 // Every row is seen by exactly one training forward per step (mini-batches
 // partition the rows), so each row gets one set of per-row sums: response
 // tokens, Σ total loss, Σ policy term, clip counts, Σ approx-KL, Σ KL to the
-// reference, and Σ entropy from the no-grad pass that also produced the old
-// log-probs (the policy at the start of the step). The per-agent numbers are
-// reductions of those sums over the agent's rows of the whole step:
+// reference, Σ entropy from the forward that also produced the old log-probs
+// (the policy at the start of the step: the no-grad pass, or with one
+// optimizer step the grad forward itself, the entropy detached), and the
+// sampler-against-update sums (rollout.go). The per-agent numbers are
+// reductions of those sums over the agent's rows of the whole step (max for
+// rollout_logp_diff_max):
 //
 //	loss, pg_loss              the configured aggregation over the agent's rows
 //	                           (token-mean: Σ sums / Σ tokens; seq modes: mean over rows)
@@ -21,6 +24,13 @@ package policy
 //	                           agent of a shared model; Inf or NaN when a step was skipped)
 //	updates                    optimizer steps applied this train step
 //	skipped_steps              optimizer steps skipped so far for a non-finite norm
+//	rollout_logp_diff_mean/_max, rollout_kl, rollout_k3_kl
+//	                           the sampler's log-probs against the old ones
+//	                           (rollout.go), over the response tokens that have
+//	                           them; absent when none has
+//	rollout_is_weight_mean, rollout_is_truncated_frac
+//	                           with rollout_is on: the weights' token mean and the
+//	                           share of tokens the threshold bounded
 //
 // approx_kl is KL(π_old ‖ π) by the k3 estimator, (ρ − 1) − log ρ, which is
 // never negative; it is exactly 0 on the first mini-batch of a step.
@@ -51,12 +61,22 @@ const (
 	statDual
 	statApproxKL
 	statKLRef
+	statRolloutTokens  // tokens with a sampler log-prob (rollout.go)
+	statRolloutAbsDiff // Σ |Δ|
+	statRolloutMaxDiff // max |Δ| (reduced by max, not sum)
+	statRolloutKL      // Σ −Δ
+	statRolloutK3      // Σ exp(Δ) − Δ − 1
+	statISWeight       // Σ rollout_is weights
+	statISTruncated    // tokens whose weight the threshold bounded
 	numStats
 )
 
 // rowStats returns (B, numStats) float32 per-row sums over the response
-// tokens of one micro-batch's forward. oldLogp may be nil (no approx-KL).
-func rowStats(out LossOutput, logp, oldLogp, mask *torch.Tensor) (stats *torch.Tensor) {
+// tokens of one micro-batch's forward, from the loss's input and output.
+// OldLogProbs may be nil (no approx-KL), RolloutLogProbs too (no rollout
+// columns; rolloutMask: where it has values).
+func rowStats(out LossOutput, in LossInput, rolloutMask *torch.Tensor) (stats *torch.Tensor) {
+	logp, oldLogp, mask := in.LogProbs, in.OldLogProbs, in.Mask
 	torch.NoGrad(func() {
 		m := mask.ToDType(torch.Float32)
 		rowSum := func(x *torch.Tensor) *torch.Tensor { return x.Detach().ToDType(torch.Float32).Mul(m).SumDim(1, false) }
@@ -81,6 +101,17 @@ func rowStats(out LossOutput, logp, oldLogp, mask *torch.Tensor) (stats *torch.T
 		}
 		if out.KL != nil {
 			cols[statKLRef] = rowSum(out.KL)
+		}
+		for _, c := range []int{statRolloutTokens, statRolloutAbsDiff, statRolloutMaxDiff, statRolloutKL, statRolloutK3, statISWeight, statISTruncated} {
+			cols[c] = zeros
+		}
+		if oldLogp != nil && in.RolloutLogProbs != nil {
+			cols[statRolloutTokens], cols[statRolloutAbsDiff], cols[statRolloutMaxDiff], cols[statRolloutKL], cols[statRolloutK3] =
+				rolloutColumns(oldLogp, in.RolloutLogProbs, rolloutMask.LogicalAnd(mask))
+		}
+		if out.ISWeights != nil {
+			cols[statISWeight] = rowSum(out.ISWeights)
+			cols[statISTruncated] = rowCount(out.ISTruncated)
 		}
 		stats = torch.Stack(cols, 1)
 	})
@@ -142,7 +173,11 @@ func (r stepReport) metrics(agents []string) Metrics {
 		var entropy, advSum float64
 		for _, row := range rows {
 			for k := range total {
-				total[k] += row.stats[k]
+				if k == statRolloutMaxDiff {
+					total[k] = math.Max(total[k], row.stats[k])
+				} else {
+					total[k] += row.stats[k]
+				}
 			}
 			entropy += row.entropySum
 			advSum += row.advantage
@@ -158,6 +193,16 @@ func (r stepReport) metrics(agents []string) Metrics {
 		put("entropy", entropy/tokens)
 		if r.settings.KLCoef > 0 {
 			put("kl_ref", total[statKLRef]/tokens)
+		}
+		if n := total[statRolloutTokens]; n > 0 {
+			put("rollout_logp_diff_mean", total[statRolloutAbsDiff]/n)
+			put("rollout_logp_diff_max", total[statRolloutMaxDiff])
+			put("rollout_kl", total[statRolloutKL]/n)
+			put("rollout_k3_kl", total[statRolloutK3]/n)
+		}
+		if r.settings.RolloutIS != "" && r.settings.RolloutIS != optim.RolloutISOff {
+			put("rollout_is_weight_mean", total[statISWeight]/tokens)
+			put("rollout_is_truncated_frac", total[statISTruncated]/tokens)
 		}
 		mean := advSum / float64(len(rows))
 		var ss float64

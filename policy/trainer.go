@@ -292,6 +292,13 @@ func (t *Trainer) Update(seqs []Sequence, step int) (metrics Metrics, err error)
 	if err := CheckSequences(seqs, t.cfg.Group.Agents, t.cfg.Policy.Config.VocabSize); err != nil {
 		return nil, fmt.Errorf("model %q: %w", t.Model(), err)
 	}
+	if set.RolloutIS != optim.RolloutISOff {
+		for i, s := range seqs {
+			if s.SampleLogProbs == nil {
+				return nil, fmt.Errorf("model %q: sequence %d (agent %q) has no sampler log-probs, which rollout_is %s weighs by; set rollout_is: off, or give every row its SampleLogProbs", t.Model(), i, s.Agent, set.RolloutIS)
+			}
+		}
+	}
 	defer torch.Recover(&err)
 	scope := torch.NewScope()
 	defer scope.Close()
@@ -485,17 +492,18 @@ func (t *Trainer) accumulate(mb *microBatch, mini, micro, micros int, rows []row
 	if t.onMicroBatch != nil {
 		t.onMicroBatch(mini, micro, logp, mb.oldLogp, b.Mask)
 	}
-	out := Loss(LossInput{
+	in := LossInput{
 		LogProbs: logp, OldLogProbs: mb.oldLogp, RefLogProbs: mb.refLogp, Entropy: ent,
-		Advantages: b.Advantages, Mask: b.Mask,
-	}, set)
+		Advantages: b.Advantages, Mask: b.Mask, RolloutLogProbs: b.RolloutLogProbs,
+	}
+	out := Loss(in, set)
 	out.Loss.DivScalar(float64(micros)).Backward()
 	if finish != nil {
 		if err := finish(); err != nil {
 			return err
 		}
 	}
-	stats := rowStats(out, logp, mb.oldLogp, b.Mask).Float64s() // (B, numStats)
+	stats := rowStats(out, in, b.RolloutMask).Float64s() // (B, numStats)
 	for j, r := range mb.rows {
 		copy(rows[r].stats[:], stats[j*numStats:(j+1)*numStats])
 		rows[r].entropySum = mb.entropySum[j]

@@ -18,6 +18,7 @@ import (
 	"troupe/dist"
 	"troupe/gen"
 	"troupe/model"
+	"troupe/optim"
 	"troupe/policy"
 	"troupe/rollout"
 	"troupe/tokenizer"
@@ -308,7 +309,12 @@ func (t *team) buildTrainers() error {
 		return err
 	}
 	for _, g := range groups {
-		temp := g.Settings.LogProbTemperatureOf(t.trainingTemperature(g.Agents))
+		sampling := t.trainingTemperature(g.Agents)
+		temp := g.Settings.LogProbTemperatureOf(sampling)
+		if s := g.Settings; s.RolloutIS != optim.RolloutISOff && oneTemperature(temp) != oneTemperature(sampling) {
+			return fmt.Errorf("model %q: rollout_is %s weighs by the sampler's log-probs, which are at the sampling temperature %g, but the update's log-probs are at %g (logprob_temperature %s); set logprob_temperature: sampling, or rollout_is: off",
+				g.Model, s.RolloutIS, sampling, temp, s.LogProbTemperature)
+		}
 		tr, err := policy.NewTrainer(policy.TrainerConfig{
 			Group: g, Policy: t.models[g.Model], Reference: t.refs[g.Model],
 			Temperature: temp, Seed: rollout.DeriveSeed(t.cfg.Run.Seed, seedMiniBatches), Dist: t.dist.Collectives(),
@@ -340,6 +346,24 @@ func (t *team) sharded() bool {
 		}
 	}
 	return false
+}
+
+// sameTemperature says whether tr's update divides the logits by the
+// temperature its agents sample at, so that the sampler's log-probs and
+// the update's are of one distribution and the update compares them
+// (policy/rollout.go). A greedy agent (0) reports temperature 1's, as an
+// update at 0 computes.
+func (t *team) sameTemperature(tr *policy.Trainer) bool {
+	return oneTemperature(tr.Temperature()) == oneTemperature(t.trainingTemperature(tr.Agents()))
+}
+
+// oneTemperature is the temperature a sampler or an update applies for a
+// configured one: 0 (greedy, or none) means 1.
+func oneTemperature(x float64) float64 {
+	if x > 0 {
+		return x
+	}
+	return 1
 }
 
 // trainingTemperature is the sampling temperature of the given agents

@@ -162,7 +162,7 @@ func memoryPlan(cfg *config.Config, capacity int64, promptTokens, ranks int) (pl
 		all := cfg.Batch.PromptsPerStep * cfg.Batch.N // every trajectory gives each of its agents at least one row
 		u := updateShape{name: tr.Name, dev: dev, mc: mc, P: P, b: b, level: shardLevel(tr, ranks), ranks: ranks, tokens: tokens,
 			prompt: int64(promptTokens), response: int64(longest),
-			checkpointed: s.ActivationCheckpointing, bucket: int64(tr.Model.ShardBucketMiB * (1 << 20)), lora: tr.LoRA != nil}
+			checkpointed: s.ActivationCheckpointing, bucket: int64(tr.Model.ShardBucketMiB * (1 << 20)), lora: tr.LoRA != nil, entropy: s.EntropyCoef > 0}
 		u.sums = sumsWhy(s, b, u.level, all/s.MiniBatches(all))
 		peak := updatePeak(u)
 		d := at(dev)

@@ -49,6 +49,7 @@ type updateShape struct {
 	sums             string // why the grads are summed in float32 ("": they are not)
 	bucket           int64  // models.<name>.shard_bucket_mib in bytes (0: the defaults)
 	lora             bool
+	entropy          bool // an entropy term in the loss: the head's backward holds more per chunk
 }
 
 // updatePhase is what one phase of the update holds above the resident state.
@@ -130,7 +131,7 @@ func updatePhases(u updateShape) []updatePhase {
 	activations := part("%s of a micro-batch of %d tokens (estimate)", saved, what, u.tokens)
 	n := min(u.responseTokens(), logProbChunk)
 	phases := []updatePhase{{"the backward through the head", with(micro, []residentPart{activations,
-		part("the head's backward: its float32 V×D grad and product, chunks of %d positions over the vocabulary", headBackwardBytes(mc, b, n, u.tokens, u.dev), n)})}}
+		part("the head's backward: its float32 V×D grad sum, chunks of %d positions over the vocabulary", headBackwardBytes(mc, b, n, u.tokens, u.dev, u.entropy), n)})}}
 	layerParts := with(micro, []residentPart{activations})
 	switch {
 	case !u.checkpointed:
@@ -201,26 +202,33 @@ func (u updateShape) responseTokens() int64 {
 }
 
 // headBackwardBytes is what the fused head's backward (torch/csrc/fused.cc,
-// LinearTokenLogProbs) allocates above its inputs, for n positions per
-// chunk and up to tokens positions in all, on the code as it stands: a
-// float32 V×D grad, a float32 V×D product per chunk added into it, the grad
-// rounded to the weights' dtype (bf16/f16) while the float32 one lives, a
-// float32 copy of the weight on a CPU whose bf16 GEMMs sum in float32; per
-// chunk the float32 logits, probabilities, their grad and the entropy
-// branch's three temporaries (n×V each), the grad in the weights' dtype,
-// and the grad of the hidden states (tokens×D).
-func headBackwardBytes(mc model.Config, b, n, tokens int64, dev torch.Device) int64 {
+// LinearTokenLogProbs) allocates above its inputs, for chunks of n
+// positions and up to tokens positions in all, by docs/gpu.md's formula
+// (which TestLinearTokenLogProbsPeakMemoryCPU and, on CUDA,
+// TestCUDALinearTokenLogProbsPeakMemory hold the code to). With bf16/f16
+// weights on CUDA: the float32 sum of grad_w (4·V·D, none for a single
+// chunk) with, per chunk, the logits in the weights' type and their float32
+// softmax ((b + 4)·n·V; (b + 12)·n·V with the entropy in the loss), or at
+// the end grad_w rounded to the weights' type (b·V·D); and grad_h (b·N·D).
+// Float32 GEMMs (float32 weights, or a CPU whose bf16 GEMMs sum in float32,
+// which also holds the weight in float32): 4·V·D + 8·n·V + 4·N·D.
+func headBackwardBytes(mc model.Config, b, n, tokens int64, dev torch.Device, entropy bool) int64 {
 	V, D := int64(mc.VocabSize), int64(mc.HiddenSize)
-	vd := 8 * V * D // grad_w and a chunk's product, float32
-	perChunk := 6 * n * V * 4
-	if b != 4 {
-		vd += b * V * D
-		perChunk += n * V * b
-		if !dev.IsCUDA() {
-			vd += 4 * V * D // cpu_gemm_in_float: the weight in float32
-		}
+	perChunk := (b + 4) * n * V
+	if entropy {
+		perChunk += 8 * n * V
 	}
-	return vd + perChunk + tokens*D*b
+	if b == 4 || !dev.IsCUDA() {
+		fixed := 4 * V * D // grad_w in float32
+		if b != 4 {
+			fixed += 4*V*D + b*V*D // the weight in float32, grad_w rounded to its type
+		}
+		return fixed + max(perChunk, 8*n*V) + 4*tokens*D
+	}
+	if tokens <= n { // one chunk: no float32 sum
+		return max(perChunk, b*n*V+b*V*D) + b*tokens*D
+	}
+	return 4*V*D + max(perChunk, b*V*D) + b*tokens*D
 }
 
 // blockActivationBytes estimates what one decoder block of a micro-batch

@@ -27,14 +27,15 @@ func advantageRows(samples []rollout.Sample) []advantage.Row {
 }
 
 // sequences returns the training rows of one trainer: its agents' samples
-// that the estimator kept, with their advantages.
-func sequences(samples []rollout.Sample, res advantage.Result, agents []string) []policy.Sequence {
-	out, _ := trainedRows(samples, res, agents)
+// that the estimator kept, with their advantages, and with the sampler's
+// log-probs when withLogProbs (the update then compares its own with them).
+func sequences(samples []rollout.Sample, res advantage.Result, agents []string, withLogProbs bool) []policy.Sequence {
+	out, _ := trainedRows(samples, res, agents, withLogProbs)
 	return out
 }
 
 // trainedRows is sequences with the index of each row's sample.
-func trainedRows(samples []rollout.Sample, res advantage.Result, agents []string) ([]policy.Sequence, []int) {
+func trainedRows(samples []rollout.Sample, res advantage.Result, agents []string, withLogProbs bool) ([]policy.Sequence, []int) {
 	mine := map[string]bool{}
 	for _, a := range agents {
 		mine[a] = true
@@ -45,7 +46,11 @@ func trainedRows(samples []rollout.Sample, res advantage.Result, agents []string
 		if !mine[s.Agent] || (res.Train != nil && !res.Train[i]) || len(s.ResponseTokens) == 0 {
 			continue
 		}
-		out = append(out, policy.Sequence{Agent: s.Agent, Prompt: s.PromptTokens, Response: s.ResponseTokens, Mask: s.LossMask, Advantage: res.Advantages[i]})
+		seq := policy.Sequence{Agent: s.Agent, Prompt: s.PromptTokens, Response: s.ResponseTokens, Mask: s.LossMask, Advantage: res.Advantages[i]}
+		if withLogProbs {
+			seq.SampleLogProbs = s.SampleLogProbs
+		}
+		out = append(out, seq)
 		from = append(from, i)
 	}
 	return out, from
@@ -54,9 +59,10 @@ func trainedRows(samples []rollout.Sample, res advantage.Result, agents []string
 // paddedSequences is sequences under optim.loss_padding: the rows one
 // agent sampled together at one node of one episode (a joint tree's G
 // completions) padded with pad to the longest of them, as CoMLRL's
-// generate call returns them (policy/padding.go).
+// generate call returns them (policy/padding.go). The rows carry no
+// sampler log-probs: the pad tokens were never sampled.
 func paddedSequences(samples []rollout.Sample, res advantage.Result, agents []string, pad int) ([]policy.Sequence, error) {
-	seqs, from := trainedRows(samples, res, agents)
+	seqs, from := trainedRows(samples, res, agents, false)
 	type key struct {
 		prompt, traj, node, turn int
 		agent                    string

@@ -18,7 +18,7 @@ func TestSequencesCarryLossMasks(t *testing.T) {
 		{Agent: "search", PromptTokens: []int{1}, ResponseTokens: []int{4}},
 	}
 	res := advantage.Result{Advantages: []float64{0.5, -1, 2, 3}, Train: []bool{true, true, true, false}}
-	seqs := sequences(samples, res, []string{"search"})
+	seqs := sequences(samples, res, []string{"search"}, false)
 	if len(seqs) != 2 {
 		t.Fatalf("%d sequences, want 2", len(seqs))
 	}

@@ -59,7 +59,8 @@ func shardPlan(t *testing.T, body, assignment string, level int) *devicePlan {
 // What docs/scaling.md's sharded table says fits one 8 × 80 GB node, per
 // rank, row by row: two Qwen3-4B copies and one Qwen3-8B fit from level 1;
 // two Qwen3-8B copies do not fit at level 1 (the whole bf16 grads, the
-// head's backward and both models' weights: 81 GiB) and fit from level 2;
+// head's backward and both models' weights: 75 GiB, with the allocator's
+// and CUDA context's slack more than 80) and fit from level 2;
 // Qwen3-14B shared fits from level 2, separate at no level (both copies are
 // whole for the rollout); no level holds more than the one before (levels
 // whose peak is the rollout's hold the same), and the optimizer state is 12
@@ -89,10 +90,11 @@ func TestShardedPlanFits(t *testing.T) {
 			d := shardPlan(t, c.body, c.assignment, level)
 			peak := d.peak()
 			t.Logf("%s, shard %d: peak %s", c.name, level, gib(peak))
-			if (peak <= capacity) != c.fits[level] {
+			fits := peak+planSlack(capacity) <= capacity // as the plan's verdict counts it (planfit.go)
+			if fits != c.fits[level] {
 				var out strings.Builder
 				plan{d}.print(&out)
-				t.Fatalf("%s, shard %d: fits %v, want %v:\n%s", c.name, level, peak <= capacity, c.fits[level], out.String())
+				t.Fatalf("%s, shard %d: fits %v, want %v:\n%s", c.name, level, fits, c.fits[level], out.String())
 			}
 			if level > 0 && (peak > last || level == 1 && peak == last) {
 				t.Fatalf("%s: shard %d peaks at %s, above shard %d's %s", c.name, level, gib(peak), level-1, gib(last))

@@ -74,7 +74,7 @@ func (r *trainRun) step(step int) error {
 	maps.Copy(values, res.Metrics())
 	gradNorms := map[string]float64{}
 	for _, tr := range t.trainers {
-		seqs := sequences(ro.Samples, res, tr.Agents())
+		seqs := sequences(ro.Samples, res, tr.Agents(), t.sameTemperature(tr))
 		if tr.Settings().LossPadding { // CoMLRL's MAGRPO loss over pad tokens (policy/padding.go)
 			if seqs, err = paddedSequences(ro.Samples, res, tr.Agents(), t.padToken(tr.Model())); err != nil {
 				return fmt.Errorf("step %d: model %q: %w", step+1, tr.Model(), err)

@@ -183,3 +183,13 @@ func LinearTokenLogProbs(hidden, weight, targets *Tensor, temperature float64, c
 		C.double(temperature), C.int64_t(chunk), cbool(wantEntropy), &lp, &ent))
 	return wrap(lp), wrap(ent)
 }
+
+// EntropyBackwardRows is the number of rows whose entropy gradient
+// LinearTokenLogProbs's backward pass has computed in this process: it
+// grows only when a loss differentiates the entropy output (a test's
+// counter, not a timer).
+func EntropyBackwardRows() int64 {
+	var n C.int64_t
+	check("linear_token_logprobs_entropy_backward_rows", C.ts_linear_token_logprobs_entropy_backward_rows(&n))
+	return int64(n)
+}

@@ -32,3 +32,31 @@ func (p *OpProfile) Stop() string {
 	defer C.free(unsafe.Pointer(table))
 	return C.GoString(table)
 }
+
+// KernelProfile is a running profile of device kernels; Stop ends it.
+type KernelProfile struct{ on bool }
+
+// StartKernelProfile starts torch's profiler (Kineto) recording the
+// kernels run on CUDA devices (cuda) or, on a machine without one, the CPU
+// operators, until Stop. One at a time; an OpProfile may run beside it.
+func StartKernelProfile(cuda bool) *KernelProfile {
+	check("kernel_profile_start", C.ts_kernel_profile_start(cbool(cuda)))
+	return &KernelProfile{on: true}
+}
+
+// Stop ends the profile and returns its table — per kernel (or operator)
+// name: total and mean time, calls and share, by total time — and the
+// number of events in it: 0 when this libtorch records none (built
+// without Kineto, or without CUPTI on a GPU). Idempotent ("", 0 after the
+// first).
+func (p *KernelProfile) Stop() (table string, events int64) {
+	if !p.on {
+		return "", 0
+	}
+	p.on = false
+	var t *C.char
+	var n C.int64_t
+	check("kernel_profile_stop", C.ts_kernel_profile_stop(&t, &n))
+	defer C.free(unsafe.Pointer(t))
+	return C.GoString(t), int64(n)
+}

@@ -167,9 +167,12 @@ ts_err ts_multinomial(ts_tensor probs, int64_t n, int replacement, ts_gen g, ts_
 ts_err ts_token_logprobs(ts_tensor logits, ts_tensor targets, int want_entropy, ts_tensor* logp, ts_tensor* entropy);
 /* the same from hidden states (N,D) and the output projection (V,D), logits divided by temperature
  * (<= 0: 1), projected `chunk` rows at a time and recomputed in the backward pass instead of saved
- * (fused.cc); differentiable with respect to hidden and weight. */
+ * (fused.cc); differentiable with respect to hidden and weight; the entropy's backward runs only
+ * when a grad reaches the entropy. */
 ts_err ts_linear_token_logprobs(ts_tensor hidden, ts_tensor weight, ts_tensor targets, double temperature,
                                 int64_t chunk, int want_entropy, ts_tensor* logp, ts_tensor* entropy);
+/* rows whose entropy grad ts_linear_token_logprobs's backward has computed in this process */
+ts_err ts_linear_token_logprobs_entropy_backward_rows(int64_t* out);
 
 /* ---- autograd.cc ---- */
 ts_err ts_requires_grad(ts_tensor t, int* out);
@@ -300,6 +303,13 @@ ts_err ts_cpu_kernels_variant(const char** out);
  * stop returns a malloc'd text table (caller frees) sorted by self time */
 ts_err ts_op_profile_start(void);
 ts_err ts_op_profile_stop(char** table);
+
+/* ---- kernelprofile.cc ---- */
+/* torch's profiler (Kineto) between start and stop: per kernel name on CUDA (cuda != 0), or per
+ * CPU operator, the calls and the device time; stop returns a malloc'd text table (caller frees)
+ * and the number of events in it (0 on a libtorch without Kineto/CUPTI) */
+ts_err ts_kernel_profile_start(int cuda);
+ts_err ts_kernel_profile_stop(char** table, int64_t* events);
 
 /* ---- cpu_memory.cc: what libtorch's CPU allocator holds ----
  * track puts a counting allocator in front of the CPU allocator (idempotent; *ok = 0 where the

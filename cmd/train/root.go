@@ -30,7 +30,7 @@ trained model under its own optimizer settings. Metrics go to
 	t.flags(root)
 	var profile string // --profile on every command (bench.StartProfile)
 	var stopProfile func() error
-	root.PersistentFlags().StringVar(&profile, "profile", "", "write a Go CPU profile (PREFIX.cpu.pprof) and an ATen operator table (PREFIX.ops.txt) of the command")
+	root.PersistentFlags().StringVar(&profile, "profile", "", "write a Go CPU profile (PREFIX.cpu.pprof), an ATen operator table (PREFIX.ops.txt) and, on CUDA, a kernel table with device times (PREFIX.kernels.txt) of the command")
 	root.PersistentPreRunE = func(*cobra.Command, []string) (err error) {
 		if profile != "" {
 			stopProfile, err = bench.StartProfile(profile)

@@ -7,19 +7,33 @@
 # the same run, Qwen2.5 shapes, random bf16 weights:
 #
 #   1. decode tokens/s of the engine at batch 1, 32 and 256 (0.5B, 128-token
-#      prompts, 128 new tokens, graphs off and on) and transformers'
-#      generate at the same batches;
-#   2. the update (old log-probs + one AdamW step, 8 × 1024 tokens, packed
-#      micro-batches of 8) at 0.5B and 1.5B: tokens/s, TFLOP/s, peak; and
-#      transformers' train step on the same shapes;
-#   3. two Dr. MAS steps (bin/train) of a Solver and a Verifier, each its own
-#      1.5B-shaped model, 32 prompts × 8, CUDA graphs on: per-phase seconds
-#      and peaks from metrics.jsonl, GPU busy % from nvidia-smi.
+#      prompts, 128 new tokens, graphs off and on); transformers' generate is
+#      not timed again (host-bound on these machines: docs/gpu.md has its
+#      figures);
+#   2. the log-prob head alone (torch's BenchmarkLinearTokenLogProbs: 6,144
+#      positions, vocabulary 151,936, width 896 and 1,536, entropy none,
+#      for the metric, or in the loss, T 1 and 0.7): ms, TFLOP/s, peak
+#      against the planned formula;
+#   3. the update (one AdamW step, 8 × 1024 tokens, packed micro-batches of
+#      8) at 0.5B and 1.5B: tokens/s, TFLOP/s, peak; and transformers' train
+#      step on the same shapes;
+#   4. the kernel table of `train bench --profile` over the 0.5B update (4
+#      updates: a warm-up and 3 timed), its first rows in the report;
+#   5. three Dr. MAS steps (bin/train, the build `make gpu` made) of a
+#      Solver and a Verifier, each its own real-size-shaped model (Qwen3-1.7B:
+#      its published config.json's shape, vocabulary 151,936, random bf16
+#      weights), 32 prompts × 8, CUDA graphs on: per-phase seconds, peaks
+#      beside `train plan`'s for the same command line, the sampler-vs-update
+#      log-prob gap (policy/<agent>/rollout_*), GPU busy % from nvidia-smi;
+#   6. shard 0 against shard 3 in a group of one (WORLD_SIZE=1: every
+#      collective issued, nothing to exchange) on the 0.5B shape, two steps
+#      each: the update's seconds, what the collectives cost it.
 #
 # Then a summary table (WINDOW_DRY=1: a rehearsal on CPU, window.sh). The
 # report goes to $OUT (or .gpu/logs), the logs packed beside it.
-# Estimated on a warm H100: engine 90 s, generate 40 s, update 60 s,
-# train step 60 s, Dr. MAS 120–180 s: about 6–7 minutes.
+# Estimated on a warm H100: engine 90 s, head 30 s, update 60 s, train step
+# 60 s, profile 40 s, Dr. MAS 150–200 s, shard 60 s: about 8 minutes (the
+# budget skips what does not fit, the last stages first).
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh" window-bench.txt
 . "$(dirname "${BASH_SOURCE[0]}")/window.sh"
@@ -60,9 +74,12 @@ bench() { # bench SHAPE BINARY PATTERN COUNT: COUNT timed iterations of each mat
 
 stage engine-0.5b 150 bench 0.5b model.test 'EngineCUDA/^batch=(1|32|256)$/' 1
 grep -E '^Benchmark' "$logs/engine-0.5b.log" | tee -a "$report"
-hf hf-generate-0.5b time --shape 0.5b --batches 1,32,256 --prompt 128 --new-tokens 128 --reps 1 \
-  --json "$logs/hf-generate-0.5b.json"
-tail -n 5 "$logs/hf-generate-0.5b.log" 2>/dev/null | tee -a "$report"
+reps=10
+[ "$dry" = 1 ] && reps=1
+for shape in 0.5b 1.5b; do
+  stage "head-$shape" 60 bench "$shape" torch.test 'LinearTokenLogProbs' "$reps"
+  grep -E '^Benchmark' "$logs/head-$shape.log" | tee -a "$report"
+done
 
 for shape in 0.5b 1.5b; do
   stage "update-$shape" 90 bench "$shape" policy.test 'UpdateCUDA/^micro=8$/^packed$' 3
@@ -73,36 +90,92 @@ for shape in 0.5b 1.5b; do
   grep -v '^{' "$logs/hf-train-$shape.log" 2>/dev/null | tail -n 3 | tee -a "$report"
 done
 
+# the update's kernels: train bench's update (padded rows, one AdamW step)
+# under torch's profiler; a dry run: the tiny shape in float32 on the CPU,
+# where no kernel table is written and the command says so
+profile_update() {
+  set -e
+  local args=(--shape qwen2.5-0.5b --dtype bfloat16 --update-len 1024)
+  [ "$dry" = 1 ] && args=(--shape tiny --dtype float32 --update-len 64)
+  rm -f "$logs/update-0.5b".*
+  ./.gpu/bin/train bench "${args[@]}" --device "$device" --update-only --update-rows 8 --reps 3 \
+    --profile "$logs/update-0.5b"
+}
+stage profile-update-0.5b 120 profile_update
+if [ -f "$logs/update-0.5b.kernels.txt" ]; then
+  head -n 30 "$logs/update-0.5b.kernels.txt" | tee -a "$report"
+else
+  grep -E '^profile' "$logs/profile-update-0.5b.log" | tee -a "$report"
+fi
+
 drmas() {
   set -e
   local work=$root/.gpu/drmas
   rm -rf "$work"
-  # the 1.5B shape; a dry run: a tiny one, 4 prompts x 2 of 16 tokens
-  local shape=(--hidden 1536 --layers 28 --heads 12 --kv-heads 2 --head-dim 128 --intermediate 8960)
-  local size=(--set batch.prompts_per_step=32 --set batch.n=8 --set max_new_tokens=256)
+  # Qwen3-1.7B's shape (testdata/published/Qwen3-1.7B/config.json); a dry run:
+  # a tiny one, 4 prompts x 2 of 16 tokens
+  local shape=(--family qwen3 --hidden 2048 --layers 28 --heads 16 --kv-heads 8 --head-dim 128 --intermediate 6144 --vocab 151936)
+  local size=(--set batch.prompts_per_step=32 --set batch.n=8 --set max_new_tokens=512)
   if [ "$dry" = 1 ]; then
-    shape=(--hidden 64 --layers 2 --heads 4 --kv-heads 2 --head-dim 16 --intermediate 128)
+    shape=(--family qwen3 --hidden 64 --layers 2 --heads 4 --kv-heads 2 --head-dim 16 --intermediate 128)
     size=(--set batch.prompts_per_step=4 --set batch.n=2 --set max_new_tokens=16)
   fi
-  ./.gpu/bin/train init "$work/model" --family qwen2 "${shape[@]}" --dtype bfloat16
+  ./.gpu/bin/train init "$work/model" "${shape[@]}" --dtype bfloat16
+  local args=(-c configs/drmas-math-tiny.yaml --set models.tiny.path="$work/model" --set run.device="$device"
+    --set run.dtype=bfloat16 --set run.output_dir="$work/run" --set run.steps=3 "${size[@]}"
+    --set batch.max_batch_rows=256 --set engine.cuda_graphs=true
+    --set eval.every=0 --set checkpoint.at_end=false --set export.at_end=false)
+  ./.gpu/bin/train plan "${args[@]}" --gpu-gib 139 | tee "$work/plan.txt" || true
   nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader -lms 500 >"$logs/nvidia-smi.csv" 2>/dev/null &
   local smi=$!
-  ./.gpu/bin/train -c configs/drmas-math-tiny.yaml --set models.tiny.path="$work/model" --set run.device="$device" \
-    --set run.dtype=bfloat16 --set run.output_dir="$work/run" --set run.steps=2 "${size[@]}" \
-    --set batch.max_batch_rows=256 --set engine.cuda_graphs=true \
-    --set eval.every=0 --set checkpoint.at_end=false --set export.at_end=false 2>&1 | tee "$work/train.log"
+  ./.gpu/bin/train "${args[@]}" 2>&1 | tee "$work/train.log"
   kill "$smi" 2>/dev/null || true
   cp "$work/run/metrics.jsonl" "$logs/drmas-metrics.jsonl"
+  cp "$work/plan.txt" "$logs/drmas-plan.txt"
   ! grep -q 'capturing the decode step' "$work/train.log" || { echo "CUDA graphs were switched off"; return 1; }
 }
-stage drmas-1.5b-x2 300 drmas
+stage drmas-qwen3-1.7b-x2 360 drmas
+grep -E 'peak ≈|^  (rollout|update)' "$logs/drmas-plan.txt" 2>/dev/null | sed 's/^/plan: /' | tee -a "$report"
 "$py" - "$logs/drmas-metrics.jsonl" <<'PY' 2>&1 | tee -a "$report"
 import json, sys
 for line in open(sys.argv[1]):
     m = json.loads(line)
-    keys = sorted(k for k in m if k.startswith(("time/", "throughput/", "memory/")) or k.endswith(("/graphs", "/graph_replays")))
+    keys = sorted(k for k in m if k.startswith(("time/", "throughput/", "memory/")) or "/rollout_" in k
+                  or k.endswith(("/graphs", "/graph_replays")))
     print("step", m.get("step"), " ".join(f"{k}={m[k]:.4g}" for k in keys if isinstance(m[k], (int, float))))
 PY
 note gpu-busy "$(awk -F, '{gsub(/ %/,"",$1); s+=$1; n++} END {if (n) printf "mean %.0f %% over %d samples", s/n, n}' "$logs/nvidia-smi.csv" 2>/dev/null)"
+
+# shard LEVEL: two steps of the 0.5B-shaped Dr. MAS team in a group of one
+# (the collectives issued as on a node, over one rank), activation
+# checkpointing on at both levels so that only the sharding differs
+shard() {
+  set -e
+  local level=$1 work=$root/.gpu/shard
+  mkdir -p "$work"
+  local shape=(--family qwen2 --hidden 896 --layers 24 --heads 14 --kv-heads 2 --head-dim 64 --intermediate 4864 --vocab 151936)
+  [ "$dry" = 1 ] && shape=(--family qwen2 --hidden 64 --layers 2 --heads 4 --kv-heads 2 --head-dim 16 --intermediate 128)
+  [ -d "$work/model" ] || ./.gpu/bin/train init "$work/model" "${shape[@]}" --dtype bfloat16
+  rm -rf "$work/run-$level"
+  WORLD_SIZE=1 RANK=0 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=29511 \
+    ./.gpu/bin/train -c configs/drmas-math-tiny.yaml --set models.tiny.path="$work/model" --set models.tiny.shard="$level" \
+    --set run.device="$device" --set run.dtype=bfloat16 --set run.output_dir="$work/run-$level" --set run.steps=2 \
+    --set batch.prompts_per_step=8 --set batch.n=4 --set max_new_tokens=128 --set optim.activation_checkpointing=true \
+    --set eval.every=0 --set checkpoint.at_end=false --set export.at_end=false -q
+  cp "$work/run-$level/metrics.jsonl" "$logs/shard-$level-metrics.jsonl"
+}
+for level in 0 3; do
+  stage "shard-$level-w1" 120 shard "$level"
+done
+"$py" - "$logs"/shard-{0,3}-metrics.jsonl <<'PY' 2>&1 | tee -a "$report"
+import json, sys
+for path in sys.argv[1:]:
+    try:
+        rows = [json.loads(l) for l in open(path)]
+    except OSError:
+        continue
+    keys = sorted(k for k in rows[-1] if k.startswith("time/update") or k.startswith("memory/") and "peak" in k)
+    print(path.rsplit("/", 1)[-1].removesuffix("-metrics.jsonl"), "last step:", " ".join(f"{k}={rows[-1][k]:.4g}" for k in keys))
+PY
 
 finish
