@@ -3,14 +3,17 @@ package main
 // The Makefile builds troupe on a machine with no Go on PATH: scripts/go/go
 // runs the toolchain scripts/go/install.py put in troupe's cache (setup
 // installs it there; `make test`'s setup does so even where PATH has Go,
-// for this test).
+// for this test), also with scripts/go itself on PATH.
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // pathWithoutGo is a PATH of the usual system directories in which no
@@ -89,6 +92,18 @@ func TestMakeBuildsWithoutGoOnPath(t *testing.T) {
 	got, err := which.CombinedOutput()
 	if err != nil || strings.TrimSpace(string(got)) != strings.TrimSpace(string(cached)) {
 		t.Fatalf("scripts/go/go --which with no Go on PATH: %q (%v), want the cached %q", got, err, cached)
+	}
+	// scripts/go itself on PATH: it passes over itself rather than asking
+	// itself for its version without end
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	self := exec.CommandContext(ctx, filepath.Join(root, "scripts", "go", "go"), "--which")
+	self.Env = append([]string{"PATH=" + filepath.Join(root, "scripts", "go") + ":" + path}, env[1:]...)
+	self.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a recursion is killed whole
+	self.Cancel = func() error { return syscall.Kill(-self.Process.Pid, syscall.SIGKILL) }
+	got, err = self.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(got)) != strings.TrimSpace(string(cached)) {
+		t.Fatalf("scripts/go/go --which with scripts/go on PATH: %q (%v), want the cached %q", got, err, cached)
 	}
 	bin := filepath.Join(t.TempDir(), "train")
 	mk := exec.Command("make", "--no-print-directory", "build", "TRAIN_OUT="+bin)
