@@ -3,6 +3,7 @@ package run
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -118,7 +119,8 @@ func sameMetrics(t *testing.T, a, b string) {
 // two OS threads, and the lag and wait metrics are logged; a failure of one
 // model's update in step 2 fails the run naming it, keeps step 1's
 // checkpoint as the newest, and the resumed run ends equal to the
-// synchronous one.
+// synchronous one; so does a run stopped by SIGTERM during step 2's
+// update, after saving step 2.
 func TestUpdateLanesEqualTheSynchronousStep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("three training runs of a two-model team; skipped with -short")
@@ -185,4 +187,94 @@ func TestUpdateLanesEqualTheSynchronousStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameCheckpoints(t, filepath.Join(dir, "sync", "checkpoints", "step-000003"), filepath.Join(ck, "step-000003"))
+
+	// SIGTERM while the lanes update step 2: both models finish step 2, the
+	// run saves it and stops, and the resumed run ends equal to the
+	// synchronous one
+	var buf bytes.Buffer
+	out := &lockedWriter{w: &buf}
+	signalled := false
+	updateFault = func(step int, model string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if step == 1 && !signalled {
+			signalled = true
+			terminate(t, out, &buf)
+		}
+		return nil
+	}
+	cfgPath := filepath.Join(dir, "sig.yaml")
+	yaml := strings.ReplaceAll(strings.ReplaceAll(tinyConfigYAML, "OUT", filepath.Join(dir, "sig")), "MODEL", base)
+	if err := os.WriteFile(cfgPath, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = (&Train{Config: cfgPath, Sets: append([]string{"optim.entropy_coef=0.01", "max_new_tokens=16", "export.at_end=false", "run.policy_lag=1"}, steps...), Quiet: true}).Run(out)
+	if err == nil || !strings.Contains(err.Error(), "interrupted after step 2, saved") {
+		t.Fatalf("SIGTERM during step 2's update returned %v", err)
+	}
+	updateFault = func(int, string) error { return nil }
+	ck = filepath.Join(dir, "sig", "checkpoints")
+	sameCheckpoints(t, filepath.Join(dir, "sync", "checkpoints", "step-000002"), filepath.Join(ck, "step-000002"))
+	if err := (&Train{Resume: filepath.Join(ck, "step-000002"), Sets: []string{"run.steps=3"}, Quiet: true}).Run(io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	sameCheckpoints(t, filepath.Join(dir, "sync", "checkpoints", "step-000003"), filepath.Join(ck, "step-000003"))
+}
+
+// BenchmarkUpdateLanes trains the two-model team of tinyConfigYAML (over a
+// 4-layer, 256-wide model) for three steps, synchronously and with each
+// model in an update lane of its own (what two devices give), and reports
+// the median update and step seconds of steps 2 and 3. On the CPU the
+// lanes share the cores: with TROUPE_THREADS=1 each lane takes one.
+func BenchmarkUpdateLanes(b *testing.B) {
+	dir := b.TempDir()
+	base := filepath.Join(dir, "base")
+	c := &Init{Family: "qwen3", Hidden: 256, Layers: 4, Heads: 4, KvHeads: 2, HeadDim: 64, Intermediate: 768,
+		Merges: 1500, Seed: 5, Dtype: "float32", Text: "math"}
+	if err := c.Run(io.Discard, []string{base}); err != nil {
+		b.Fatal(err)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	runs := 0
+	for _, mode := range []struct {
+		name  string
+		lanes bool
+	}{{"sync", false}, {"lanes", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			if mode.lanes {
+				laneOf = func(_ *team, tr *policy.Trainer) string { return tr.Model() }
+				defer func() {
+					laneOf = func(t *team, tr *policy.Trainer) string { return t.models[tr.Model()].Device().String() }
+				}()
+			}
+			var update, step []float64
+			for range b.N {
+				runs++
+				name := fmt.Sprintf("%s-%d", mode.name, runs)
+				sets := []string{"run.steps=3", "checkpoint.every=0", "checkpoint.at_end=false", "optim.entropy_coef=0.01", "max_new_tokens=16", "export.at_end=false"}
+				if mode.lanes {
+					sets = append(sets, "run.policy_lag=1")
+				}
+				cfgPath := filepath.Join(dir, name+".yaml")
+				yaml := strings.ReplaceAll(strings.ReplaceAll(tinyConfigYAML, "OUT", filepath.Join(dir, name)), "MODEL", base)
+				if err := os.WriteFile(cfgPath, []byte(yaml), 0o644); err != nil {
+					b.Fatal(err)
+				}
+				if err := (&Train{Config: cfgPath, Sets: sets, Quiet: true}).Run(io.Discard); err != nil {
+					b.Fatal(err)
+				}
+				recs, err := metrics.ReadJSONL(filepath.Join(dir, name, "metrics.jsonl"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, r := range recs[1:] {
+					update = append(update, r.Values["time/update_s"])
+					step = append(step, r.Values["time/step_s"])
+				}
+			}
+			b.ReportMetric(median(update), "update-s")
+			b.ReportMetric(median(step), "step-s")
+		})
+	}
 }
