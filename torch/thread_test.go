@@ -152,3 +152,33 @@ func TestThreadsTrainLikeOneThread(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkScopedOp is one small op and its free, made on the torch
+// goroutine with no Thread (the process-wide stack alone), with an idle
+// Thread (every op then looks up its thread's stack), and on two Threads at
+// once (the scopes' lock shared): what the per-thread stacks cost an op.
+func BenchmarkScopedOp(b *testing.B) {
+	op := func(n int) {
+		s := NewScope()
+		x := Ones([]int64{4}, Float32, CPU)
+		for range n {
+			x.AddScalar(1).Free()
+		}
+		s.Close()
+	}
+	b.Run("no-thread", func(b *testing.B) { op(b.N) })
+	b.Run("idle-thread", func(b *testing.B) {
+		th := NewThread()
+		defer th.Close()
+		op(b.N)
+	})
+	b.Run("two-threads", func(b *testing.B) {
+		a, c := NewThread(), NewThread()
+		defer a.Close()
+		defer c.Close()
+		ea := a.Go(func() error { op(b.N / 2); return nil })
+		ec := c.Go(func() error { op(b.N - b.N/2); return nil })
+		<-ea
+		<-ec
+	})
+}
