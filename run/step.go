@@ -69,29 +69,22 @@ func (r *trainRun) step(step int) error {
 	r.zero.check(r.out, step+1, ro.Samples, res.Advantages) // notes.go
 	printSamples(r.out, step+1, r.printN, ro.Samples, res.Advantages)
 
-	// update: each trained model on its agents' rows, under its own settings
+	// update: each trained model on its agents' rows, under its own settings;
+	// with run.policy_lag the models on different devices at the same time (overlap.go)
 	values := rewardMetrics(ro)
 	maps.Copy(values, res.Metrics())
 	gradNorms := map[string]float64{}
-	for _, tr := range t.trainers {
-		seqs := sequences(ro.Samples, res, tr.Agents(), t.sameTemperature(tr))
-		if tr.Settings().LossPadding { // CoMLRL's MAGRPO loss over pad tokens (policy/padding.go)
-			if seqs, err = paddedSequences(ro.Samples, res, tr.Agents(), t.padToken(tr.Model())); err != nil {
-				return fmt.Errorf("step %d: model %q: %w", step+1, tr.Model(), err)
-			}
+	updates, laneWait := r.updateModels(step, ro.Samples, res)
+	for i, u := range updates {
+		if u.err != nil {
+			return fmt.Errorf("step %d: %w", step+1, u.err)
 		}
-		if len(seqs) == 0 {
+		if u.metrics == nil { // no rows for this model this step
 			continue
 		}
-		beat := startHeartbeat(r.out, fmt.Sprintf("step %d/%d update of model %s (%d rows)", step+1, r.cfg.Run.Steps, tr.Model(), len(seqs)))
-		pm, err := tr.Update(seqs, step)
-		beat()
-		if err != nil {
-			return fmt.Errorf("step %d: update of model %q: %w", step+1, tr.Model(), err)
-		}
-		maps.Copy(values, pm)
-		for _, a := range tr.Agents() {
-			gradNorms[a] = pm["policy/"+a+"/grad_norm"]
+		maps.Copy(values, u.metrics)
+		for _, a := range t.trainers[i].Agents() {
+			gradNorms[a] = u.metrics["policy/"+a+"/grad_norm"]
 		}
 	}
 
@@ -106,6 +99,10 @@ func (r *trainRun) step(step int) error {
 	values["time/rollout_s"] = rolled.Sub(began).Seconds()
 	values["time/update_s"] = now.Sub(rolled).Seconds()
 	values["time/step_s"] = now.Sub(began).Seconds()
+	if cfg.Run.PolicyLag > 0 {
+		values["time/policy_lag"] = 0 // the rows were sampled from the weights this update trained
+		values["time/update_wait_s"] = laneWait
+	}
 	values["throughput/tokens_per_s"] = float64(responseTokens(ro.Samples)) / max(rolled.Sub(began).Seconds(), 1e-9)
 	done := step + 1 // metrics, checkpoints and the console count completed steps
 	r.progress.Report(metrics.StepSummary{Step: done, Reward: values["reward/mean"], GradNorm: gradNorms, Tokens: responseTokens(ro.Samples)})

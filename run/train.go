@@ -70,11 +70,12 @@ type trainRun struct {
 	monitor  *gpu.Monitor
 	stop     <-chan os.Signal
 	progress *metrics.Progress
-	zero     zeroSignal    // the zero-advantage warning, once (notes.go)
-	printN   int           // rows of each step to print (Train.PrintSamples)
-	closers  []func()      // run in reverse order by close
-	lock     *dirlock.Lock // run.output_dir's (rank 0; rundir.go)
-	saved    int           // the step of the newest checkpoint this run wrote or resumed from (-1: none)
+	zero     zeroSignal      // the zero-advantage warning, once (notes.go)
+	printN   int             // rows of each step to print (Train.PrintSamples)
+	closers  []func()        // run in reverse order by close
+	lock     *dirlock.Lock   // run.output_dir's (rank 0; rundir.go)
+	saved    int             // the step of the newest checkpoint this run wrote or resumed from (-1: none)
+	lanes    []*torch.Thread // run.policy_lag: the update lanes' torch threads (overlap.go)
 }
 
 // Run trains from the config (or the checkpoint) the options name, printing

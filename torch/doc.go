@@ -50,6 +50,12 @@
 // the torch goroutine. Pure-Go work (tokenizing, rewards, environments) may
 // run on any goroutine.
 //
+// The one exception is a Thread (thread.go): a goroutine locked to an OS
+// thread of its own, with a scope stack of its own, for torch work that runs
+// beside the torch goroutine (the team's models updating at once on their
+// devices, run.policy_lag). A process that starts no Thread takes exactly
+// the single-stack path above.
+//
 // The intra-op thread count is set at start-up to half the CPUs (at least
 // one), or to TROUPE_THREADS when set (DefaultThreads says why: OpenMP teams
 // larger than the idle cores collapse on a shared machine;
@@ -76,6 +82,7 @@
 //	cgo.go        the package's only #cgo block, and the shim's error handling
 //	dtype.go      element types and devices
 //	tensor.go     Tensor, Free, Scope and the live-tensor counter
+//	thread.go     Thread: a second torch thread with its own scope stack
 //	create.go     making tensors: from Go slices, zeros, ranges, random
 //	math.go       elementwise and reduction ops
 //	shape.go      views and copies: reshape, narrow, cat, index

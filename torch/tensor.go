@@ -68,7 +68,7 @@ func wrap(h C.ts_tensor) *Tensor {
 	live.Add(1)
 	t := &Tensor{h: h}
 	scopes.mu.Lock()
-	if s := scopes.top; s != nil {
+	if s := currentStack().top; s != nil {
 		t.owner = s
 		s.tensors = append(s.tensors, t)
 	}
@@ -109,29 +109,53 @@ func FreeAll(ts ...*Tensor) {
 }
 
 // Scope frees, at Close, every tensor created while it was the innermost open
-// scope, except those passed to Keep. Scopes nest; they are process-wide (the
-// torch goroutine owns them), so open and close them on that goroutine:
+// scope, except those passed to Keep. Scopes nest in a stack: the
+// process-wide one (the torch goroutine's), or, on a Thread, that thread's
+// own (thread.go). Open and close a scope on the goroutine that uses it:
 //
 //	s := torch.NewScope()
 //	defer s.Close()
 //	y := s.Keep(x.Matmul(w).Add(b))
 type Scope struct {
 	parent  *Scope
+	stack   *scopeStack // the stack it was opened on
 	tensors []*Tensor
 	closed  bool
 }
 
+// scopeStack is one stack of open scopes: the process-wide one, or a
+// Thread's.
+type scopeStack struct{ top *Scope }
+
+// scopes guards every stack and every scope's tensor list. process is the
+// stack of every goroutine that is not a Thread's; threads holds the
+// Threads' stacks by OS thread id, and threadCount says whether there are
+// any, so that a process without Threads never asks for its thread id.
 var scopes struct {
-	mu  sync.Mutex
-	top *Scope
+	mu          sync.Mutex
+	process     scopeStack
+	threads     map[int]*scopeStack
+	threadCount atomic.Int32
+}
+
+// currentStack is the calling thread's stack (scopes.mu held).
+func currentStack() *scopeStack {
+	if scopes.threadCount.Load() == 0 {
+		return &scopes.process
+	}
+	if st, ok := scopes.threads[threadID()]; ok {
+		return st
+	}
+	return &scopes.process
 }
 
 // NewScope opens a scope nested in the current one.
 func NewScope() *Scope {
 	scopes.mu.Lock()
 	defer scopes.mu.Unlock()
-	s := &Scope{parent: scopes.top}
-	scopes.top = s
+	st := currentStack()
+	s := &Scope{parent: st.top, stack: st}
+	st.top = s
 	return s
 }
 
@@ -165,7 +189,7 @@ func (s *Scope) Close() {
 	}
 	var doomed []*Tensor
 	inStack := false
-	for c := scopes.top; c != nil; c = c.parent {
+	for c := s.stack.top; c != nil; c = c.parent {
 		if c == s {
 			inStack = true
 			break
@@ -175,7 +199,7 @@ func (s *Scope) Close() {
 		scopes.mu.Unlock()
 		panic(&Error{Op: "scope", Msg: "Close of a scope that is not open"})
 	}
-	for c := scopes.top; ; c = c.parent {
+	for c := s.stack.top; ; c = c.parent {
 		c.closed = true
 		for _, t := range c.tensors {
 			if t.owner == c {
@@ -187,7 +211,7 @@ func (s *Scope) Close() {
 			break
 		}
 	}
-	scopes.top = s.parent
+	s.stack.top = s.parent
 	scopes.mu.Unlock()
 	for _, t := range doomed {
 		t.Free()

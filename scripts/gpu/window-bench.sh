@@ -27,7 +27,9 @@
 #      log-prob gap (policy/<agent>/rollout_*), GPU busy % from nvidia-smi;
 #   6. shard 0 against shard 3 in a group of one (WORLD_SIZE=1: every
 #      collective issued, nothing to exchange) on the 0.5B shape, two steps
-#      each: the update's seconds, what the collectives cost it.
+#      each: the update's seconds, what the collectives cost it;
+#   7. the same team with run.policy_lag 0 and 1 (the update on a torch
+#      thread of its own, run/overlap.go): equal metrics, the seconds.
 #
 # Then a summary table (WINDOW_DRY=1: a rehearsal on CPU, window.sh). The
 # report goes to $OUT (or .gpu/logs), the logs packed beside it.
@@ -176,6 +178,44 @@ for path in sys.argv[1:]:
         continue
     keys = sorted(k for k in rows[-1] if k.startswith("time/update") or k.startswith("memory/") and "peak" in k)
     print(path.rsplit("/", 1)[-1].removesuffix("-metrics.jsonl"), "last step:", " ".join(f"{k}={rows[-1][k]:.4g}" for k in keys))
+PY
+
+# lanes LAG: two steps of the 0.5B-shaped Dr. MAS team (two models, both on
+# the one GPU) with run.policy_lag LAG. At 1 the update runs on a torch
+# thread of its own (run/overlap.go), one lane since both models share the
+# device: its metrics must equal the synchronous run's bit for bit, and
+# its seconds show what the extra thread costs. (No speed-up is expected
+# on one GPU: lanes gain with models on different devices; the rollout
+# beside the update is docs/overlap.md's next step.)
+lanes() {
+  set -e
+  local lag=$1 work=$root/.gpu/lanes
+  mkdir -p "$work"
+  local shape=(--family qwen2 --hidden 896 --layers 24 --heads 14 --kv-heads 2 --head-dim 64 --intermediate 4864 --vocab 151936)
+  [ "$dry" = 1 ] && shape=(--family qwen2 --hidden 64 --layers 2 --heads 4 --kv-heads 2 --head-dim 16 --intermediate 128)
+  [ -d "$work/model" ] || ./.gpu/bin/train init "$work/model" "${shape[@]}" --dtype bfloat16
+  rm -rf "$work/run-$lag"
+  ./.gpu/bin/train -c configs/drmas-math-tiny.yaml --set models.tiny.path="$work/model" --set run.policy_lag="$lag" \
+    --set run.device="$device" --set run.dtype=bfloat16 --set run.output_dir="$work/run-$lag" --set run.steps=2 \
+    --set batch.prompts_per_step=8 --set batch.n=4 --set max_new_tokens=128 \
+    --set eval.every=0 --set checkpoint.at_end=false --set export.at_end=false -q
+  cp "$work/run-$lag/metrics.jsonl" "$logs/lanes-$lag-metrics.jsonl"
+}
+for lag in 0 1; do
+  stage "lanes-$lag" 120 lanes "$lag"
+done
+"$py" - "$logs"/lanes-{0,1}-metrics.jsonl <<'PY' 2>&1 | tee -a "$report"
+import json, sys
+try:
+    runs = [[json.loads(l) for l in open(p)] for p in sys.argv[1:]]
+except OSError as e:
+    sys.exit(f"lanes: {e}")
+timing = ("time/", "memory/", "throughput/", "system/", "engine/", "gpu/")
+def values(rec):
+    return {k: v for k, v in rec.items() if "/" in k and not k.startswith(timing)}
+same = len(runs[0]) == len(runs[1]) and all(values(a) == values(b) for a, b in zip(*runs))
+upd = [sum(r.get("time/update_s", 0) for r in run) for run in runs]
+print(f"lanes: policy_lag 1 equals 0 bit for bit: {same}; update seconds {upd[0]:.3g} (lag 0) vs {upd[1]:.3g} (lag 1)")
 PY
 
 finish
