@@ -86,12 +86,11 @@ type Run struct {
 	// TensorBoard writes events.out.tfevents.troupe beside metrics.jsonl:
 	// every metric as a scalar and the step's first episodes as text.
 	TensorBoard bool `yaml:"tensorboard"`
-	// PolicyLag bounds how many steps the weights a rollout samples from
-	// may trail the weights its rows train (docs/overlap.md): 0, the
-	// default, is the synchronous step; 1 updates the team's models on
-	// different devices at the same time, each on a torch thread of its
-	// own.
-	PolicyLag int `yaml:"policy_lag"`
+	// ConcurrentUpdates updates the team's trained models on different
+	// devices at the same time, each device's on a torch thread of its
+	// own, with the synchronous step's results bit for bit (run/overlap.go;
+	// docs/overlap.md). Off by default.
+	ConcurrentUpdates bool `yaml:"concurrent_updates"`
 }
 
 // Model is a checkpoint to load: a Hugging Face directory with config.json,

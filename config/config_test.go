@@ -120,7 +120,6 @@ func TestBadConfigs(t *testing.T) {
 		"unknown top":        {base(t) + "steps: 3\n", nil, []string{"steps: unknown key"}},
 		"negative lr":        {base(t) + "optim: {lr: -1e-6}\n", nil, []string{"optim.lr: must be >= 0", "-1e-06"}},
 		"agent lr":           {base(t), []string{"agents[1].optim.lr=-1e-6"}, []string{"agents[1].optim.lr: must be >= 0"}},
-		"policy lag 2":       {base(t), []string{"run.policy_lag=2"}, []string{"run.policy_lag: must be 0 (synchronous) or 1", "got 2"}},
 		"shared conflict":    {base(t) + "assignment: shared\n", []string{"agents[1].optim.lr=2e-6", "agents[1].optim.clip_high=0.28"}, []string{`agents "solver" and "verifier" share model "tiny"`, "lr (1e-06 vs 2e-06)", "clip_high (0.2 vs 0.28)"}},
 		"shared temperature": {base(t) + "assignment: shared\n", []string{"agents[1].sampling.temperature=0.7"}, []string{`share model "tiny"`, "temperatures 1 and 0.7"}},
 		"missing model":      {strings.Replace(base(t), "path: /", "path: /nonexistent/", 1), nil, []string{"models.tiny.path:", "no config.json", "train init"}},

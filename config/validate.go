@@ -64,8 +64,6 @@ func (c *Config) validateRun() error {
 		return fmt.Errorf("run.epochs: must be >= 0 (0: run.steps gives the length), got %d", r.Epochs)
 	case r.LogSamples < 0:
 		return fmt.Errorf("run.log_samples: must be >= 0, got %d", r.LogSamples)
-	case r.PolicyLag != 0 && r.PolicyLag != 1:
-		return fmt.Errorf("run.policy_lag: must be 0 (synchronous) or 1 (rollout and update at the same time, docs/overlap.md), got %d", r.PolicyLag)
 	}
 	if _, err := kind.ParseDevice(r.Device); err != nil {
 		return fmt.Errorf("run.device: %v", err)

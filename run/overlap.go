@@ -1,12 +1,12 @@
 package run
 
 // overlap.go — the update half of a step: each trained model on its agents'
-// rows, and, with run.policy_lag 1, the team's models on different devices
-// at the same time (docs/overlap.md).
+// rows, and, with run.concurrent_updates, the team's models on different
+// devices at the same time (docs/overlap.md).
 //
-// With policy_lag 0 (the default) the models update one after another on
+// Without it (the default) the models update one after another on
 // the calling (torch) goroutine, in config order, stopping at the first
-// failure: the synchronous step. With policy_lag 1 the models are grouped
+// failure: the synchronous step. With it the models are grouped
 // into lanes by their device; each lane is a torch.Thread of the run's,
 // made at the first step, whose models update one after another in config
 // order, and the lanes run at the same time. Each update touches only its
@@ -19,7 +19,7 @@ package run
 //
 // Data parallel: the trained models share the ranks' one process group,
 // whose collectives every rank must issue in the same order; there the
-// models update one after another whatever policy_lag says.
+// models update one after another whatever concurrent_updates says.
 //
 // What it is not: the rollout (step.go) or the update itself
 // (policy/trainer.go).
@@ -57,7 +57,7 @@ var updateFault = func(step int, model string) error { return nil }
 func (r *trainRun) updateModels(step int, rows []rollout.Sample, res advantage.Result) ([]modelUpdate, float64) {
 	t := r.t
 	out := make([]modelUpdate, len(t.trainers))
-	if r.cfg.Run.PolicyLag == 0 || r.dp != nil {
+	if !r.cfg.Run.ConcurrentUpdates || r.dp != nil {
 		for i, tr := range t.trainers {
 			out[i].metrics, out[i].err = r.updateModel(step, tr, rows, res)
 			if out[i].err != nil {

@@ -70,7 +70,7 @@ func (r *trainRun) step(step int) error {
 	printSamples(r.out, step+1, r.printN, ro.Samples, res.Advantages)
 
 	// update: each trained model on its agents' rows, under its own settings;
-	// with run.policy_lag the models on different devices at the same time (overlap.go)
+	// with run.concurrent_updates the models on different devices at the same time (overlap.go)
 	values := rewardMetrics(ro)
 	maps.Copy(values, res.Metrics())
 	gradNorms := map[string]float64{}
@@ -99,8 +99,7 @@ func (r *trainRun) step(step int) error {
 	values["time/rollout_s"] = rolled.Sub(began).Seconds()
 	values["time/update_s"] = now.Sub(rolled).Seconds()
 	values["time/step_s"] = now.Sub(began).Seconds()
-	if cfg.Run.PolicyLag > 0 {
-		values["time/policy_lag"] = 0 // the rows were sampled from the weights this update trained
+	if cfg.Run.ConcurrentUpdates {
 		values["time/update_wait_s"] = laneWait
 	}
 	values["throughput/tokens_per_s"] = float64(responseTokens(ro.Samples)) / max(rolled.Sub(began).Seconds(), 1e-9)

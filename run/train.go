@@ -75,7 +75,7 @@ type trainRun struct {
 	closers  []func()        // run in reverse order by close
 	lock     *dirlock.Lock   // run.output_dir's (rank 0; rundir.go)
 	saved    int             // the step of the newest checkpoint this run wrote or resumed from (-1: none)
-	lanes    []*torch.Thread // run.policy_lag: the update lanes' torch threads (overlap.go)
+	lanes    []*torch.Thread // run.concurrent_updates: the update lanes' torch threads (overlap.go)
 }
 
 // Run trains from the config (or the checkpoint) the options name, printing

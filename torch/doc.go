@@ -53,7 +53,7 @@
 // The one exception is a Thread (thread.go): a goroutine locked to an OS
 // thread of its own, with a scope stack of its own, for torch work that runs
 // beside the torch goroutine (the team's models updating at once on their
-// devices, run.policy_lag). A process that starts no Thread takes exactly
+// devices, run.concurrent_updates). A process that starts no Thread takes exactly
 // the single-stack path above.
 //
 // The intra-op thread count is set at start-up to half the CPUs (at least

@@ -28,8 +28,8 @@
 #   6. shard 0 against shard 3 in a group of one (WORLD_SIZE=1: every
 #      collective issued, nothing to exchange) on the 0.5B shape, two steps
 #      each: the update's seconds, what the collectives cost it;
-#   7. the same team with run.policy_lag 0 and 1 (the update on a torch
-#      thread of its own, run/overlap.go): equal metrics, the seconds.
+#   7. the same team with run.concurrent_updates off and on (the update on
+#      a torch thread of its own, run/overlap.go): equal metrics, the seconds.
 #
 # Then a summary table (WINDOW_DRY=1: a rehearsal on CPU, window.sh). The
 # report goes to $OUT (or .gpu/logs), the logs packed beside it.
@@ -180,8 +180,8 @@ for path in sys.argv[1:]:
     print(path.rsplit("/", 1)[-1].removesuffix("-metrics.jsonl"), "last step:", " ".join(f"{k}={rows[-1][k]:.4g}" for k in keys))
 PY
 
-# lanes LAG: two steps of the 0.5B-shaped Dr. MAS team (two models, both on
-# the one GPU) with run.policy_lag LAG. At 1 the update runs on a torch
+# lanes ON: two steps of the 0.5B-shaped Dr. MAS team (two models, both on
+# the one GPU) with run.concurrent_updates ON. On, the update runs on a torch
 # thread of its own (run/overlap.go), one lane since both models share the
 # device: its metrics must equal the synchronous run's bit for bit, and
 # its seconds show what the extra thread costs. (No speed-up is expected
@@ -189,22 +189,22 @@ PY
 # beside the update is docs/overlap.md's next step.)
 lanes() {
   set -e
-  local lag=$1 work=$root/.gpu/lanes
+  local on=$1 work=$root/.gpu/lanes
   mkdir -p "$work"
   local shape=(--family qwen2 --hidden 896 --layers 24 --heads 14 --kv-heads 2 --head-dim 64 --intermediate 4864 --vocab 151936)
   [ "$dry" = 1 ] && shape=(--family qwen2 --hidden 64 --layers 2 --heads 4 --kv-heads 2 --head-dim 16 --intermediate 128)
   [ -d "$work/model" ] || ./.gpu/bin/train init "$work/model" "${shape[@]}" --dtype bfloat16
-  rm -rf "$work/run-$lag"
-  ./.gpu/bin/train -c configs/drmas-math-tiny.yaml --set models.tiny.path="$work/model" --set run.policy_lag="$lag" \
-    --set run.device="$device" --set run.dtype=bfloat16 --set run.output_dir="$work/run-$lag" --set run.steps=2 \
+  rm -rf "$work/run-$on"
+  ./.gpu/bin/train -c configs/drmas-math-tiny.yaml --set models.tiny.path="$work/model" --set run.concurrent_updates="$on" \
+    --set run.device="$device" --set run.dtype=bfloat16 --set run.output_dir="$work/run-$on" --set run.steps=2 \
     --set batch.prompts_per_step=8 --set batch.n=4 --set max_new_tokens=128 \
     --set eval.every=0 --set checkpoint.at_end=false --set export.at_end=false -q
-  cp "$work/run-$lag/metrics.jsonl" "$logs/lanes-$lag-metrics.jsonl"
+  cp "$work/run-$on/metrics.jsonl" "$logs/lanes-$on-metrics.jsonl"
 }
-for lag in 0 1; do
-  stage "lanes-$lag" 120 lanes "$lag"
+for on in false true; do
+  stage "lanes-$on" 120 lanes "$on"
 done
-"$py" - "$logs"/lanes-{0,1}-metrics.jsonl <<'PY' 2>&1 | tee -a "$report"
+"$py" - "$logs"/lanes-{false,true}-metrics.jsonl <<'PY' 2>&1 | tee -a "$report"
 import json, sys
 try:
     runs = [[json.loads(l) for l in open(p)] for p in sys.argv[1:]]
@@ -215,7 +215,7 @@ def values(rec):
     return {k: v for k, v in rec.items() if "/" in k and not k.startswith(timing)}
 same = len(runs[0]) == len(runs[1]) and all(values(a) == values(b) for a, b in zip(*runs))
 upd = [sum(r.get("time/update_s", 0) for r in run) for run in runs]
-print(f"lanes: policy_lag 1 equals 0 bit for bit: {same}; update seconds {upd[0]:.3g} (lag 0) vs {upd[1]:.3g} (lag 1)")
+print(f"lanes: concurrent_updates equals the synchronous step bit for bit: {same}; update seconds {upd[0]:.3g} (off) vs {upd[1]:.3g} (on)")
 PY
 
 finish
