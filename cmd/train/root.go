@@ -54,8 +54,8 @@ func newVersion() *cobra.Command {
 		Short: "Print troupe's and libtorch's versions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(cmd.OutOrStdout(), "troupe %s\nlibtorch %s (shim %s)\nthreads %d, cuda devices %d, fused attention %v\n",
-				version, torch.VersionString(), torch.ShimPath(), torch.NumThreads(), torch.CUDADeviceCount(), torch.FusedSDPAAvailable())
+			fmt.Fprintf(cmd.OutOrStdout(), "troupe %s\nlibtorch %s (shim %s)\nthreads %d, CPU level %s, cuda devices %d, fused attention %v\n",
+				version, torch.VersionString(), torch.ShimPath(), torch.NumThreads(), torch.CPUKernelsVariant(), torch.CUDADeviceCount(), torch.FusedSDPAAvailable())
 			fmt.Fprintf(cmd.OutOrStdout(), "CUDA kernels in this build: varlen flash attention %v, fused RMSNorm %v, fused AdamW %v, CUDA graphs %v\n",
 				torch.VarlenFused(), torch.FusedRMSNorm(), torch.FusedAdamW(), torch.GraphsSupported())
 			return nil
