@@ -76,13 +76,15 @@ bench: setup
 # (train sft), then 30 RL steps with held-out evaluation before, and every
 # 10 steps; it ends printing held-out accuracy before and after RL, and
 # what that accuracy measures. It starts over: an earlier demo's runs/demo
-# is deleted, saying so.
+# is deleted, saying so. SEED=N (default 1) seeds the RL run; the warm-up is
+# the same for every seed. scripts/demo-figures.sh runs seeds 1 to 10.
+SEED ?= 1
 demo: all
 	@if [ -e runs/demo ]; then echo "demo: deleting runs/demo, the previous demo's output (make demo starts over; copy it elsewhere first to keep it)"; fi
 	rm -rf runs/demo
 	bin/train init runs/demo/base --text writing
 	bin/train sft -c configs/magrpo-writing-tiny.yaml --set models.tiny.path=runs/demo/base --out runs/demo/sft --steps 150 --log-every 15
-	bin/train -c configs/magrpo-writing-tiny.yaml -q
+	bin/train -c configs/magrpo-writing-tiny.yaml -q --seed $(SEED)
 	@echo
 	@echo "demo: accuracy is the share of held-out prompts whose summary and expansion the writing reward counts as solved:"
 	@echo "      lengths, distinct words and shared words inside its windows, and some transition word. It does not check"

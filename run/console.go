@@ -9,6 +9,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -16,6 +19,7 @@ import (
 
 	"troupe/ckpt"
 	"troupe/dist"
+	"troupe/internal/cmdline"
 	"troupe/internal/metrics"
 	"troupe/rollout"
 )
@@ -91,12 +95,14 @@ func rolloutProgress(out io.Writer, step, steps int) func(rollout.RolloutProgres
 	}
 }
 
-// evalSummary is the run's held-out accuracy and mean reward at its first
-// and last evaluation, and its best accuracy where an earlier evaluation
-// beat the last — with that step's checkpoint under ckptRoot when it was
-// kept ("" without two evaluations).
-func evalSummary(jsonl, ckptRoot string) string {
-	recs, err := metrics.ReadJSONL(jsonl)
+// evalSummary is what the end of a run says about its held-out
+// evaluations ("" without two of them): accuracy and mean reward at the
+// first and the last, against the first (step 0 when eval.at_start); when
+// an earlier evaluation beat the last and the first, the best of those,
+// with the exact command that exports its checkpoint (or why it cannot);
+// and, when exportStep > 0, that runDir/export holds that step's models.
+func evalSummary(runDir string, exportStep int) string {
+	recs, err := metrics.ReadJSONL(filepath.Join(runDir, "metrics.jsonl"))
 	if err != nil {
 		return ""
 	}
@@ -111,23 +117,28 @@ func evalSummary(jsonl, ckptRoot string) string {
 		return ""
 	}
 	n := len(acc) - 1
-	line := fmt.Sprintf("held-out accuracy: %.3f after step %d → %.3f after step %d (%+.1f points); mean reward %.3f → %.3f",
-		acc[0], steps[0], acc[n], steps[n], 100*(acc[n]-acc[0]), reward[0], reward[n])
+	lines := []string{fmt.Sprintf("held-out accuracy: %.3f after step %d → %.3f after step %d (%+.1f points); mean reward %.3f → %.3f",
+		acc[0], steps[0], acc[n], steps[n], 100*(acc[n]-acc[0]), reward[0], reward[n])}
 	best := n
 	for i := 1; i < n; i++ {
-		if acc[i] > acc[best] {
+		if acc[i] > acc[best] && acc[i] > acc[0] {
 			best = i
 		}
 	}
-	if best == n {
-		return line
-	}
-	line += fmt.Sprintf("\nbest held-out accuracy: %.3f after step %d", acc[best], steps[best])
-	kept, _ := ckpt.List(ckptRoot)
-	for _, e := range kept {
-		if e.Step == steps[best] {
-			return line + "; its checkpoint: " + e.Dir
+	if best != n {
+		line := fmt.Sprintf("best held-out accuracy: %.3f after step %d (%+.1f points over step %d)", acc[best], steps[best], 100*(acc[best]-acc[0]), steps[0])
+		kept, _ := ckpt.List(filepath.Join(runDir, "checkpoints"))
+		i := slices.IndexFunc(kept, func(e ckpt.Entry) bool { return e.Step == steps[best] })
+		if i >= 0 {
+			out := filepath.Join(runDir, fmt.Sprintf("export-step%d", steps[best]))
+			line += "; export it: " + cmdline.Train("export", "--checkpoint", kept[i].Dir, "--out", out)
+		} else {
+			line += " (its checkpoint was not kept: checkpoint.every and checkpoint.keep say which are)"
 		}
+		lines = append(lines, line)
 	}
-	return line + " (its checkpoint was not kept: checkpoint.every and checkpoint.keep say which are)"
+	if exportStep > 0 {
+		lines = append(lines, fmt.Sprintf("%s holds the models after step %d, the last", filepath.Join(runDir, "export"), exportStep))
+	}
+	return strings.Join(lines, "\n")
 }

@@ -374,7 +374,11 @@ func finish(out io.Writer, t *team) error {
 		}
 	}
 	jsonl := filepath.Join(cfg.Run.OutputDir, "metrics.jsonl")
-	if line := evalSummary(jsonl, filepath.Join(cfg.Run.OutputDir, "checkpoints")); line != "" {
+	exportStep := 0 // the export holds the last step's models
+	if cfg.Export.AtEnd {
+		exportStep = cfg.Run.Steps
+	}
+	if line := evalSummary(cfg.Run.OutputDir, exportStep); line != "" {
 		fmt.Fprintln(out, line)
 	}
 	png := filepath.Join(cfg.Run.OutputDir, "metrics.png")

@@ -1,69 +1,140 @@
 #!/usr/bin/env bash
 # demo-figures.sh — the README's demo figures, regenerated from the current
-# build: runs `make demo` (setup, build, then the MAGRPO writing demo of
-# configs/magrpo-writing-tiny.yaml from nothing), times it, and writes
-#   docs/demo/metrics.png  the run's plot (runs/demo/magrpo/metrics.png)
-#   docs/demo/figures.md   held-out accuracy and joint reward before RL
-#                          (step 0's evaluation) and after it (the last),
-#                          the duration, the machine and the build
+# build over seeds: runs `make demo SEED=N` for the first seed (setup,
+# build, then the MAGRPO writing demo of configs/magrpo-writing-tiny.yaml
+# from nothing), then the demo's RL run (its last bin/train line) for each
+# further seed from that seed's warm-up — the warm-up does not depend on
+# SEED, so `make demo SEED=N` would repeat it bit for bit — one after
+# another, times each, keeps each seed's metrics in
+# runs/demo-figures/seed-N/, and writes
+#   docs/demo/metrics.png  the first seed's plot
+#   docs/demo/figures.md   per seed: held-out accuracy at each evaluation,
+#                          before RL (step 0) → after it (the last), the
+#                          gain and the duration; over the seeds: mean ± sd
+#                          before and after, how many rose, the mean gain;
+#                          the machine (CPU model), the CPU level troupe ran
+#                          at, the load and the build
 # The README quotes docs/demo/figures.md; nothing there is typed by hand.
 #
-#   scripts/demo-figures.sh           run the demo, then write the figures
-#   scripts/demo-figures.sh --no-run  write them from an existing runs/demo
+#   scripts/demo-figures.sh                  seeds 1 to 10, then the figures
+#   SEEDS="1 2 3" scripts/demo-figures.sh    those seeds
+#   scripts/demo-figures.sh --no-run         write them from runs/demo-figures
 #
-# About 4 minutes on 2 idle cores; on a busy machine the duration says so.
+# What it is not: a benchmark. The first seed takes 1–2 minutes on 2 busy
+# cores once set up, each further one about a minute; the durations say how
+# busy the machine was. The CPU
+# level is the machine's unless the environment forces one
+# (internal/cpulevel: TROUPE_CPU_SIMD, ATEN_CPU_CAPABILITY, …); one seed's
+# curve differs from one CPU level to another.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 run=runs/demo/magrpo
-seconds=""
+rl="bin/train -c configs/magrpo-writing-tiny.yaml -q" # make demo's last bin/train line, less its --seed
+keep=runs/demo-figures
+seeds=${SEEDS:-1 2 3 4 5 6 7 8 9 10}
+build=$(git describe --always --dirty 2>/dev/null || echo dev) # before this script writes docs/demo
 if [ "${1:-}" != "--no-run" ]; then
-  log=$(mktemp)
-  began=$SECONDS
-  if ! make demo >"$log" 2>&1; then
-    tail -40 "$log" >&2
-    echo "demo-figures: make demo failed (log $log)" >&2
-    exit 1
-  fi
-  seconds=$((SECONDS - began))
-  rm -f "$log"
+  rm -rf "$keep"
+  mkdir -p "$keep"
+  first=""
+  for seed in $seeds; do
+    log=$keep/seed-$seed.log
+    mkdir -p "$keep/seed-$seed"
+    began=$SECONDS
+    if [ -z "$first" ]; then
+      first=$seed
+      what="make demo SEED=$seed"
+      make demo SEED="$seed" >"$log" 2>&1 || { tail -40 "$log" >&2; echo "demo-figures: $what failed (log $log)" >&2; exit 1; }
+      cp "$run/metrics.jsonl" "$run/metrics.png" "$keep/seed-$seed/"
+      echo "make demo SEED=$seed (setup, build, init, warm-up, RL)" >"$keep/seed-$seed/what"
+    else
+      what="the demo's RL run, seed $seed"
+      $rl --seed "$seed" --set run.output_dir="$keep/seed-$seed/run" >"$log" 2>&1 || { tail -40 "$log" >&2; echo "demo-figures: $what failed (log $log)" >&2; exit 1; }
+      cp "$keep/seed-$seed/run/metrics.jsonl" "$keep/seed-$seed/"
+      echo "RL run only, from seed $first's warm-up" >"$keep/seed-$seed/what"
+    fi
+    echo $((SECONDS - began)) >"$keep/seed-$seed/seconds"
+    echo "demo-figures: $what done ($((SECONDS - began)) s): $(grep -m1 '^held-out accuracy' "$log" || true)"
+  done
 fi
-[ -f "$run/metrics.jsonl" ] || { echo "demo-figures: no $run/metrics.jsonl; run without --no-run" >&2; exit 1; }
+ls "$keep"/seed-*/metrics.jsonl >/dev/null 2>&1 || { echo "demo-figures: no $keep/seed-*/metrics.jsonl; run without --no-run" >&2; exit 1; }
 cpu=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//' || true)
 os=$(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME" || uname -s)
 load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
-build=$(git describe --always --dirty 2>/dev/null || echo dev) # before this script writes docs/demo
+version=$(bin/train version 2>/dev/null || true)
+libtorch=$(sed -n 's/^libtorch \([^ ]*\).*/\1/p' <<<"$version")
+level=$(sed -n 's/.*CPU level \([^,]*\),.*/\1/p' <<<"$version")
+forced=$(env | grep -E '^(TROUPE_CPU_SIMD|ATEN_CPU_CAPABILITY|ONEDNN_MAX_CPU_ISA|OPENBLAS_CORETYPE)=' | sort | tr '\n' ' ' || true)
 mkdir -p docs/demo
-cp "$run/metrics.png" docs/demo/metrics.png
-libtorch=$( (bin/train version 2>/dev/null || true) | sed -n 's/^libtorch \([^ ]*\).*/\1/p')
+first_png=$(ls "$keep"/seed-*/metrics.png 2>/dev/null | head -1)
+[ -n "$first_png" ] && cp "$first_png" docs/demo/metrics.png
 
-METRICS="$run/metrics.jsonl" SECONDS_TAKEN="$seconds" CPU="${cpu:-unknown}" CORES="$(nproc)" OS="$os" LOAD="$load" \
-BUILD="$build" LIBTORCH="${libtorch:-?}" python3 - >docs/demo/figures.md <<'PY'
-import json, os, datetime
-evals = []
-for line in open(os.environ["METRICS"]):
-    r = json.loads(line)
-    v = r.get("values", r)
-    if "eval/accuracy" in v:
-        evals.append((r["step"], v["eval/accuracy"], v.get("eval/mean_reward")))
-if len(evals) < 2:
-    raise SystemExit("demo-figures: the run has fewer than two evaluations")
-(s0, a0, r0), (s1, a1, r1) = evals[0], evals[-1]
-secs = os.environ["SECONDS_TAKEN"]
-took = f"{int(secs)//60} min {int(secs)%60:02d} s for `make demo` (setup and build included)" if secs else "not measured (--no-run)"
+KEEP="$keep" CPU="${cpu:-unknown}" CORES="$(nproc)" OS="$os" LOAD="$load" LEVEL="${level:-?}" FORCED="$forced" \
+BUILD="$build" LIBTORCH="${libtorch:-?}" THREADS="${TROUPE_THREADS:-unset (half the CPUs)}" python3 - >docs/demo/figures.md <<'PY'
+import glob, json, os, re, statistics, datetime
+keep = os.environ["KEEP"]
+rows = []
+for d in sorted(glob.glob(keep + "/seed-*"), key=lambda p: int(re.sub(r"\D", "", p.rsplit("/", 1)[1]) or 0)):
+    if not os.path.isdir(d):
+        continue
+    evals = []
+    for line in open(d + "/metrics.jsonl"):
+        r = json.loads(line)
+        v = r.get("values", r)
+        if "eval/accuracy" in v:
+            evals.append((r["step"], v["eval/accuracy"]))
+    if len(evals) < 2:
+        raise SystemExit(f"demo-figures: {d} has fewer than two evaluations")
+    secs = open(d + "/seconds").read().strip() if os.path.exists(d + "/seconds") else ""
+    what = open(d + "/what").read().strip() if os.path.exists(d + "/what") else ""
+    rows.append((d.rsplit("-", 1)[1], evals, secs, what))
+if not rows:
+    raise SystemExit("demo-figures: no seeds")
+
+def pct(x):
+    return "%.1f %%" % (100 * x)
+
+def band(xs):
+    sd = statistics.stdev(xs) if len(xs) > 1 else 0.0
+    return "%.1f ± %.1f %%" % (100 * statistics.mean(xs), 100 * sd)
+
+steps = [s for s, _ in rows[0][1]]
 print("# The demo's figures\n")
-print("Written by `scripts/demo-figures.sh` from a run of `make demo` (configs/magrpo-writing-tiny.yaml):")
-print("MAGRPO on cooperative writing, a tiny random model warmed up by `train sft`, then RL.\n")
-print("| | before RL (step %d) | after RL (step %d) |" % (s0, s1))
-print("|---|---|---|")
-print("| held-out accuracy | %.1f %% | %.1f %% |" % (100 * a0, 100 * a1))
-if r0 is not None and r1 is not None:
-    print("| held-out joint reward | %.2f | %.2f |" % (r0, r1))
+print("Written by `scripts/demo-figures.sh` from `make demo SEED=N` (configs/magrpo-writing-tiny.yaml):")
+print("MAGRPO on cooperative writing, a tiny random model warmed up by `train sft`, then 30 RL steps. The")
+print("warm-up does not depend on SEED: the first seed runs the whole `make demo`, each further seed the")
+print("demo's RL run from that warm-up. Accuracy is the share of the 24 held-out prompts whose summary and")
+print("expansion the writing reward counts as solved (one prompt is 4.2 points; docs/usage.md, \"What the")
+print("demo measures\").\n")
+print("| seed | " + " | ".join("step %d" % s for s in steps) + " | gain | duration | ran |")
+print("|---" * (len(steps) + 4) + "|")
+starts, ends = [], []
+full, rlonly = [], []
+for seed, evals, s, what in rows:
+    a0, a1 = evals[0][1], evals[-1][1]
+    starts.append(a0)
+    ends.append(a1)
+    if s:
+        (full if what.startswith("make demo") else rlonly).append(int(s))
+    print("| %s | %s | %+.1f | %s | %s |" % (seed, " | ".join(pct(a) for _, a in evals), 100 * (a1 - a0), s + " s" if s else "—", what or "—"))
+gains = [b - a for a, b in zip(starts, ends)]
+rose = sum(g > 0 for g in gains)
 print()
-print(f"- duration: {took}")
+print(f"**Over {len(rows)} seeds: {band(starts)} before RL (step {steps[0]}) → {band(ends)} after it (step {steps[-1]});")
+print(f"accuracy rose on {rose} of {len(rows)} seeds, mean gain {100 * statistics.mean(gains):+.1f} points.**\n")
+print("One seed's curve is not the result: the same seed gives a different curve at another CPU level")
+print("(another CPU model, or `internal/cpulevel`'s forced levels), because a sampled token now and then differs.\n")
+if full:
+    print(f"- duration of `make demo` (setup and build done): {', '.join('%d s' % x for x in full)}")
+if rlonly:
+    print(f"- duration of the RL run alone: min {min(rlonly)} s, median {statistics.median(rlonly):.0f} s, max {max(rlonly)} s")
 print(f"- machine: {os.environ['CPU']}, {os.environ['CORES']} cores, {os.environ['OS']} (load average at the end: {os.environ['LOAD']})")
+forced = os.environ["FORCED"].strip()
+print(f"- CPU level: {os.environ['LEVEL']}" + (f" (forced: {forced})" if forced else " (the machine's own)") + f"; TROUPE_THREADS {os.environ['THREADS']}")
 print(f"- build: troupe {os.environ['BUILD']}, libtorch {os.environ['LIBTORCH']}")
 print(f"- written: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
-print("\nThe plot: [metrics.png](metrics.png).")
+print("\nThe first seed's plot: [metrics.png](metrics.png). What was tried for a demo that learns on every")
+print("seed: docs/findings.md, \"A demo that learns on every seed\".")
 PY
 echo "demo-figures: wrote docs/demo/figures.md and docs/demo/metrics.png"
 cat docs/demo/figures.md

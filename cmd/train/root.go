@@ -61,8 +61,8 @@ func newVersion() *cobra.Command {
 					build += "; no CUDA device visible here, so it runs on the CPU only"
 				}
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "troupe %s\nbuild: %s\nlibtorch %s (shim %s)\nthreads %d, cuda devices %d, fused attention %v\n",
-				version, build, torch.VersionString(), torch.ShimPath(), torch.NumThreads(), torch.CUDADeviceCount(), torch.FusedSDPAAvailable())
+			fmt.Fprintf(cmd.OutOrStdout(), "troupe %s\nbuild: %s\nlibtorch %s (shim %s)\nthreads %d, CPU level %s, cuda devices %d, fused attention %v\n",
+				version, build, torch.VersionString(), torch.ShimPath(), torch.NumThreads(), torch.CPUKernelsVariant(), torch.CUDADeviceCount(), torch.FusedSDPAAvailable())
 			fmt.Fprintf(cmd.OutOrStdout(), "CUDA kernels in this build: varlen flash attention %v, fused RMSNorm %v, fused AdamW %v, CUDA graphs %v\n",
 				torch.VarlenFused(), torch.FusedRMSNorm(), torch.FusedAdamW(), torch.GraphsSupported())
 			return nil

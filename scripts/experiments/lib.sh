@@ -4,8 +4,9 @@
 #
 #   stamp LABEL        appends LABEL and the time (seconds) to $out/timings.tsv
 #   begin LINE...      refuses an existing $out, creates $out/logs, writes
-#                      $out/machine.txt (the machine, the start and load, the
-#                      given lines, threads, MODEL and SETS) and stamps start
+#                      $out/machine.txt (the machine, its CPU and the CPU
+#                      level troupe runs at, the start and load, the given
+#                      lines, threads, MODEL and SETS) and stamps start
 #   finish             stamps end; the load and the time into machine.txt
 #   rl LOG ARGS...     "$train" ARGS plus the SETS overrides, output into
 #                      $out/logs/LOG.log; on failure its tail and exit 1;
@@ -25,6 +26,8 @@ begin() {
 	{
 		echo "nproc: $(nproc)"
 		echo "uname -r: $(uname -r)"
+		echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+		echo "CPU level: $("$train" version 2>/dev/null | sed -n 's/.*CPU level \([a-z0-9]*\).*/\1/p')"
 		echo "start: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 		echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 		printf '%s\n' "$@"

@@ -265,6 +265,20 @@ L.append("The criterion: the team beats an arm when the mean ± sample sd ranges
          "with a few seeds that is a loose bar, not a significance test.\n")
 L.append(f"With 24 held-out tasks, one task is 0.042 of accuracy; {len(seeds)} seeds and {steps} steps are a small experiment, "
          "and the model is a toy, so this says what troupe's MAGRPO does at this scale, not what the paper's result is at the paper's.\n")
+# A finding about the runs behind the report, kept when it is rewritten.
+L.append("""## What moved the team from 0.375 to 0.325
+
+The run before this one (commit 66eb68f, report in git history) put the trained team at 0.375 ± 0.168; this one (9a6cb4b) at 0.325 ± 0.233, with the same config, script and warm-up, and the same step-0 figures seed for seed. Of the 38 commits between them, the recipe and reward changes (the `magrpo-comlrl` recipe presets, `optim.logprob_temperature`, the old log-probs taken from the update's own forward, the prompt-only protocols) leave this team's runs unchanged; the change that moved it is e783017, troupe's CPU generation kernels, on by default since (`engine.cpu_kernels`). They compute the same logits as ATen's matrix products with the sums in another order, so a logit differs in its last bits, and now and then a token sampled at temperature 1 comes out differently; from that step on the run goes its own way.
+
+Measured on an AMD EPYC with AVX2 and FMA but no AVX-512 (2 cores), team arm only, seeds one after another:
+
+| build | seeds identical to 66eb68f's | held-out accuracy after 30 steps |
+| --- | --- | --- |
+| 66eb68f | (seeds 1–5 rerun: every figure of the earlier report, bit for bit) | 0.375 ± 0.168 (the earlier report) |
+| 9a6cb4b | 8 of 10: seed 2 (0.542 → 0.583) and seed 6 (0.333 → 0.542) differ | 0.400 ± 0.179 |
+| 9a6cb4b, `--set engine.cpu_kernels=false` | seeds 2 and 6 rerun: both 66eb68f's again (0.542 / 2.16 and 0.333 / 1.63) | — |
+
+In seed 2 every logged figure of steps 1–29 is identical with and without the kernels and the first difference is step 30's rollout; in seed 6 it is step 15's. On AVX2 the kernels compute decoding only; on AVX-512 they compute the prompts' prefill as well, so more sampled tokens can differ. This report was measured on the project's AVX-512 machine of the time (the README's), which was not available to rerun it: there the figures of 9 of the 10 seeds moved, in both directions (seed 4 0.250 → 0.625, seed 6 0.333 → 0.042), and the mean went down by 0.05. With a seed-to-seed spread of ±0.17–0.23 over 10 seeds (a standard error of about 0.06 on the mean), a move of 0.05 is noise: this experiment's figures vary with the CPU and its instruction set as much as between two seeds, and `make experiment-magrpo-cooperation` on another machine gives other per-seed figures with the same spread.\n""")
 L.append("## Charts (`train compare`)\n")
 pngs = sorted(glob.glob(f"{doc}/*.png"), key=lambda p: (not p.endswith("-by-group.png"), not p.endswith(("accuracy.png", "reward.png")), p))
 for p in pngs:
