@@ -43,10 +43,11 @@ func (c ConfigChange) String() string { return fmt.Sprintf("%s: %s → %s", c.Ke
 
 // harmlessKeys may change on resume: how long the run goes, where and how
 // much it logs, its evaluation, checkpoint and export cadence, the
-// generation engine (how rows are sampled, not what from), the devices and
+// generation engine (how rows are sampled, not what from), the devices,
+// whether models on different devices update at once (the same results),
 // the sharding of the training state over the ranks (checkpoints hold it
 // whole), and the batch (the run notes that rollout seeds change from there).
-var harmlessKeys = regexp.MustCompile(`^(run\.(name|steps|epochs|output_dir|log_samples|tensorboard|device)|` +
+var harmlessKeys = regexp.MustCompile(`^(run\.(name|steps|epochs|output_dir|log_samples|tensorboard|device|concurrent_updates)|` +
 	`models\.[^.]+\.(device|reference_device|shard|shard_bucket_mib)|engine\..*|eval\..*|checkpoint\..*|export\..*|batch\..*)$`)
 
 // ResumeChanges compares the checkpoint's config (saved) with the resumed

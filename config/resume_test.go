@@ -34,7 +34,7 @@ func TestResumeRefusesChangesToWhatIsTrained(t *testing.T) {
 	}{
 		{"same config", doc, nil, nil},
 		{"the checkpoint's own config", string(raw), nil, nil},
-		{"harmless keys", doc, []string{"run.steps=9", "run.log_samples=3", "eval.every=2", "checkpoint.every=1", "checkpoint.keep=0", "export.at_end=false", "run.tensorboard=false", "engine.max_slots=8", "run.name=again"}, nil},
+		{"harmless keys", doc, []string{"run.steps=9", "run.log_samples=3", "eval.every=2", "checkpoint.every=1", "checkpoint.keep=0", "export.at_end=false", "run.tensorboard=false", "engine.max_slots=8", "run.name=again", "run.concurrent_updates=true"}, nil},
 		{"another estimator", doc, []string{"advantage.estimator=grpo"}, []string{"advantage.estimator: drmas → grpo"}},
 		{"an estimator option", doc, []string{"advantage.epsilon=0.5"}, []string{"advantage.epsilon"}},
 		{"two agents resumed as one", strings.Replace(doc, "  - {name: verifier, preset: math-verifier, format_penalty: 0.1}\n", "", 1) + "workflow: {name: single}\n", nil,
