@@ -19,6 +19,7 @@
 //   - generate.go Generate: prefill + decode, stop tokens, finished rows compacted away;
 //     the reference the engine is tested against (and engine.enabled: false)
 //   - engine.go   the generation engine, one per model for the whole run: Submit, Step
+//   - enginecopy.go EngineCopy: a second copy of a model's weights for an engine, refreshed in place
 //   - decode.go   the engine's decode batch: the per-row device state
 //   - prefill.go  computing the admitted prompts' keys and values, in packed forwards
 //   - prefix.go   reusing keys and values already in the arena (shared prompt prefixes)
