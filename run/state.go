@@ -153,7 +153,14 @@ func save(t *team, iter *rollout.TaskIterator, step int, dp *dist.Group, lock *d
 			continue
 		}
 		dir := w.Path(ckpt.ModelStateDir(name))
-		err = ckpt.SaveModelState(dir, t.models[name], opt)
+		// each level made by itself, never its parents: a run directory
+		// renamed or deleted since the checkpoint began fails the save
+		// here instead of being made again under its old name by the
+		// weights' MkdirAll (rundir.go reports the move)
+		err = mkdirLeaf(filepath.Dir(dir), dir)
+		if err == nil {
+			err = ckpt.SaveModelState(dir, t.models[name], opt)
+		}
 		release()
 		if err != nil {
 			return "", err
@@ -163,6 +170,7 @@ func save(t *team, iter *rollout.TaskIterator, step int, dp *dist.Group, lock *d
 		}
 		st.Trainers[name] = tr.State()
 		killInSave(step, i)
+		savedModel(step, i)
 	}
 	if !lead {
 		return "", nil
@@ -190,6 +198,20 @@ func save(t *team, iter *rollout.TaskIterator, step int, dp *dist.Group, lock *d
 		return "", err
 	}
 	return cp.Dir, nil
+}
+
+// savedModel lets a test act between two models' states in a checkpoint.
+var savedModel = func(step, i int) {}
+
+// mkdirLeaf makes each directory in order with os.Mkdir, so none of their
+// parents is ever made; one that exists is no error.
+func mkdirLeaf(dirs ...string) error {
+	for _, d := range dirs {
+		if err := os.Mkdir(d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // restore loads every trained model's weights and optimizer state, the data
