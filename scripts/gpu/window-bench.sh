@@ -148,6 +148,15 @@ for line in open(sys.argv[1]):
 PY
 note gpu-busy "$(awk -F, '{gsub(/ %/,"",$1); s+=$1; n++} END {if (n) printf "mean %.0f %% over %d samples", s/n, n}' "$logs/nvidia-smi.csv" 2>/dev/null)"
 
+# model_05b: the 0.5B-shaped model (Qwen2.5-0.5B's shape, random bf16
+# weights; a dry run: a tiny one) that the shard and lanes stages share,
+# written once into .gpu/model-0.5b
+model_05b() {
+  local shape=(--family qwen2 --hidden 896 --layers 24 --heads 14 --kv-heads 2 --head-dim 64 --intermediate 4864 --vocab 151936)
+  [ "$dry" = 1 ] && shape=(--family qwen2 --hidden 64 --layers 2 --heads 4 --kv-heads 2 --head-dim 16 --intermediate 128)
+  [ -d "$root/.gpu/model-0.5b" ] || ./.gpu/bin/train init "$root/.gpu/model-0.5b" "${shape[@]}" --dtype bfloat16
+}
+
 # shard LEVEL: two steps of the 0.5B-shaped Dr. MAS team in a group of one
 # (the collectives issued as on a node, over one rank), activation
 # checkpointing on at both levels so that only the sharding differs
@@ -155,12 +164,10 @@ shard() {
   set -e
   local level=$1 work=$root/.gpu/shard
   mkdir -p "$work"
-  local shape=(--family qwen2 --hidden 896 --layers 24 --heads 14 --kv-heads 2 --head-dim 64 --intermediate 4864 --vocab 151936)
-  [ "$dry" = 1 ] && shape=(--family qwen2 --hidden 64 --layers 2 --heads 4 --kv-heads 2 --head-dim 16 --intermediate 128)
-  [ -d "$work/model" ] || ./.gpu/bin/train init "$work/model" "${shape[@]}" --dtype bfloat16
+  model_05b
   rm -rf "$work/run-$level"
   WORLD_SIZE=1 RANK=0 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=29511 \
-    ./.gpu/bin/train -c configs/drmas-math-tiny.yaml --set models.tiny.path="$work/model" --set models.tiny.shard="$level" \
+    ./.gpu/bin/train -c configs/drmas-math-tiny.yaml --set models.tiny.path="$root/.gpu/model-0.5b" --set models.tiny.shard="$level" \
     --set run.device="$device" --set run.dtype=bfloat16 --set run.output_dir="$work/run-$level" --set run.steps=2 \
     --set batch.prompts_per_step=8 --set batch.n=4 --set max_new_tokens=128 --set optim.activation_checkpointing=true \
     --set eval.every=0 --set checkpoint.at_end=false --set export.at_end=false -q
@@ -191,11 +198,9 @@ lanes() {
   set -e
   local on=$1 work=$root/.gpu/lanes
   mkdir -p "$work"
-  local shape=(--family qwen2 --hidden 896 --layers 24 --heads 14 --kv-heads 2 --head-dim 64 --intermediate 4864 --vocab 151936)
-  [ "$dry" = 1 ] && shape=(--family qwen2 --hidden 64 --layers 2 --heads 4 --kv-heads 2 --head-dim 16 --intermediate 128)
-  [ -d "$work/model" ] || ./.gpu/bin/train init "$work/model" "${shape[@]}" --dtype bfloat16
+  model_05b
   rm -rf "$work/run-$on"
-  ./.gpu/bin/train -c configs/drmas-math-tiny.yaml --set models.tiny.path="$work/model" --set run.concurrent_updates="$on" \
+  ./.gpu/bin/train -c configs/drmas-math-tiny.yaml --set models.tiny.path="$root/.gpu/model-0.5b" --set run.concurrent_updates="$on" \
     --set run.device="$device" --set run.dtype=bfloat16 --set run.output_dir="$work/run-$on" --set run.steps=2 \
     --set batch.prompts_per_step=8 --set batch.n=4 --set max_new_tokens=128 \
     --set eval.every=0 --set checkpoint.at_end=false --set export.at_end=false -q
