@@ -15,13 +15,13 @@ LDFLAGS  := -X main.version=$(VERSION)
 SHIM_STAMP = $(shell sha256sum build/libtshim.so 2>/dev/null | cut -c1-12)
 export CGO_CFLAGS = -O2 -g -Wno-deprecated-declarations -DTSHIM_STAMP=$(SHIM_STAMP)
 
-.PHONY: all gpu setup shim build test check-gpu-build vet bench demo lora-demo search-demo math-demo planpath-demo sokoban-demo coding-demo magrpo-baselines stability experiment-magrpo-cooperation experiment-drmas-stability experiment-atgrpo-roles experiment-math-placevalue clean
+.PHONY: all gpu setup shim build test check-gpu-build vet bench demo demo-warmup magrpo-demo lora-demo search-demo math-demo planpath-demo sokoban-demo coding-demo magrpo-baselines stability experiment-magrpo-cooperation experiment-drmas-stability experiment-atgrpo-roles experiment-math-placevalue clean
 
 all: setup build
 
 # The demos use no test fixtures: their setup skips the npm downloads.
 SETUP_FLAGS ?=
-DEMOS := demo lora-demo math-demo search-demo planpath-demo sokoban-demo coding-demo
+DEMOS := demo demo-warmup magrpo-demo lora-demo math-demo search-demo planpath-demo sokoban-demo coding-demo
 $(DEMOS): SETUP_FLAGS = --no-fixtures
 
 setup:
@@ -69,31 +69,46 @@ check-gpu-build:
 bench: setup
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./...
 
-# The learning demo, on CPU from nothing (1–2 min on 2 busy cores once set up; a fresh clone
-# adds ~7 min for the shim and ~3 for the first Go build, docs/usage.md): MAGRPO on
-# cooperative writing (configs/magrpo-writing-tiny.yaml). A tiny random
-# model (train init), a supervised warm-up on demonstrations of both roles
-# (train sft), then 30 RL steps with held-out evaluation before, and every
-# 10 steps; it ends printing held-out accuracy before and after RL, and
-# what that accuracy measures. It starts over: an earlier demo's runs/demo
-# is deleted, saying so. SEED=N (default 1) seeds the RL run; the warm-up is
-# the same for every seed. scripts/demo-figures.sh runs seeds 1 to 10.
+# The learning demo, on CPU (about a minute on 2 busy cores once set up; a fresh
+# clone adds ~7 min for the shim and ~3 for the first Go build, docs/usage.md):
+# Dr. MAS's two-agent math team (configs/drmas-math-demo-tiny.yaml), a Solver
+# and a Verifier each training its own copy of a tiny model, 30 RL steps
+# from the shipped warm-up demo/warmup (made from nothing by `make
+# demo-warmup`), held-out accuracy on 200 questions before RL and every 10
+# steps; it ends printing accuracy before and after RL and what that
+# accuracy measures. It starts over: an earlier demo's runs/demo is
+# deleted, saying so. SEED=N (default 1) seeds the run; scripts/demo-figures.sh
+# runs seeds 1 to 10.
 SEED ?= 1
 demo: all
 	@if [ -e runs/demo ]; then echo "demo: deleting runs/demo, the previous demo's output (make demo starts over; copy it elsewhere first to keep it)"; fi
 	rm -rf runs/demo
-	bin/train init runs/demo/base --text writing
-	bin/train sft -c configs/magrpo-writing-tiny.yaml --set models.tiny.path=runs/demo/base --out runs/demo/sft --steps 150 --log-every 15
-	bin/train -c configs/magrpo-writing-tiny.yaml -q --seed $(SEED)
+	bin/train -c configs/drmas-math-demo-tiny.yaml -q --seed $(SEED)
 	@echo
-	@echo "demo: accuracy is the share of held-out prompts whose summary and expansion the writing reward counts as solved:"
-	@echo "      lengths, distinct words and shared words inside its windows, and some transition word. It does not check"
-	@echo "      that the texts stay on the prompt's topic (nor does the reference's reward): docs/usage.md, \"What the demo measures\"."
-	@echo "demo: metrics    runs/demo/magrpo/metrics.jsonl (plot: runs/demo/magrpo/metrics.png)"
-	@echo "demo: samples    runs/demo/magrpo/samples.jsonl"
-	@echo "demo: checkpoint $$(ls -d runs/demo/magrpo/checkpoints/step-* | tail -1)"
-	@echo "demo: export     runs/demo/magrpo/export/{first,second}"
+	@echo "demo: accuracy is the share of the 200 held-out questions (\"What is the tens digit of 472?\") whose final answer,"
+	@echo "      the Solver's after the Verifier's verdicts, is right. The warm-up taught the model to read the asked digit"
+	@echo "      and to slip to another in about 60 % of its answers: RL unlearns the slip (docs/usage.md, \"What the demo measures\")."
+	@echo "demo: metrics    runs/demo/drmas/metrics.jsonl (plot: runs/demo/drmas/metrics.png)"
+	@echo "demo: samples    runs/demo/drmas/samples.jsonl"
+	@echo "demo: checkpoint $$(ls -d runs/demo/drmas/checkpoints/step-* | tail -1)"
+	@echo "demo: export     runs/demo/drmas/export/{solver,verifier}"
 	@echo "demo: next       docs/usage.md, \"Using it\": each of its commands runs as written from here"
+
+# The demo's warm-up made again from nothing (scripts/demo-warmup.sh: train
+# init and two train sft stages, about 2 min), into runs/demo-warmup; it says
+# whether the weights are the shipped demo/warmup's. It replaces nothing.
+demo-warmup: all
+	bash scripts/demo-warmup.sh
+
+# MAGRPO on cooperative writing from nothing (configs/magrpo-writing-tiny.yaml):
+# a tiny random model (train init), a supervised warm-up on demonstrations of
+# both roles (train sft), then 30 RL steps; output in runs/magrpo-demo/. Its
+# held-out accuracy does not yet rise on most seeds (README).
+magrpo-demo: all
+	rm -rf runs/magrpo-demo
+	bin/train init runs/magrpo-demo/base --text writing
+	bin/train sft -c configs/magrpo-writing-tiny.yaml --set models.tiny.path=runs/magrpo-demo/base --out runs/magrpo-demo/sft --steps 150 --log-every 15
+	bin/train -c configs/magrpo-writing-tiny.yaml -q --seed $(SEED)
 
 # The demo's task with a LoRA adapter per agent on one frozen base
 # (configs/lora-magrpo-writing-tiny.yaml); output in runs/lora-demo/.

@@ -19,7 +19,7 @@ import (
 // (runs/<dir>/sft/<model>) to the make target that builds it; a test keeps
 // it true to the Makefile.
 var demoTargets = map[string]string{
-	"demo": "demo", "lora-demo": "lora-demo", "math-demo": "math-demo", "search-demo": "search-demo",
+	"magrpo-demo": "magrpo-demo", "lora-demo": "lora-demo", "math-demo": "math-demo", "search-demo": "search-demo",
 	"planpath-demo": "planpath-demo", "sokoban-demo": "sokoban-demo", "coding-demo": "coding-demo",
 	"stability": "stability",
 }
@@ -44,6 +44,9 @@ func modelHint(key, path string) string {
 // at, from what its path looks like.
 func missingModelHint(key, path string) string {
 	clean := filepath.ToSlash(filepath.Clean(path))
+	if clean == "demo/warmup" { // make demo's model, shipped in the repository
+		return "it is shipped with the repository: run from the repository root, or restore it with `git checkout -- demo/warmup`; `make demo-warmup` makes it again from nothing (into runs/demo-warmup/sft/tiny)"
+	}
 	parts := strings.Split(clean, "/")
 	// runs/<dir>/sft/<model>: the warm-up output of a tiny demo
 	if len(parts) == 4 && parts[0] == "runs" && parts[2] == "sft" {

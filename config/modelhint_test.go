@@ -15,8 +15,9 @@ func TestBadInputMissingModelHints(t *testing.T) {
 		config      string
 		want, never []string
 	}{
-		{"../configs/magrpo-writing-tiny.yaml", []string{"`make demo`", "train init runs/demo/base", "--out runs/demo/sft"}, nil},
+		{"../configs/magrpo-writing-tiny.yaml", []string{"`make magrpo-demo`", "train init runs/magrpo-demo/base", "--out runs/magrpo-demo/sft"}, nil},
 		{"../configs/drmas-math-tiny.yaml", []string{"`make math-demo`"}, nil},
+		{"../configs/drmas-math-demo-tiny.yaml", []string{"shipped with the repository", "git checkout -- demo/warmup", "`make demo-warmup`"}, []string{"train init"}},
 		{"../configs/drmas-math-qwen3-4b.yaml", []string{"/models/Qwen3-4B", "hf download Qwen/Qwen3-4B"}, []string{"train init", "make "}},
 	} {
 		_, err := Load(c.config, nil)

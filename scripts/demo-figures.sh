@@ -1,12 +1,9 @@
 #!/usr/bin/env bash
 # demo-figures.sh — the README's demo figures, regenerated from the current
-# build over seeds: runs `make demo SEED=N` for the first seed (setup,
-# build, then the MAGRPO writing demo of configs/magrpo-writing-tiny.yaml
-# from nothing), then the demo's RL run (its last bin/train line) for each
-# further seed from that seed's warm-up — the warm-up does not depend on
-# SEED, so `make demo SEED=N` would repeat it bit for bit — one after
-# another, times each, keeps each seed's metrics in
-# runs/demo-figures/seed-N/, and writes
+# build over seeds: runs `make demo SEED=N` (setup, build, then the Dr. MAS
+# math demo of configs/drmas-math-demo-tiny.yaml from the shipped warm-up
+# demo/warmup) for each seed, one after another, times each, keeps each
+# seed's metrics in runs/demo-figures/seed-N/, and writes
 #   docs/demo/metrics.png  the first seed's plot
 #   docs/demo/figures.md   per seed: held-out accuracy at each evaluation,
 #                          before RL (step 0) → after it (the last), the
@@ -16,45 +13,62 @@
 #                          at, the load and the build
 # The README quotes docs/demo/figures.md; nothing there is typed by hand.
 #
-#   scripts/demo-figures.sh                  seeds 1 to 10, then the figures
+#   scripts/demo-figures.sh                  seeds 1 to 10, then seed 1 at the
+#                                            machine's lesser CPU levels, then the figures
 #   SEEDS="1 2 3" scripts/demo-figures.sh    those seeds
+#   LEVELS="" scripts/demo-figures.sh        no forced levels (LEVELS="baseline": that one)
 #   scripts/demo-figures.sh --no-run         write them from runs/demo-figures
 #
-# What it is not: a benchmark. The first seed takes 1–2 minutes on 2 busy
-# cores once set up, each further one about a minute; the durations say how
-# busy the machine was. The CPU
+# What it is not: a benchmark. Each seed takes about a minute on 2 busy
+# cores once set up; the durations say how busy the machine was. The CPU
 # level is the machine's unless the environment forces one
 # (internal/cpulevel: TROUPE_CPU_SIMD, ATEN_CPU_CAPABILITY, …); one seed's
 # curve differs from one CPU level to another.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-run=runs/demo/magrpo
-rl="bin/train -c configs/magrpo-writing-tiny.yaml -q" # make demo's last bin/train line, less its --seed
+run=runs/demo/drmas
 keep=runs/demo-figures
 seeds=${SEEDS:-1 2 3 4 5 6 7 8 9 10}
+# the lesser x86-64 levels this CPU can run (internal/cpulevel's, and its environments)
+if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then own_lesser="avx2 baseline"
+elif grep -qw avx2 /proc/cpuinfo 2>/dev/null; then own_lesser="baseline"
+else own_lesser=""; fi
+levels=${LEVELS-$own_lesser}
+level_env() {
+  case $1 in
+    avx2) echo "TROUPE_CPU_SIMD=avx2 ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell" ;;
+    baseline) echo "TROUPE_CPU_SIMD=baseline ATEN_CPU_CAPABILITY=default ONEDNN_MAX_CPU_ISA=SSE41 OPENBLAS_CORETYPE=Prescott" ;;
+    *) echo "demo-figures: unknown level $1 (avx2 or baseline)" >&2; return 1 ;;
+  esac
+}
 build=$(git describe --always --dirty 2>/dev/null || echo dev) # before this script writes docs/demo
 if [ "${1:-}" != "--no-run" ]; then
   rm -rf "$keep"
   mkdir -p "$keep"
-  first=""
   for seed in $seeds; do
     log=$keep/seed-$seed.log
     mkdir -p "$keep/seed-$seed"
     began=$SECONDS
-    if [ -z "$first" ]; then
-      first=$seed
-      what="make demo SEED=$seed"
-      make demo SEED="$seed" >"$log" 2>&1 || { tail -40 "$log" >&2; echo "demo-figures: $what failed (log $log)" >&2; exit 1; }
-      cp "$run/metrics.jsonl" "$run/metrics.png" "$keep/seed-$seed/"
-      echo "make demo SEED=$seed (setup, build, init, warm-up, RL)" >"$keep/seed-$seed/what"
-    else
-      what="the demo's RL run, seed $seed"
-      $rl --seed "$seed" --set run.output_dir="$keep/seed-$seed/run" >"$log" 2>&1 || { tail -40 "$log" >&2; echo "demo-figures: $what failed (log $log)" >&2; exit 1; }
-      cp "$keep/seed-$seed/run/metrics.jsonl" "$keep/seed-$seed/"
-      echo "RL run only, from seed $first's warm-up" >"$keep/seed-$seed/what"
-    fi
+    what="make demo SEED=$seed"
+    make demo SEED="$seed" >"$log" 2>&1 || { tail -40 "$log" >&2; echo "demo-figures: $what failed (log $log)" >&2; exit 1; }
+    cp "$run/metrics.jsonl" "$run/metrics.png" "$keep/seed-$seed/"
+    echo "$what" >"$keep/seed-$seed/what"
     echo $((SECONDS - began)) >"$keep/seed-$seed/seconds"
     echo "demo-figures: $what done ($((SECONDS - began)) s): $(grep -m1 '^held-out accuracy' "$log" || true)"
+  done
+  first=${seeds%% *}
+  for level in $levels; do
+    level_env "$level" >/dev/null || exit 2
+    read -ra lenv <<<"$(level_env "$level")"
+    d=$keep/level-$level
+    mkdir -p "$d"
+    began=$SECONDS
+    what="make demo SEED=$first at the forced $level level"
+    env "${lenv[@]}" make demo SEED="$first" >"$d.log" 2>&1 || { tail -40 "$d.log" >&2; echo "demo-figures: $what failed (log $d.log)" >&2; exit 1; }
+    cp "$run/metrics.jsonl" "$d/"
+    echo "$first" >"$d/seed"
+    echo $((SECONDS - began)) >"$d/seconds"
+    echo "demo-figures: $what done ($((SECONDS - began)) s): $(grep -m1 '^held-out accuracy' "$d.log" || true)"
   done
 fi
 ls "$keep"/seed-*/metrics.jsonl >/dev/null 2>&1 || { echo "demo-figures: no $keep/seed-*/metrics.jsonl; run without --no-run" >&2; exit 1; }
@@ -74,17 +88,21 @@ BUILD="$build" LIBTORCH="${libtorch:-?}" THREADS="${TROUPE_THREADS:-unset (half 
 import glob, json, os, re, statistics, datetime
 keep = os.environ["KEEP"]
 rows = []
-for d in sorted(glob.glob(keep + "/seed-*"), key=lambda p: int(re.sub(r"\D", "", p.rsplit("/", 1)[1]) or 0)):
-    if not os.path.isdir(d):
-        continue
+def evals_of(path):
     evals = []
-    for line in open(d + "/metrics.jsonl"):
+    for line in open(path):
         r = json.loads(line)
         v = r.get("values", r)
         if "eval/accuracy" in v:
             evals.append((r["step"], v["eval/accuracy"]))
     if len(evals) < 2:
-        raise SystemExit(f"demo-figures: {d} has fewer than two evaluations")
+        raise SystemExit(f"demo-figures: {path} has fewer than two evaluations")
+    return evals
+
+for d in sorted(glob.glob(keep + "/seed-*"), key=lambda p: int(re.sub(r"\D", "", p.rsplit("/", 1)[1]) or 0)):
+    if not os.path.isdir(d):
+        continue
+    evals = evals_of(d + "/metrics.jsonl")
     secs = open(d + "/seconds").read().strip() if os.path.exists(d + "/seconds") else ""
     what = open(d + "/what").read().strip() if os.path.exists(d + "/what") else ""
     rows.append((d.rsplit("-", 1)[1], evals, secs, what))
@@ -100,12 +118,11 @@ def band(xs):
 
 steps = [s for s, _ in rows[0][1]]
 print("# The demo's figures\n")
-print("Written by `scripts/demo-figures.sh` from `make demo SEED=N` (configs/magrpo-writing-tiny.yaml):")
-print("MAGRPO on cooperative writing, a tiny random model warmed up by `train sft`, then 30 RL steps. The")
-print("warm-up does not depend on SEED: the first seed runs the whole `make demo`, each further seed the")
-print("demo's RL run from that warm-up. Accuracy is the share of the 24 held-out prompts whose summary and")
-print("expansion the writing reward counts as solved (one prompt is 4.2 points; docs/usage.md, \"What the")
-print("demo measures\").\n")
+print("Written by `scripts/demo-figures.sh` from `make demo SEED=N` (configs/drmas-math-demo-tiny.yaml):")
+print("Dr. MAS's Solver and Verifier, each its own copy of the shipped warm-up demo/warmup, 30 RL steps on")
+print("place-value questions. Accuracy is the share of the 200 held-out questions whose final answer is")
+print("right, one answer each at the training temperature (one question is 0.5 points; docs/usage.md,")
+print("\"What the demo measures\").\n")
 print("| seed | " + " | ".join("step %d" % s for s in steps) + " | gain | duration | ran |")
 print("|---" * (len(steps) + 4) + "|")
 starts, ends = [], []
@@ -124,8 +141,19 @@ print(f"**Over {len(rows)} seeds: {band(starts)} before RL (step {steps[0]}) →
 print(f"accuracy rose on {rose} of {len(rows)} seeds, mean gain {100 * statistics.mean(gains):+.1f} points.**\n")
 print("One seed's curve is not the result: the same seed gives a different curve at another CPU level")
 print("(another CPU model, or `internal/cpulevel`'s forced levels), because a sampled token now and then differs.\n")
+lv = sorted(glob.glob(keep + "/level-*/metrics.jsonl"))
+if lv:
+    print("The same demo at the machine's lesser CPU levels (`internal/cpulevel`'s environments, forced):\n")
+    print("| level | seed | " + " | ".join("step %d" % s for s in steps) + " | gain | duration |")
+    print("|---" * (len(steps) + 4) + "|")
+    for m in lv:
+        d = os.path.dirname(m)
+        ev = evals_of(m)
+        secs = open(d + "/seconds").read().strip()
+        print("| %s | %s | %s | %+.1f | %s s |" % (d.rsplit("level-", 1)[1], open(d + "/seed").read().strip(), " | ".join(pct(a) for _, a in ev), 100 * (ev[-1][1] - ev[0][1]), secs))
+    print()
 if full:
-    print(f"- duration of `make demo` (setup and build done): {', '.join('%d s' % x for x in full)}")
+    print(f"- duration of `make demo` (setup and build done): min {min(full)} s, median {statistics.median(full):.0f} s, max {max(full)} s")
 if rlonly:
     print(f"- duration of the RL run alone: min {min(rlonly)} s, median {statistics.median(rlonly):.0f} s, max {max(rlonly)} s")
 print(f"- machine: {os.environ['CPU']}, {os.environ['CORES']} cores, {os.environ['OS']} (load average at the end: {os.environ['LOAD']})")
@@ -133,8 +161,8 @@ forced = os.environ["FORCED"].strip()
 print(f"- CPU level: {os.environ['LEVEL']}" + (f" (forced: {forced})" if forced else " (the machine's own)") + f"; TROUPE_THREADS {os.environ['THREADS']}")
 print(f"- build: troupe {os.environ['BUILD']}, libtorch {os.environ['LIBTORCH']}")
 print(f"- written: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
-print("\nThe first seed's plot: [metrics.png](metrics.png). What was tried for a demo that learns on every")
-print("seed: docs/findings.md, \"A demo that learns on every seed\".")
+print("\nThe first seed's plot: [metrics.png](metrics.png). How the demo's setting was chosen, and the")
+print("demos tried before it: docs/findings.md, \"A demo that learns on every seed\".")
 PY
 echo "demo-figures: wrote docs/demo/figures.md and docs/demo/metrics.png"
 cat docs/demo/figures.md

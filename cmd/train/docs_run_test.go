@@ -3,14 +3,14 @@ package main
 // docs_run_test.go — the documented commands run as written, in order,
 // right after `make demo`. The demo's files are made here by the Makefile's
 // own demo recipe (its bin/train lines, read from the Makefile) in a
-// scratch directory holding a copy of configs/; then, for every page of
-// the README and docs/, on a fresh copy of that directory, each of the
-// page's `bin/train` lines runs in order and must succeed. Two things
-// differ from a real demo, to keep the test short: the demo config's
-// generations are 4 tokens, its steps 1 prompt and its evaluations 2, and
-// the warm-up runs 2 steps; paths, step numbers and run lengths are the demo's, so a
-// line that writes into the demo's finished run, resumes a checkpoint the
-// demo pruned or exports over its export fails here as it would for a
+// scratch directory holding a copy of configs/ and of the shipped warm-up
+// (demo/); then, for every page of the README and docs/, on a fresh copy of
+// that directory, each of the page's `bin/train` lines runs in order and
+// must succeed. One thing differs from a real demo, to keep the test short:
+// the demo config's generations are 4 tokens, its steps 1 prompt and its
+// evaluations 2 tasks; paths, step numbers and run lengths are the demo's,
+// so a line that writes into the demo's finished run, resumes a checkpoint
+// the demo pruned or exports over its export fails here as it would for a
 // reader.
 //
 // A line that cannot run here is skipped, with its reason, when it names a
@@ -24,20 +24,20 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
-// cheapDemo are the edits that make configs/magrpo-writing-tiny.yaml quick:
-// each must apply (the test says so when the config changes).
+// demoConfig is the config `make demo` runs.
+const demoConfig = "drmas-math-demo-tiny.yaml"
+
+// cheapDemo are the edits that make configs/<demoConfig> quick: each must
+// apply (the test says so when the config changes).
 var cheapDemo = [][2]string{
-	{"max_new_tokens: 40}", "max_new_tokens: 4}"},
-	{"max_new_tokens: 80}", "max_new_tokens: 4}"},
-	{"\nmax_new_tokens: 80\n", "\nmax_new_tokens: 4\n"},
-	{"tasks: 24,", "tasks: 2,"},
-	{"prompts_per_step: 4,", "prompts_per_step: 1,"},
+	{"\nmax_new_tokens: 48\n", "\nmax_new_tokens: 4\n"},
+	{"tasks: 200,", "tasks: 2,"},
+	{"prompts_per_step: 8,", "prompts_per_step: 1,"},
 }
 
 // configsDir is the repository's configs/, absolute (the test changes
@@ -73,17 +73,19 @@ func skipReason(words []string) string {
 }
 
 // makeDemo runs the Makefile demo recipe's bin/train lines in dir, which
-// holds a cheap copy of configs/.
+// holds a cheap copy of configs/ and the shipped warm-up.
 func makeDemo(t *testing.T, dir string) {
 	t.Helper()
-	if err := os.CopyFS(filepath.Join(dir, "configs"), os.DirFS("../../configs")); err != nil {
-		t.Fatal(err)
+	for _, d := range []string{"configs", "demo"} {
+		if err := os.CopyFS(filepath.Join(dir, d), os.DirFS(filepath.Join("../..", d))); err != nil {
+			t.Fatal(err)
+		}
 	}
-	demoCfg := filepath.Join(dir, "configs", "magrpo-writing-tiny.yaml")
+	demoCfg := filepath.Join(dir, "configs", demoConfig)
 	yaml := readFileString(t, demoCfg)
 	for _, e := range cheapDemo {
 		if !strings.Contains(yaml, e[0]) {
-			t.Fatalf("configs/magrpo-writing-tiny.yaml no longer holds %q: update cheapDemo in docs_run_test.go", e[0])
+			t.Fatalf("configs/%s no longer holds %q: update cheapDemo in docs_run_test.go", demoConfig, e[0])
 		}
 		yaml = strings.Replace(yaml, e[0], e[1], 1)
 	}
@@ -102,15 +104,12 @@ func makeDemo(t *testing.T, dir string) {
 			recipe = append(recipe, strings.ReplaceAll(strings.TrimSpace(l), "$(SEED)", "1"))
 		}
 	}
-	if len(recipe) != 3 {
-		t.Fatalf("the Makefile's demo recipe has %d bin/train lines, want init, sft and the run: %q", len(recipe), recipe)
+	if len(recipe) != 1 || !strings.Contains(recipe[0], "configs/"+demoConfig) {
+		t.Fatalf("the Makefile's demo recipe has %d bin/train lines, want one, the run of configs/%s: %q", len(recipe), demoConfig, recipe)
 	}
 	t.Chdir(dir)
 	for _, l := range recipe {
 		args := shellWords(l)[1:]
-		if args[0] == "sft" {
-			args[slices.Index(args, "--steps")+1] = "2"
-		}
 		var out, errb bytes.Buffer
 		if code := execute(args, &out, &errb); code != 0 {
 			t.Fatalf("make demo: %s: exit %d\n%s", l, code, tail(errb.String()+out.String(), 2000))
