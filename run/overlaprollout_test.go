@@ -170,7 +170,176 @@ func copyFile(t *testing.T, src, dst string) {
 	}
 }
 
-var _ = errors.New
-var _ = io.Discard
-var _ = strings.Contains
-var _ = time.Now
+// resumeLag resumes the run in dir from checkpoint step (--force: the
+// newer checkpoints are replaced) and fails the test if it does not finish.
+func resumeLag(t *testing.T, dir, step string) {
+	t.Helper()
+	if err := (&Train{Resume: filepath.Join(dir, "checkpoints", step), Quiet: true, Force: true}).Run(io.Discard); err != nil {
+		t.Fatalf("resuming %s from %s: %v", dir, step, err)
+	}
+}
+
+// sameAsReference compares a run's metrics and last checkpoint, engine
+// copies included, with the reference's.
+func sameAsReference(t *testing.T, ref, run string) {
+	t.Helper()
+	sameMetrics(t, ref, run)
+	sameCheckpoints(t, filepath.Join(ref, "step-000004"), filepath.Join(run, "checkpoints", "step-000004"))
+	sameEngineCopies(t, filepath.Join(ref, "step-000004"), filepath.Join(run, "checkpoints", "step-000004"))
+}
+
+// TestPolicyLagResumesExactly: with run.policy_lag 1, a run resumed from
+// the checkpoint after step 2 (a rollout pending, its engine copies one
+// update behind) ends equal to the uninterrupted run bit for bit — metrics
+// and the last checkpoint; so do runs stopped in step 2 by a SIGTERM
+// (the rollout beside the update is stopped, the update finishes, step 2
+// is saved as the uninterrupted run saved it), by a failing rollout beside
+// the update (the update finishes, nothing of step 2 is saved) and by a
+// failing update (the rollout beside it is stopped, nothing of step 2 is
+// saved), each resumed from its newest checkpoint.
+func TestPolicyLagResumesExactly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("eight training runs of a two-model team; skipped with -short")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base")
+	initTiny(t, base, 5)
+	defer func() {
+		rolloutFault = func(int, func() bool) error { return nil }
+		updateFault = func(int, string) error { return nil }
+	}()
+	if err := overlapRun(t, dir, base, "full", lagSets...); err != nil {
+		t.Fatal(err)
+	}
+	full, ref := filepath.Join(dir, "full"), filepath.Join(dir, "ref")
+	if err := os.MkdirAll(filepath.Join(ref, "step-000004", "engine_copy"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, filepath.Join(full, "metrics.jsonl"), filepath.Join(ref, "metrics.jsonl"))
+	if err := os.CopyFS(filepath.Join(ref, "step-000004", "models"), os.DirFS(filepath.Join(full, "checkpoints", "step-000004", "models"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(filepath.Join(ref, "step-000004", "engine_copy"), os.DirFS(filepath.Join(full, "checkpoints", "step-000004", "engine_copy"))); err != nil {
+		t.Fatal(err)
+	}
+	stateAt2, err := os.ReadFile(filepath.Join(full, "checkpoints", "step-000002", StateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// resumed from the checkpoint after step 2
+	resumeLag(t, full, "step-000002")
+	sameAsReference(t, ref, full)
+
+	// SIGTERM during step 2's update: the rollout beside it waits for the
+	// stop word and is dropped; step 2 is saved as the full run saved it
+	var buf bytes.Buffer
+	out := &lockedWriter{w: &buf}
+	var mu sync.Mutex
+	signalled := false
+	updateFault = func(step int, model string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if step == 1 && !signalled {
+			signalled = true
+			terminate(t, out, &buf)
+		}
+		return nil
+	}
+	holdUntilStopped := func(want int) func(int, func() bool) error {
+		return func(step int, stopped func() bool) error {
+			if step != want {
+				return nil
+			}
+			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+				if stopped() {
+					return nil
+				}
+			}
+			return errors.New("the rollout beside the update was never told to stop")
+		}
+	}
+	rolloutFault = holdUntilStopped(2)
+	err = lagRun(t, dir, base, "sig", out, lagSets...)
+	if err == nil || !strings.Contains(err.Error(), "interrupted after step 2, saved") {
+		t.Fatalf("SIGTERM during step 2's update returned %v", err)
+	}
+	sig := filepath.Join(dir, "sig")
+	sameCheckpoints(t, filepath.Join(full, "checkpoints", "step-000002"), filepath.Join(sig, "checkpoints", "step-000002"))
+	sameEngineCopies(t, filepath.Join(full, "checkpoints", "step-000002"), filepath.Join(sig, "checkpoints", "step-000002"))
+	if st, err := os.ReadFile(filepath.Join(sig, "checkpoints", "step-000002", StateFile)); err != nil || !bytes.Equal(st, stateAt2) {
+		t.Errorf("step 2's %s after the signal differs from the full run's (%v):\n%s\n%s", StateFile, err, st, stateAt2)
+	}
+	updateFault = func(int, string) error { return nil }
+	rolloutFault = func(int, func() bool) error { return nil }
+	resumeLag(t, sig, "step-000002")
+	sameAsReference(t, ref, sig)
+
+	// the rollout beside step 2's update fails: both models finish step 2's
+	// update, the step fails, step 1 stays the newest checkpoint
+	updated := map[string]bool{}
+	updateFault = func(step int, model string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if step == 1 {
+			updated[model] = true
+		}
+		return nil
+	}
+	rolloutFault = func(step int, _ func() bool) error {
+		if step == 2 {
+			return errors.New("the test's rollout failure")
+		}
+		return nil
+	}
+	err = overlapRun(t, dir, base, "rolloutfail", lagSets...)
+	if err == nil || !strings.Contains(err.Error(), "step 2: rollout of step 3 beside the update: the test's rollout failure") {
+		t.Fatalf("a failing rollout beside step 2's update returned %v", err)
+	}
+	if !updated["solver"] || !updated["verifier"] {
+		t.Errorf("step 2's updates reached: %v, want both models", updated)
+	}
+	failed := filepath.Join(dir, "rolloutfail")
+	if _, err := os.Stat(filepath.Join(failed, "checkpoints", "step-000002")); err == nil {
+		t.Error("a step whose rollout beside the update failed was checkpointed")
+	}
+	rolloutFault = func(int, func() bool) error { return nil }
+	updateFault = func(int, string) error { return nil }
+	resumeLag(t, failed, "step-000001")
+	sameAsReference(t, ref, failed)
+
+	// step 2's update fails: the rollout beside it is told to stop
+	updateFault = func(step int, model string) error {
+		if step == 1 && model == "verifier" {
+			return errors.New("the test's update failure")
+		}
+		return nil
+	}
+	rolloutFault = holdUntilStopped(2)
+	err = overlapRun(t, dir, base, "updatefail", lagSets...)
+	if err == nil || !strings.Contains(err.Error(), `step 2: update of model "verifier": the test's update failure`) {
+		t.Fatalf("a failing update in step 2 returned %v", err)
+	}
+	failed = filepath.Join(dir, "updatefail")
+	if _, err := os.Stat(filepath.Join(failed, "checkpoints", "step-000002")); err == nil {
+		t.Error("a step whose update failed was checkpointed")
+	}
+	rolloutFault = func(int, func() bool) error { return nil }
+	updateFault = func(int, string) error { return nil }
+	resumeLag(t, failed, "step-000001")
+	sameAsReference(t, ref, failed)
+}
+
+// lagRun is overlapRun printing to out.
+func lagRun(t *testing.T, dir, base, name string, out io.Writer, sets ...string) error {
+	t.Helper()
+	cfgPath := filepath.Join(dir, name+".yaml")
+	yaml := strings.ReplaceAll(strings.ReplaceAll(tinyConfigYAML, "OUT", filepath.Join(dir, name)), "MODEL", base)
+	if err := os.WriteFile(cfgPath, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sets = append([]string{"optim.entropy_coef=0.01", "max_new_tokens=16", "export.at_end=false"}, sets...)
+	return (&Train{Config: cfgPath, Sets: sets, Quiet: true}).Run(out)
+}
