@@ -106,6 +106,18 @@ func (t *team) refreshEngineCopies(at int) error {
 	return nil
 }
 
+// forgetEvalPrefixes drops what the engines on the copies cached of the
+// evaluation's prompts (a new version of the copies, as after a refresh),
+// so the next step, which samples now from the same copies, starts from
+// an empty cache as it does when a run resumes from that step's
+// checkpoint: with the cache its rows' log-probs would differ from the
+// resumed run's in the last bits.
+func (t *team) forgetEvalPrefixes() {
+	for _, c := range t.copies {
+		c.MarkUpdated()
+	}
+}
+
 // takeRows gives step its rows: the pending rollout's, or sampled now.
 func (r *trainRun) takeRows(step int) (stepRows, error) {
 	if p := r.pending; p != nil {

@@ -345,6 +345,69 @@ func lagRun(t *testing.T, dir, base, name string, out io.Writer, sets ...string)
 	return (&Train{Config: cfgPath, Sets: sets, Quiet: true}).Run(out)
 }
 
+// TestPolicyLagAroundEvaluation: with run.policy_lag 1 and an evaluation
+// every 2 steps, the evaluating step 2 starts no rollout beside its
+// update, so step 3 samples now from the refreshed copies (lags 0, 1, 0,
+// 1); the overlapped run equals the serialised one bit for bit, the
+// checkpoint of step 2 holds no engine copy (it equals the weights) while
+// step 3's does, and a resume from step 2 ends equal to the uninterrupted
+// run.
+func TestPolicyLagAroundEvaluation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three training runs of a two-model team; skipped with -short")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base")
+	initTiny(t, base, 5)
+	defer func() { serialHalves = false }()
+	sets := append([]string{"eval.every=2", "eval.tasks=4", "eval.n=1"}, lagSets...)
+	serialHalves = true
+	if err := overlapRun(t, dir, base, "serial", sets...); err != nil {
+		t.Fatal(err)
+	}
+	serialHalves = false
+	if err := overlapRun(t, dir, base, "overlap", sets...); err != nil {
+		t.Fatal(err)
+	}
+	serial, overlap := filepath.Join(dir, "serial"), filepath.Join(dir, "overlap")
+	sameMetrics(t, serial, overlap)
+	if got := lagValues(t, overlap, "time/policy_lag"); !equalFloats(got, []float64{0, 1, 0, 1}) {
+		t.Errorf("time/policy_lag %v, want [0 1 0 1]", got)
+	}
+	recs, err := metrics.ReadJSONL(filepath.Join(overlap, "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evaluated []int
+	for _, r := range recs {
+		if _, ok := r.Values["eval/accuracy"]; ok {
+			evaluated = append(evaluated, r.Step)
+		}
+	}
+	if len(evaluated) != 2 || evaluated[0] != 2 || evaluated[1] != 4 {
+		t.Errorf("evaluated after steps %v, want [2 4]", evaluated)
+	}
+	ck := filepath.Join(overlap, "checkpoints")
+	for step, want := range map[string]bool{"step-000001": true, "step-000002": false, "step-000003": true, "step-000004": false} {
+		if got := sameEngineCopies(t, filepath.Join(serial, "checkpoints", step), filepath.Join(ck, step)); got != want {
+			t.Errorf("%s holds an engine copy: %v, want %v", step, got, want)
+		}
+	}
+	ref := filepath.Join(dir, "ref")
+	if err := os.MkdirAll(filepath.Join(ref, "step-000004"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, filepath.Join(overlap, "metrics.jsonl"), filepath.Join(ref, "metrics.jsonl"))
+	if err := os.CopyFS(filepath.Join(ref, "step-000004", "models"), os.DirFS(filepath.Join(ck, "step-000004", "models"))); err != nil {
+		t.Fatal(err)
+	}
+	resumeLag(t, overlap, "step-000002")
+	sameMetrics(t, ref, overlap)
+	sameCheckpoints(t, filepath.Join(ref, "step-000004"), filepath.Join(ck, "step-000004"))
+}
+
 // BenchmarkPolicyLag trains the two-model team of tinyConfigYAML (over a
 // 4-layer, 256-wide model) for four steps with run.policy_lag 0 and 1
 // (rollout_is token in both, so only the overlap differs), and reports the
