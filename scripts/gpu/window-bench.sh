@@ -38,8 +38,10 @@
 # Then a summary table (WINDOW_DRY=1: a rehearsal on CPU, window.sh). The
 # report goes to $OUT (or .gpu/logs), the logs packed beside it.
 # Estimated on a warm H100: engine 90 s, head 30 s, update 60 s, train step
-# 60 s, profile 40 s, Dr. MAS 150–200 s, shard 60 s: about 8 minutes (the
-# budget skips what does not fit, the last stages first).
+# 60 s, profile 40 s, Dr. MAS 150–200 s, shard 60 s: about 8 minutes, and
+# the policy-lag pair (not yet timed on a GPU; two runs of three 1.5B steps,
+# a model written once) 2–4 minutes more (the budget skips what does not
+# fit, the last stages first).
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh" window-bench.txt
 . "$(dirname "${BASH_SOURCE[0]}")/window.sh"
