@@ -91,6 +91,12 @@ type Run struct {
 	// own, with the synchronous step's results bit for bit (run/overlap.go;
 	// docs/overlap.md). Off by default.
 	ConcurrentUpdates bool `yaml:"concurrent_updates"`
+	// PolicyLag is how many updates the weights a step's rows were
+	// sampled from may trail the weights it trains: 0 (the default) samples
+	// every step's rows from its own weights, one step after another; 1 runs
+	// the next step's rollout, on a copy of the weights, beside this step's
+	// update (run/overlaprollout.go; docs/overlap.md).
+	PolicyLag int `yaml:"policy_lag"`
 }
 
 // Model is a checkpoint to load: a Hugging Face directory with config.json,

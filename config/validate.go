@@ -64,6 +64,10 @@ func (c *Config) validateRun() error {
 		return fmt.Errorf("run.epochs: must be >= 0 (0: run.steps gives the length), got %d", r.Epochs)
 	case r.LogSamples < 0:
 		return fmt.Errorf("run.log_samples: must be >= 0, got %d", r.LogSamples)
+	case r.PolicyLag != 0 && r.PolicyLag != 1:
+		return fmt.Errorf("run.policy_lag: must be 0 (every step samples from its own weights) or 1 (the next step's rollout beside this step's update), got %d", r.PolicyLag)
+	case r.PolicyLag == 1 && c.Assignment == "lora":
+		return fmt.Errorf("run.policy_lag: 1 is not built for assignment: lora (the engine copy holds a full model's weights, not an adapter's); set run.policy_lag: 0, or train full models (assignment: separate or shared)")
 	}
 	if _, err := kind.ParseDevice(r.Device); err != nil {
 		return fmt.Errorf("run.device: %v", err)

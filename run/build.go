@@ -41,6 +41,11 @@ type team struct {
 	test        rollout.Environment // nil when the source has no test split
 	estimator   advantage.Estimator
 	sampler     *rollout.Sampler
+	// copies are the engine weight copies, by trained model name
+	// (run.policy_lag: 1): the generators and engines decode from them;
+	// copyAt is how many updates the weights they hold had (overlaprollout.go)
+	copies      map[string]*model.Model
+	copyAt      int
 	engines     []*model.Engine // one per model when engine.enabled, in name order
 	engineNames []string
 	engineLast  []model.EngineStats // counters at the last metrics record
@@ -176,9 +181,14 @@ func buildTeam(cfg *config.Config, withTrainers bool, from string, dp *dist.Grou
 			t.refs[tr.Name] = ref
 		}
 	}
+	if withTrainers && cfg.Run.PolicyLag > 0 {
+		if err := t.makeEngineCopies(); err != nil { // overlaprollout.go
+			return nil, err
+		}
+	}
 	t.sampler = &rollout.Sampler{Generators: map[string]rollout.Generator{}, MaxBatchRows: cfg.Batch.MaxBatchRows}
-	for name, m := range t.models {
-		t.sampler.Generators[name] = generatorFor(m)
+	for name := range t.models {
+		t.sampler.Generators[name] = generatorFor(t.decoder(name))
 	}
 	if cfg.Engine.Enabled {
 		if err := t.buildEngines(); err != nil {
@@ -405,6 +415,9 @@ func (t *team) free() {
 	}
 	for _, e := range t.engines {
 		e.Free()
+	}
+	for _, c := range t.copies {
+		c.Free()
 	}
 	for _, tr := range t.trainers {
 		tr.Free()

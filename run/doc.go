@@ -11,6 +11,7 @@
 //	train.go        Train: opening the run, the steps, the end (export, plot)
 //	step.go         one step top to bottom: rollout, rows, advantages, update, metrics, checkpoint
 //	overlap.go      the step's update half: each model in turn, or models on different devices at once (concurrent_updates)
+//	overlaprollout.go the next step's rollout beside the update, from engine weight copies (policy_lag)
 //	resume.go       which config a run starts from; the guards on output_dir
 //	start.go        which checkpoint: rank 0 chooses, every rank follows; torchrun restarts, bad checkpoints, --resume
 //	rundir.go       one writer per run directory: its lock, then the guards, on rank 0 for every rank

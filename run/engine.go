@@ -27,18 +27,19 @@ const cpuAutoBudget = 2 << 30
 // buildEngines makes an engine per model and points the sampler at them.
 func (t *team) buildEngines() error {
 	ec := t.cfg.Engine
-	// one engine per full model, one per base for its adapters
-	engineModel := func(m *model.Model) *model.Model {
-		if a := m.Adapter(); a != nil {
+	// one engine per full model (on its engine copy with run.policy_lag: 1),
+	// one per base for its adapters
+	engineModel := func(name string) *model.Model {
+		if a := t.models[name].Adapter(); a != nil {
 			return a.Base()
 		}
-		return m
+		return t.decoder(name)
 	}
 	users := map[*model.Model][]string{} // engine model → trained model names
 	var names []string
 	perDevice := map[torch.Device]int{}
-	for name, m := range t.models {
-		em := engineModel(m)
+	for name := range t.models {
+		em := engineModel(name)
 		if len(users[em]) == 0 {
 			perDevice[em.Device()]++
 		}
@@ -49,7 +50,7 @@ func (t *team) buildEngines() error {
 	t.sampler.Engines = map[string]rollout.Engine{}
 	shared := map[*model.Model]*sharedEngine{}
 	for _, name := range names {
-		m := engineModel(t.models[name])
+		m := engineModel(name)
 		if se, ok := shared[m]; ok {
 			t.sampler.Engines[name] = se.front(t.models[name].Adapter())
 			continue

@@ -70,6 +70,9 @@ func residentPlan(cfg *config.Config, withTrainers bool, ranks int) ([]residentP
 		if !withTrainers {
 			continue
 		}
+		if cfg.Run.PolicyLag > 0 { // the weights the engine decodes from beside the update (run/overlaprollout.go)
+			parts = append(parts, residentPart{dev, fmt.Sprintf("model %s: engine weight copy (run.policy_lag 1)", tr.Name), P * b, false})
+		}
 		if level := shardLevel(tr, ranks); level > 0 {
 			// every rank keeps float32 masters and moments of its 1/W
 			parts = append(parts, residentPart{dev, fmt.Sprintf("model %s: optimizer state, shard %d over %d ranks (12 bytes per parameter / %d)", tr.Name, level, ranks, ranks),

@@ -95,7 +95,7 @@ func (r *trainRun) dropStep(step int, drawn rollout.IteratorState) error {
 	}
 	saved := r.saved == step                                                   // already checkpointed (checkpoint.every, or the resumed checkpoint)
 	if !saved && r.cfg.Checkpoint.OnSignal && (r.dp.Lead() || r.t.sharded()) { // sharded state is gathered by every rank
-		dir, err := save(r.t, r.iter, step, r.dp, r.lock)
+		dir, err := save(r.t, r.iter.State(), step, r.dp, r.lock)
 		if err != nil {
 			if moved := r.movedRunDir(step); moved != nil {
 				return moved

@@ -65,6 +65,8 @@ func checkRanks(cfg *config.Config, ranks int) error {
 	switch {
 	case ranks <= 1:
 		return nil
+	case cfg.Run.PolicyLag != 0:
+		return fmt.Errorf("run.policy_lag: %d is not built for data-parallel ranks (%d here; the engine copy and the rollout beside the update run in one process); set run.policy_lag: 0, or train in one process", cfg.Run.PolicyLag, ranks)
 	case p < ranks:
 		return fmt.Errorf("batch.prompts_per_step is %d, fewer than the %d data-parallel ranks: each rank rolls out at least one task per step; raise it to %d (or a multiple of it), or start fewer ranks", p, ranks, ranks)
 	case p%ranks != 0:

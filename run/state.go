@@ -9,6 +9,9 @@ package run
 //	                            the LoRA bases' identities (lorabase.go)
 //	models/<name>/              per trained model: config.json, model.safetensors,
 //	                            optimizer.safetensors, and its tokenizer files
+//	engine_copy/<name>/         run.policy_lag: 1, when the engine copies trail
+//	                            the weights: each copy's config.json and weights
+//	                            (overlaprollout.go)
 //
 // There is no generator state to save: every rollout call's seed is derived
 // from run.seed and the step, and the mini-batch order from the step.
@@ -51,7 +54,14 @@ type trainState struct {
 	// Bases are the frozen bases of LoRA adapters, by models.<name>
 	// (lorabase.go); absent before they were recorded.
 	Bases map[string]baseRecord `json:"lora_bases,omitempty"`
+	// EngineCopyAt is how many updates the engine copies' weights had
+	// (run.policy_lag: 1; overlaprollout.go); engine_copy/ holds them when
+	// it is below Step. Absent without engine copies.
+	EngineCopyAt *int `json:"engine_copy_step,omitempty"`
 }
+
+// engineCopyDir is a trained model's engine copy in a checkpoint.
+func engineCopyDir(name string) string { return "engine_copy/" + name }
 
 // batchState is config.Batch in train_state.json. It reads the field names
 // of checkpoints written before 2026-11 (Go's, "PromptsPerStep") as well.
@@ -121,11 +131,11 @@ func findCheckpoint(resume, outputDir string) (*ckpt.Checkpoint, error) {
 }
 
 // save writes a checkpoint of the state after `step` completed steps and
-// prunes old ones. Rank 0 writes, into the run directory it locked (lock:
+// prunes old ones; data is the data position to resume from. Rank 0 writes, into the run directory it locked (lock:
 // checkpoints/ is made in it, never again at a name that may mean another
 // directory now); when a model is sharded every rank calls save, and the
 // others only help gather the optimizer state (their dir is "").
-func save(t *team, iter *rollout.TaskIterator, step int, dp *dist.Group, lock *dirlock.Lock) (dir string, err error) {
+func save(t *team, data rollout.IteratorState, step int, dp *dist.Group, lock *dirlock.Lock) (dir string, err error) {
 	lead := dp.Lead()
 	root := filepath.Join(t.cfg.Run.OutputDir, "checkpoints")
 	var w *ckpt.Writer
@@ -142,7 +152,7 @@ func save(t *team, iter *rollout.TaskIterator, step int, dp *dist.Group, lock *d
 			}
 		}()
 	}
-	st := trainState{Step: step, Seed: t.cfg.Run.Seed, Batch: batchState(t.cfg.Batch), Data: iter.State(), Trainers: map[string]policy.TrainerState{}, Version: Version, World: dp.World(), LauncherRun: os.Getenv(dist.LauncherRunEnv), Bases: t.baseRecords}
+	st := trainState{Step: step, Seed: t.cfg.Run.Seed, Batch: batchState(t.cfg.Batch), Data: data, Trainers: map[string]policy.TrainerState{}, Version: Version, World: dp.World(), LauncherRun: os.Getenv(dist.LauncherRunEnv), Bases: t.baseRecords}
 	for i, tr := range t.trainers {
 		name := tr.Model()
 		opt, release, err := tr.CheckpointState(lead) // sharded: gathered on rank 0 (a collective)
@@ -175,6 +185,12 @@ func save(t *team, iter *rollout.TaskIterator, step int, dp *dist.Group, lock *d
 	if !lead {
 		return "", nil
 	}
+	if len(t.copies) > 0 {
+		st.EngineCopyAt = &t.copyAt
+		if err := saveEngineCopies(t, w, step); err != nil {
+			return "", err
+		}
+	}
 	if err := ckpt.SaveJSON(w.Path(StateFile), st); err != nil {
 		return "", err
 	}
@@ -198,6 +214,41 @@ func save(t *team, iter *rollout.TaskIterator, step int, dp *dist.Group, lock *d
 		return "", err
 	}
 	return cp.Dir, nil
+}
+
+// saveEngineCopies writes the engine copies' weights, unless they are the
+// models' own (copied at step).
+func saveEngineCopies(t *team, w *ckpt.Writer, step int) error {
+	if t.copyAt == step {
+		return nil
+	}
+	for _, tr := range t.trainers {
+		dir := w.Path(engineCopyDir(tr.Model()))
+		if err := mkdirLeaf(filepath.Dir(dir), dir); err != nil {
+			return err
+		}
+		if err := ckpt.SaveWeights(dir, t.copies[tr.Model()]); err != nil {
+			return fmt.Errorf("engine copy of model %q: %w", tr.Model(), err)
+		}
+	}
+	return nil
+}
+
+// restoreEngineCopies loads the engine copies' weights from the checkpoint
+// in dir, or keeps the models' own (the copies were made from them) when
+// the checkpoint has none of its own.
+func restoreEngineCopies(dir string, t *team, st trainState) error {
+	t.copyAt = st.Step
+	if len(t.copies) == 0 || st.EngineCopyAt == nil || *st.EngineCopyAt == st.Step {
+		return nil
+	}
+	for _, tr := range t.trainers {
+		if err := ckpt.LoadWeights(filepath.Join(dir, filepath.FromSlash(engineCopyDir(tr.Model()))), t.copies[tr.Model()]); err != nil {
+			return fmt.Errorf("resume: the engine copy of model %q: %w", tr.Model(), err)
+		}
+	}
+	t.copyAt = *st.EngineCopyAt
+	return nil
 }
 
 // savedModel lets a test act between two models' states in a checkpoint.
@@ -251,6 +302,9 @@ func restore(dir string, t *team, iter *rollout.TaskIterator, dp *dist.Group) (i
 			return 0, "", fmt.Errorf("resume: model %q: %w", name, err)
 		}
 		tr.Restore(ts)
+	}
+	if err := restoreEngineCopies(dir, t, st); err != nil {
+		return 0, "", err
 	}
 	if err := iter.Restore(st.Data); err != nil {
 		return 0, "", fmt.Errorf("resume: data position: %w", err)

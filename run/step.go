@@ -3,9 +3,11 @@ package run
 // step.go — one RL step, top to bottom:
 //
 //	rollout  the step's tasks, every agent of every episode, batched per model, scored
+//	         (with run.policy_lag: 1, sampled beside the last step's update)
 //	rows     the rows of every rank, gathered (data parallel)
 //	advantages  one per row, by the configured estimator
 //	update   each trained model on its agents' rows, under its own settings
+//	         (with run.policy_lag: 1, the next step's rollout beside it)
 //	metrics  the log line, the console line, evaluation on its cadence
 //	checkpoint  on its cadence, at the end, and on a signal
 //
@@ -20,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"troupe/dist"
@@ -32,30 +35,18 @@ func (r *trainRun) step(step int) error {
 	cfg, t, dp, out := r.cfg, r.t, r.dp, r.out
 	began := time.Now()
 
-	// rollout: every agent of every episode, batched per model, scored
-	t.sampler.Progress = rolloutProgress(out, step+1, cfg.Run.Steps)
+	// rollout: the step's rows — sampled now, every agent of every episode,
+	// batched per model, scored; or, with run.policy_lag: 1, by the rollout
+	// beside the last step's update (overlaprollout.go)
 	resetPeaks(t)
-	drawn := r.iter.State() // to draw the step's tasks again if a signal drops it
-	tasks := r.iter.Next(cfg.Batch.PromptsPerStep)
-	lo, hi := dp.Part(len(tasks)) // data parallel: this rank's slice
-	ro, err := t.sampler.RunPart(t.workflow, tasks[lo:hi], cfg.Batch.N, rollout.DeriveSeed(cfg.Run.Seed, seedRollout, uint64(step)), lo)
-	t.sampler.Progress = nil // evaluation uses the sampler too
-	cut := errors.Is(err, rollout.ErrStopped)
-	if err != nil && !cut {
-		return fmt.Errorf("step %d: rollout: %w", step+1, err)
+	rows, err := r.takeRows(step)
+	if err != nil {
+		return err
 	}
-	if cut, err = dp.AnyTrue(cut); err != nil { // every rank drops the step together
-		return fmt.Errorf("step %d: %w", step+1, err)
+	if rows.cut { // a signal stopped the rollout: the weights are still the last step's (nextcommand.go)
+		return r.dropStep(step, rows.drawn)
 	}
-	if cut { // a signal stopped the rollout: the weights are still the last step's (nextcommand.go)
-		return r.dropStep(step, drawn)
-	}
-	dp.Fault(step + 1) // the tests' failures at a known point (dist/faults.go)
-
-	// rows: every rank's, in rank order
-	if ro.Samples, err = dist.GatherJSON(dp, ro.Samples, "the rollout rows"); err != nil {
-		return fmt.Errorf("step %d: %w", step+1, err)
-	}
+	ro := rows.ro
 	rolled := time.Now()
 	rolloutPeaks := readPeaks(t, "rollout")
 	t.releaseEngines()
@@ -70,11 +61,20 @@ func (r *trainRun) step(step int) error {
 	printSamples(r.out, step+1, r.printN, ro.Samples, res.Advantages)
 
 	// update: each trained model on its agents' rows, under its own settings;
-	// with run.concurrent_updates the models on different devices at the same time (overlap.go)
+	// with run.concurrent_updates the models on different devices at the same time (overlap.go);
+	// with run.policy_lag: 1 the next step's rollout beside it (overlaprollout.go)
 	values := rewardMetrics(ro)
 	maps.Copy(values, res.Metrics())
 	gradNorms := map[string]float64{}
+	next, err := r.startNextRollout(step)
+	if err != nil {
+		return err
+	}
 	updates, laneWait := r.updateModels(step, ro.Samples, res)
+	updated := time.Now()
+	if err := r.awaitNextRollout(next, slices.ContainsFunc(updates, func(u modelUpdate) bool { return u.err != nil })); err != nil {
+		return fmt.Errorf("step %d: %w", step+1, err)
+	}
 	for i, u := range updates {
 		if u.err != nil {
 			return fmt.Errorf("step %d: %w", step+1, u.err)
@@ -96,13 +96,11 @@ func (r *trainRun) step(step int) error {
 	maps.Copy(values, readPeaks(t, "update"))
 	addEngineStats(values, t)
 	now := time.Now()
-	values["time/rollout_s"] = rolled.Sub(began).Seconds()
-	values["time/update_s"] = now.Sub(rolled).Seconds()
+	values["time/rollout_s"] = rows.seconds
+	values["time/update_s"] = updated.Sub(rolled).Seconds()
 	values["time/step_s"] = now.Sub(began).Seconds()
-	if cfg.Run.ConcurrentUpdates {
-		values["time/update_wait_s"] = laneWait
-	}
-	values["throughput/tokens_per_s"] = float64(responseTokens(ro.Samples)) / max(rolled.Sub(began).Seconds(), 1e-9)
+	overlapTimes(values, r, rows, next, laneWait)
+	values["throughput/tokens_per_s"] = float64(responseTokens(ro.Samples)) / max(rows.seconds, 1e-9)
 	done := step + 1 // metrics, checkpoints and the console count completed steps
 	r.progress.Report(metrics.StepSummary{Step: done, Reward: values["reward/mean"], GradNorm: gradNorms, Tokens: responseTokens(ro.Samples)})
 	if dp != nil && (done%weightCheckEvery == 0 || done == cfg.Run.Steps) {
@@ -111,8 +109,12 @@ func (r *trainRun) step(step int) error {
 		}
 	}
 	// eval on its cadence, into the same record
-	if every := cfg.Eval.Every; every > 0 && (done%every == 0 || done == cfg.Run.Steps) {
+	if evaluates(cfg.Eval.Every, done, cfg.Run.Steps) {
+		if err := t.refreshEngineCopies(done); err != nil { // run.policy_lag: 1: evaluation reads the engine copies
+			return fmt.Errorf("step %d: engine copy: %w", done, err)
+		}
 		ev, err := evalStep(out, t, done, dp)
+		t.forgetEvalPrefixes() // run.policy_lag: 1: the next rollout starts as a resumed run's would (overlaprollout.go)
 		switch {
 		case errors.Is(err, rollout.ErrStopped): // a signal: the step is logged and saved without it
 			fmt.Fprintf(out, "eval after %d steps: stopped by the signal\n", done)
@@ -149,7 +151,7 @@ func (r *trainRun) step(step int) error {
 	saveNow := (cfg.Checkpoint.Every > 0 && done%cfg.Checkpoint.Every == 0) || (done == cfg.Run.Steps && cfg.Checkpoint.AtEnd) ||
 		(interrupted && cfg.Checkpoint.OnSignal)
 	if saveNow && (dp.Lead() || t.sharded()) { // sharded state is gathered by every rank
-		dir, err := save(t, r.iter, done, dp, r.lock)
+		dir, err := save(t, r.dataState(), done, dp, r.lock)
 		if err != nil {
 			if moved := r.movedRunDir(done); moved != nil { // moved while saving: say that, not the write that failed
 				return moved
@@ -165,6 +167,34 @@ func (r *trainRun) step(step int) error {
 		return interruptedError(cfg.Run.OutputDir, done, saveNow, dp.World()) // nextcommand.go
 	}
 	return nil
+}
+
+// sampleNow draws step's tasks and rolls them out on the calling goroutine:
+// this rank's slice, then every rank's rows, in rank order.
+func (r *trainRun) sampleNow(step int) (stepRows, error) {
+	cfg, t, dp := r.cfg, r.t, r.dp
+	began := time.Now()
+	t.sampler.Progress = rolloutProgress(r.out, step+1, cfg.Run.Steps)
+	drawn := r.iter.State() // to draw the step's tasks again if a signal drops it
+	tasks := r.iter.Next(cfg.Batch.PromptsPerStep)
+	lo, hi := dp.Part(len(tasks)) // data parallel: this rank's slice
+	ro, err := t.sampler.RunPart(t.workflow, tasks[lo:hi], cfg.Batch.N, rollout.DeriveSeed(cfg.Run.Seed, seedRollout, uint64(step)), lo)
+	t.sampler.Progress = nil // evaluation uses the sampler too
+	cut := errors.Is(err, rollout.ErrStopped)
+	if err != nil && !cut {
+		return stepRows{}, fmt.Errorf("step %d: rollout: %w", step+1, err)
+	}
+	if cut, err = dp.AnyTrue(cut); err != nil { // every rank drops the step together
+		return stepRows{}, fmt.Errorf("step %d: %w", step+1, err)
+	}
+	if cut {
+		return stepRows{drawn: drawn, cut: true}, nil
+	}
+	dp.Fault(step + 1) // the tests' failures at a known point (dist/faults.go)
+	if ro.Samples, err = dist.GatherJSON(dp, ro.Samples, "the rollout rows"); err != nil {
+		return stepRows{}, fmt.Errorf("step %d: %w", step+1, err)
+	}
+	return stepRows{ro: ro, drawn: drawn, seconds: time.Since(began).Seconds()}, nil
 }
 
 // responseTokens counts the generated tokens of rows.

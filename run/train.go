@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"troupe/ckpt"
@@ -76,6 +77,11 @@ type trainRun struct {
 	lock     *dirlock.Lock   // run.output_dir's (rank 0; rundir.go)
 	saved    int             // the step of the newest checkpoint this run wrote or resumed from (-1: none)
 	lanes    []*torch.Thread // run.concurrent_updates: the update lanes' torch threads (overlap.go)
+	// run.policy_lag: 1 (overlaprollout.go): the rollout thread, the
+	// rollout it ran beside the last update, and the word that stops it
+	rollThread  *torch.Thread
+	pending     *nextRollout
+	haltRollout atomic.Bool
 }
 
 // Run trains from the config (or the checkpoint) the options name, printing
@@ -242,6 +248,9 @@ func (r *trainRun) open(c *Train) error {
 	for _, line := range shardLines(t) {
 		fmt.Fprintln(out, line)
 	}
+	for _, line := range policyLagWarnings(cfg) { // overlaprollout.go
+		fmt.Fprintln(out, line)
+	}
 	if r.iter, err = t.taskIterator(); err != nil {
 		return err
 	}
@@ -288,7 +297,9 @@ func (r *trainRun) open(c *Train) error {
 	r.closers = append(r.closers, func() { r.monitor.Close() })
 	stop, stopping, stopSignals := interrupts(out, launcherGone)
 	r.stop = stop
-	t.sampler.Stop = stopping // a rollout or evaluation ends within a round of a signal (console.go)
+	// a rollout or evaluation ends within a round of a signal (console.go),
+	// and the rollout beside an update when the update fails (overlaprollout.go)
+	t.sampler.Stop = func() bool { return stopping() || r.haltRollout.Load() }
 	// last to go: a rank that failed is often stopped by its launcher
 	// (torchrun's SIGTERM) while it tears down, and must live to print why
 	r.closers = append([]func(){stopSignals}, r.closers...)

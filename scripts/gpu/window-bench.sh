@@ -29,13 +29,19 @@
 #      collective issued, nothing to exchange) on the 0.5B shape, two steps
 #      each: the update's seconds, what the collectives cost it;
 #   7. the same team with run.concurrent_updates off and on (the update on
-#      a torch thread of its own, run/overlap.go): equal metrics, the seconds.
+#      a torch thread of its own, run/overlap.go): equal metrics, the seconds;
+#   8. the Dr. MAS step of two 1.5B-shaped models (Qwen2.5-1.5B's shape,
+#      random bf16 weights) with run.policy_lag 0 and 1 (the next step's
+#      rollout beside the update, run/overlaprollout.go), 3 steps each: the
+#      median step seconds of steps 2–3 and their ratio (target ≥ 1.4×).
 #
 # Then a summary table (WINDOW_DRY=1: a rehearsal on CPU, window.sh). The
 # report goes to $OUT (or .gpu/logs), the logs packed beside it.
 # Estimated on a warm H100: engine 90 s, head 30 s, update 60 s, train step
-# 60 s, profile 40 s, Dr. MAS 150–200 s, shard 60 s: about 8 minutes (the
-# budget skips what does not fit, the last stages first).
+# 60 s, profile 40 s, Dr. MAS 150–200 s, shard 60 s: about 8 minutes, and
+# the policy-lag pair (not yet timed on a GPU; two runs of three 1.5B steps,
+# a model written once) 2–4 minutes more (the budget skips what does not
+# fit, the last stages first).
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh" window-bench.txt
 . "$(dirname "${BASH_SOURCE[0]}")/window.sh"
@@ -221,6 +227,50 @@ def values(rec):
 same = len(runs[0]) == len(runs[1]) and all(values(a) == values(b) for a, b in zip(*runs))
 upd = [sum(r.get("time/update_s", 0) for r in run) for run in runs]
 print(f"lanes: concurrent_updates equals the synchronous step bit for bit: {same}; update seconds {upd[0]:.3g} (off) vs {upd[1]:.3g} (on)")
+PY
+
+# policylag LAG: three Dr. MAS steps of two 1.5B-shaped models (Qwen2.5-1.5B's
+# shape, random bf16 weights, written once into .gpu/model-1.5b; a dry run: a
+# tiny one) with run.policy_lag LAG; 1 runs the next step's rollout on a
+# torch thread beside the update, from the engine weight copies, with the
+# lag corrected by token weights (rollout_is token in both runs, so only the
+# overlap differs)
+policylag() {
+  set -e
+  local lag=$1 work=$root/.gpu/policylag
+  mkdir -p "$work"
+  local shape=(--family qwen2 --hidden 1536 --layers 28 --heads 12 --kv-heads 2 --head-dim 128 --intermediate 8960 --vocab 151936)
+  local size=(--set batch.prompts_per_step=16 --set batch.n=8 --set max_new_tokens=256)
+  if [ "$dry" = 1 ]; then
+    shape=(--family qwen2 --hidden 64 --layers 2 --heads 4 --kv-heads 2 --head-dim 16 --intermediate 128)
+    size=(--set batch.prompts_per_step=4 --set batch.n=2 --set max_new_tokens=16)
+  fi
+  [ -d "$root/.gpu/model-1.5b" ] || ./.gpu/bin/train init "$root/.gpu/model-1.5b" "${shape[@]}" --dtype bfloat16
+  rm -rf "$work/run-$lag"
+  ./.gpu/bin/train -c configs/drmas-math-tiny.yaml --set models.tiny.path="$root/.gpu/model-1.5b" --set run.policy_lag="$lag" \
+    --set optim.rollout_is=token --set run.device="$device" --set run.dtype=bfloat16 --set run.output_dir="$work/run-$lag" \
+    --set run.steps=3 "${size[@]}" --set batch.max_batch_rows=256 --set engine.cuda_graphs=true \
+    --set eval.every=0 --set checkpoint.at_end=false --set export.at_end=false -q
+  cp "$work/run-$lag/metrics.jsonl" "$logs/policylag-$lag-metrics.jsonl"
+}
+for lag in 0 1; do
+  stage "policylag-$lag" 180 policylag "$lag"
+done
+"$py" - "$logs"/policylag-{0,1}-metrics.jsonl <<'PY' 2>&1 | tee -a "$report"
+import json, statistics, sys
+try:
+    runs = [[json.loads(l) for l in open(p)] for p in sys.argv[1:]]
+except OSError as e:
+    sys.exit(f"policylag: {e}")
+def med(run, key):
+    vals = [r[key] for r in run[1:] if key in r]
+    return statistics.median(vals) if vals else float("nan")
+step = [med(run, "time/step_s") for run in runs]
+lag1 = runs[1]
+print(f"policylag: median step seconds of steps 2-3: {step[0]:.3g} (policy_lag 0) vs {step[1]:.3g} (policy_lag 1): {step[0] / step[1]:.2f}x;"
+      f" policy_lag 1: rollout {med(lag1, 'time/rollout_s'):.3g} s, update {med(lag1, 'time/update_s'):.3g} s,"
+      f" rollout waited {med(lag1, 'time/rollout_wait_s'):.3g} s, update waited {med(lag1, 'time/update_wait_s'):.3g} s,"
+      f" lag {[r.get('time/policy_lag') for r in lag1]}")
 PY
 
 finish
