@@ -90,6 +90,10 @@ func commonPrefix(a, b []int) int {
 	return n
 }
 
+// ForgetPrefixes drops the prefix cache: the next requests compute every
+// prompt row again, as a fresh engine's would. Its CUDA graphs stay.
+func (e *Engine) ForgetPrefixes() { e.dropCache() }
+
 // dropCache forgets every slot's content (new weights, or memory released).
 func (e *Engine) dropCache() {
 	for s := range e.content {

@@ -106,15 +106,16 @@ func (t *team) refreshEngineCopies(at int) error {
 	return nil
 }
 
-// forgetEvalPrefixes drops what the engines on the copies cached of the
-// evaluation's prompts (a new version of the copies, as after a refresh),
-// so the next step, which samples now from the same copies, starts from
-// an empty cache as it does when a run resumes from that step's
-// checkpoint: with the cache its rows' log-probs would differ from the
-// resumed run's in the last bits.
+// forgetEvalPrefixes drops what the engines cached of the evaluation's
+// prompts, so the next step, which samples from the same weights (the
+// model's own, or with run.policy_lag 1 the same copies), starts from an
+// empty cache as it does when a run resumes from that step's checkpoint:
+// with the cache its rows' log-probs would differ from the resumed run's
+// in the last bits (TestResumeAfterAnEvaluatingStep,
+// TestPolicyLagAroundEvaluation).
 func (t *team) forgetEvalPrefixes() {
-	for _, c := range t.copies {
-		c.MarkUpdated()
+	for _, e := range t.engines {
+		e.ForgetPrefixes()
 	}
 }
 

@@ -457,3 +457,35 @@ func BenchmarkPolicyLag(b *testing.B) {
 		})
 	}
 }
+
+// TestResumeAfterAnEvaluatingStep: with the synchronous step (policy_lag
+// 0) and an evaluation every 2 steps, a run resumed from the checkpoint of
+// the evaluating step 2 ends equal to the uninterrupted run bit for bit:
+// the evaluation's cached prompt rows are forgotten, so step 3 samples from
+// an empty prefix cache in both (with them, its rows' log-probs differed in
+// the last bits).
+func TestResumeAfterAnEvaluatingStep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two training runs of a two-model team; skipped with -short")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base")
+	initTiny(t, base, 5)
+	if err := overlapRun(t, dir, base, "full", "run.steps=4", "checkpoint.every=1", "checkpoint.keep=10",
+		"eval.every=2", "eval.tasks=4", "eval.n=1", "optim.rollout_is=token"); err != nil {
+		t.Fatal(err)
+	}
+	full, ref := filepath.Join(dir, "full"), filepath.Join(dir, "ref")
+	if err := os.MkdirAll(filepath.Join(ref, "step-000004"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, filepath.Join(full, "metrics.jsonl"), filepath.Join(ref, "metrics.jsonl"))
+	if err := os.CopyFS(filepath.Join(ref, "step-000004", "models"), os.DirFS(filepath.Join(full, "checkpoints", "step-000004", "models"))); err != nil {
+		t.Fatal(err)
+	}
+	resumeLag(t, full, "step-000002")
+	sameMetrics(t, ref, full)
+	sameCheckpoints(t, filepath.Join(ref, "step-000004"), filepath.Join(full, "checkpoints", "step-000004"))
+}

@@ -114,7 +114,7 @@ func (r *trainRun) step(step int) error {
 			return fmt.Errorf("step %d: engine copy: %w", done, err)
 		}
 		ev, err := evalStep(out, t, done, dp)
-		t.forgetEvalPrefixes() // run.policy_lag: 1: the next rollout starts as a resumed run's would (overlaprollout.go)
+		t.forgetEvalPrefixes() // the next rollout starts as a resumed run's would (overlaprollout.go)
 		switch {
 		case errors.Is(err, rollout.ErrStopped): // a signal: the step is logged and saved without it
 			fmt.Fprintf(out, "eval after %d steps: stopped by the signal\n", done)
