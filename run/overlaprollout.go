@@ -106,14 +106,14 @@ func (t *team) refreshEngineCopies(at int) error {
 	return nil
 }
 
-// forgetEvalPrefixes drops what the engines cached of the evaluation's
-// prompts, so the next step, which samples from the same weights (the
-// model's own, or with run.policy_lag 1 the same copies), starts from an
-// empty cache as it does when a run resumes from that step's checkpoint:
-// with the cache its rows' log-probs would differ from the resumed run's
-// in the last bits (TestResumeAfterAnEvaluatingStep,
-// TestPolicyLagAroundEvaluation).
-func (t *team) forgetEvalPrefixes() {
+// forgetPrefixes drops what the engines cached of earlier prompts — an
+// evaluation's, or the last rollout's of a model no update changed since
+// — so a rollout starts from an empty prefix cache, as the first rollout
+// of a resumed run does: with a cache its rows' log-probs would differ
+// from the resumed run's in the last bits (TestResumeAfterAnEvaluatingStep,
+// TestPolicyLagAroundEvaluation). The rollout beside an update needs no
+// call: the refresh of the copies drops their engines' caches.
+func (t *team) forgetPrefixes() {
 	for _, e := range t.engines {
 		e.ForgetPrefixes()
 	}

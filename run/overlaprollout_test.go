@@ -461,9 +461,9 @@ func BenchmarkPolicyLag(b *testing.B) {
 // TestResumeAfterAnEvaluatingStep: with the synchronous step (policy_lag
 // 0) and an evaluation every 2 steps, a run resumed from the checkpoint of
 // the evaluating step 2 ends equal to the uninterrupted run bit for bit:
-// the evaluation's cached prompt rows are forgotten, so step 3 samples from
-// an empty prefix cache in both (with them, its rows' log-probs differed in
-// the last bits).
+// every rollout starts from an empty prefix cache, so step 3 does not reuse
+// the evaluation's cached prompt rows (with them, its rows' log-probs
+// differed from the resumed run's in the last bits).
 func TestResumeAfterAnEvaluatingStep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two training runs of a two-model team; skipped with -short")

@@ -114,7 +114,6 @@ func (r *trainRun) step(step int) error {
 			return fmt.Errorf("step %d: engine copy: %w", done, err)
 		}
 		ev, err := evalStep(out, t, done, dp)
-		t.forgetEvalPrefixes() // the next rollout starts as a resumed run's would (overlaprollout.go)
 		switch {
 		case errors.Is(err, rollout.ErrStopped): // a signal: the step is logged and saved without it
 			fmt.Fprintf(out, "eval after %d steps: stopped by the signal\n", done)
@@ -178,6 +177,7 @@ func (r *trainRun) sampleNow(step int) (stepRows, error) {
 	drawn := r.iter.State() // to draw the step's tasks again if a signal drops it
 	tasks := r.iter.Next(cfg.Batch.PromptsPerStep)
 	lo, hi := dp.Part(len(tasks)) // data parallel: this rank's slice
+	t.forgetPrefixes()            // from an empty prefix cache, as a resumed run's first rollout (overlaprollout.go)
 	ro, err := t.sampler.RunPart(t.workflow, tasks[lo:hi], cfg.Batch.N, rollout.DeriveSeed(cfg.Run.Seed, seedRollout, uint64(step)), lo)
 	t.sampler.Progress = nil // evaluation uses the sampler too
 	cut := errors.Is(err, rollout.ErrStopped)
