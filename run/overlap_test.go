@@ -225,13 +225,7 @@ func TestUpdateLanesEqualTheSynchronousStep(t *testing.T) {
 // the median update and step seconds of steps 2 and 3. On the CPU the
 // lanes share the cores: with TROUPE_THREADS=1 each lane takes one.
 func BenchmarkUpdateLanes(b *testing.B) {
-	dir := b.TempDir()
-	base := filepath.Join(dir, "base")
-	c := &Init{Family: "qwen3", Hidden: 256, Layers: 4, Heads: 4, KvHeads: 2, HeadDim: 64, Intermediate: 768,
-		Merges: 1500, Seed: 5, Dtype: "float32", Text: "math"}
-	if err := c.Run(io.Discard, []string{base}); err != nil {
-		b.Fatal(err)
-	}
+	dir, base := benchTeamBase(b)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	runs := 0
@@ -254,19 +248,7 @@ func BenchmarkUpdateLanes(b *testing.B) {
 				if mode.lanes {
 					sets = append(sets, "run.concurrent_updates=true")
 				}
-				cfgPath := filepath.Join(dir, name+".yaml")
-				yaml := strings.ReplaceAll(strings.ReplaceAll(tinyConfigYAML, "OUT", filepath.Join(dir, name)), "MODEL", base)
-				if err := os.WriteFile(cfgPath, []byte(yaml), 0o644); err != nil {
-					b.Fatal(err)
-				}
-				if err := (&Train{Config: cfgPath, Sets: sets, Quiet: true}).Run(io.Discard); err != nil {
-					b.Fatal(err)
-				}
-				recs, err := metrics.ReadJSONL(filepath.Join(dir, name, "metrics.jsonl"))
-				if err != nil {
-					b.Fatal(err)
-				}
-				for _, r := range recs[1:] {
+				for _, r := range benchTeamRun(b, dir, base, name, sets...)[1:] {
 					update = append(update, r.Values["time/update_s"])
 					step = append(step, r.Values["time/step_s"])
 				}
@@ -275,4 +257,36 @@ func BenchmarkUpdateLanes(b *testing.B) {
 			b.ReportMetric(median(step), "step-s")
 		})
 	}
+}
+
+// benchTeamBase makes the model the team benchmarks train: a 4-layer,
+// 256-wide Qwen3 in a temporary directory; it returns the directory and
+// the model's path.
+func benchTeamBase(b *testing.B) (dir, base string) {
+	dir = b.TempDir()
+	base = filepath.Join(dir, "base")
+	c := &Init{Family: "qwen3", Hidden: 256, Layers: 4, Heads: 4, KvHeads: 2, HeadDim: 64, Intermediate: 768,
+		Merges: 1500, Seed: 5, Dtype: "float32", Text: "math"}
+	if err := c.Run(io.Discard, []string{base}); err != nil {
+		b.Fatal(err)
+	}
+	return dir, base
+}
+
+// benchTeamRun trains the two-model team of tinyConfigYAML over base into
+// dir/name with sets, and returns its metric records.
+func benchTeamRun(b *testing.B, dir, base, name string, sets ...string) []metrics.Record {
+	cfgPath := filepath.Join(dir, name+".yaml")
+	yaml := strings.ReplaceAll(strings.ReplaceAll(tinyConfigYAML, "OUT", filepath.Join(dir, name)), "MODEL", base)
+	if err := os.WriteFile(cfgPath, []byte(yaml), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := (&Train{Config: cfgPath, Sets: sets, Quiet: true}).Run(io.Discard); err != nil {
+		b.Fatal(err)
+	}
+	recs, err := metrics.ReadJSONL(filepath.Join(dir, name, "metrics.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return recs
 }

@@ -415,13 +415,7 @@ func TestPolicyLagAroundEvaluation(t *testing.T) {
 // whose next rollout runs beside the update). With TROUPE_THREADS=1 each
 // half takes one core.
 func BenchmarkPolicyLag(b *testing.B) {
-	dir := b.TempDir()
-	base := filepath.Join(dir, "base")
-	c := &Init{Family: "qwen3", Hidden: 256, Layers: 4, Heads: 4, KvHeads: 2, HeadDim: 64, Intermediate: 768,
-		Merges: 1500, Seed: 5, Dtype: "float32", Text: "math"}
-	if err := c.Run(io.Discard, []string{base}); err != nil {
-		b.Fatal(err)
-	}
+	dir, base := benchTeamBase(b)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	runs := 0
@@ -433,19 +427,7 @@ func BenchmarkPolicyLag(b *testing.B) {
 				name := fmt.Sprintf("lag%s-%d", lag, runs)
 				sets := []string{"run.steps=4", "checkpoint.every=0", "checkpoint.at_end=false", "optim.entropy_coef=0.01", "max_new_tokens=16",
 					"export.at_end=false", "optim.rollout_is=token", "run.policy_lag=" + lag}
-				cfgPath := filepath.Join(dir, name+".yaml")
-				yaml := strings.ReplaceAll(strings.ReplaceAll(tinyConfigYAML, "OUT", filepath.Join(dir, name)), "MODEL", base)
-				if err := os.WriteFile(cfgPath, []byte(yaml), 0o644); err != nil {
-					b.Fatal(err)
-				}
-				if err := (&Train{Config: cfgPath, Sets: sets, Quiet: true}).Run(io.Discard); err != nil {
-					b.Fatal(err)
-				}
-				recs, err := metrics.ReadJSONL(filepath.Join(dir, name, "metrics.jsonl"))
-				if err != nil {
-					b.Fatal(err)
-				}
-				for _, r := range recs[1:3] {
+				for _, r := range benchTeamRun(b, dir, base, name, sets...)[1:3] {
 					step = append(step, r.Values["time/step_s"])
 					roll = append(roll, r.Values["time/rollout_s"])
 					update = append(update, r.Values["time/update_s"])
