@@ -95,7 +95,7 @@ demo: all
 	@echo "demo: next       docs/usage.md, \"Using it\": each of its commands runs as written from here"
 
 # The demo's warm-up made again from nothing (scripts/demo-warmup.sh: train
-# init and two train sft stages, about 2 min), into runs/demo-warmup; it says
+# init and two train sft stages, 5–10 min on 2 cores), into runs/demo-warmup; it says
 # whether the weights are the shipped demo/warmup's. It replaces nothing.
 demo-warmup: all
 	bash scripts/demo-warmup.sh

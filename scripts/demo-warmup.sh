@@ -23,7 +23,7 @@
 #   scripts/demo-warmup.sh              # make demo-warmup
 #   scripts/demo-warmup.sh --install    # and replace demo/warmup with it
 #
-# About 2 minutes of one core on this project's machine (AMD EPYC, AVX2).
+# 504 s on this project's 2-core machine (AMD EPYC, AVX2) beside other jobs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 install=0
