@@ -22,15 +22,21 @@ import (
 // and returns Train's error.
 func overlapRun(t *testing.T, dir, base, name string, sets ...string) error {
 	t.Helper()
+	return teamRun(t, io.Discard, dir, base, name, sets...)
+}
+
+// teamRun is overlapRun printing to out (any testing.TB).
+func teamRun(tb testing.TB, out io.Writer, dir, base, name string, sets ...string) error {
+	tb.Helper()
 	cfgPath := filepath.Join(dir, name+".yaml")
 	yaml := strings.ReplaceAll(strings.ReplaceAll(tinyConfigYAML, "OUT", filepath.Join(dir, name)), "MODEL", base)
 	if err := os.WriteFile(cfgPath, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	// the untrained model's answers are all invalid: the entropy bonus
 	// moves both models every step anyway
 	sets = append([]string{"optim.entropy_coef=0.01", "max_new_tokens=16", "export.at_end=false"}, sets...)
-	return (&Train{Config: cfgPath, Sets: sets, Quiet: true}).Run(io.Discard)
+	return (&Train{Config: cfgPath, Sets: sets, Quiet: true}).Run(out)
 }
 
 // lanePerModel puts each trained model in a lane of its own for the test
@@ -201,12 +207,7 @@ func TestUpdateLanesEqualTheSynchronousStep(t *testing.T) {
 		}
 		return nil
 	}
-	cfgPath := filepath.Join(dir, "sig.yaml")
-	yaml := strings.ReplaceAll(strings.ReplaceAll(tinyConfigYAML, "OUT", filepath.Join(dir, "sig")), "MODEL", base)
-	if err := os.WriteFile(cfgPath, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	err = (&Train{Config: cfgPath, Sets: append([]string{"optim.entropy_coef=0.01", "max_new_tokens=16", "export.at_end=false", "run.concurrent_updates=true"}, steps...), Quiet: true}).Run(out)
+	err = teamRun(t, out, dir, base, "sig", append([]string{"run.concurrent_updates=true"}, steps...)...)
 	if err == nil || !strings.Contains(err.Error(), "interrupted after step 2, saved") {
 		t.Fatalf("SIGTERM during step 2's update returned %v", err)
 	}
@@ -244,7 +245,7 @@ func BenchmarkUpdateLanes(b *testing.B) {
 			for range b.N {
 				runs++
 				name := fmt.Sprintf("%s-%d", mode.name, runs)
-				sets := []string{"run.steps=3", "checkpoint.every=0", "checkpoint.at_end=false", "optim.entropy_coef=0.01", "max_new_tokens=16", "export.at_end=false"}
+				sets := []string{"run.steps=3", "checkpoint.every=0", "checkpoint.at_end=false"}
 				if mode.lanes {
 					sets = append(sets, "run.concurrent_updates=true")
 				}
@@ -276,12 +277,7 @@ func benchTeamBase(b *testing.B) (dir, base string) {
 // benchTeamRun trains the two-model team of tinyConfigYAML over base into
 // dir/name with sets, and returns its metric records.
 func benchTeamRun(b *testing.B, dir, base, name string, sets ...string) []metrics.Record {
-	cfgPath := filepath.Join(dir, name+".yaml")
-	yaml := strings.ReplaceAll(strings.ReplaceAll(tinyConfigYAML, "OUT", filepath.Join(dir, name)), "MODEL", base)
-	if err := os.WriteFile(cfgPath, []byte(yaml), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	if err := (&Train{Config: cfgPath, Sets: sets, Quiet: true}).Run(io.Discard); err != nil {
+	if err := teamRun(b, io.Discard, dir, base, name, sets...); err != nil {
 		b.Fatal(err)
 	}
 	recs, err := metrics.ReadJSONL(filepath.Join(dir, name, "metrics.jsonl"))

@@ -263,7 +263,7 @@ func TestPolicyLagResumesExactly(t *testing.T) {
 		}
 	}
 	rolloutFault = holdUntilStopped(2)
-	err = lagRun(t, dir, base, "sig", out, lagSets...)
+	err = teamRun(t, out, dir, base, "sig", lagSets...)
 	if err == nil || !strings.Contains(err.Error(), "interrupted after step 2, saved") {
 		t.Fatalf("SIGTERM during step 2's update returned %v", err)
 	}
@@ -331,18 +331,6 @@ func TestPolicyLagResumesExactly(t *testing.T) {
 	updateFault = func(int, string) error { return nil }
 	resumeLag(t, failed, "step-000001")
 	sameAsReference(t, ref, failed)
-}
-
-// lagRun is overlapRun printing to out.
-func lagRun(t *testing.T, dir, base, name string, out io.Writer, sets ...string) error {
-	t.Helper()
-	cfgPath := filepath.Join(dir, name+".yaml")
-	yaml := strings.ReplaceAll(strings.ReplaceAll(tinyConfigYAML, "OUT", filepath.Join(dir, name)), "MODEL", base)
-	if err := os.WriteFile(cfgPath, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sets = append([]string{"optim.entropy_coef=0.01", "max_new_tokens=16", "export.at_end=false"}, sets...)
-	return (&Train{Config: cfgPath, Sets: sets, Quiet: true}).Run(out)
 }
 
 // TestPolicyLagAroundEvaluation: with run.policy_lag 1 and an evaluation
@@ -425,8 +413,7 @@ func BenchmarkPolicyLag(b *testing.B) {
 			for range b.N {
 				runs++
 				name := fmt.Sprintf("lag%s-%d", lag, runs)
-				sets := []string{"run.steps=4", "checkpoint.every=0", "checkpoint.at_end=false", "optim.entropy_coef=0.01", "max_new_tokens=16",
-					"export.at_end=false", "optim.rollout_is=token", "run.policy_lag=" + lag}
+				sets := []string{"run.steps=4", "checkpoint.every=0", "checkpoint.at_end=false", "optim.rollout_is=token", "run.policy_lag=" + lag}
 				for _, r := range benchTeamRun(b, dir, base, name, sets...)[1:3] {
 					step = append(step, r.Values["time/step_s"])
 					roll = append(roll, r.Values["time/rollout_s"])
