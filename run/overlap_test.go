@@ -25,6 +25,22 @@ func overlapRun(t *testing.T, dir, base, name string, sets ...string) error {
 	return teamRun(t, io.Discard, dir, base, name, sets...)
 }
 
+// teamTest starts a test of the two-model team: skipped with -short (why
+// says what it runs), locked to its OS thread until it ends, and a tiny
+// model in a temporary directory; it returns the directory and the model.
+func teamTest(t *testing.T, why string) (dir, base string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(why)
+	}
+	runtime.LockOSThread()
+	t.Cleanup(runtime.UnlockOSThread) // cleanups run on the test's goroutine
+	dir = t.TempDir()
+	base = filepath.Join(dir, "base")
+	initTiny(t, base, 5)
+	return dir, base
+}
+
 // teamRun is overlapRun printing to out (any testing.TB).
 func teamRun(tb testing.TB, out io.Writer, dir, base, name string, sets ...string) error {
 	tb.Helper()
@@ -128,14 +144,7 @@ func sameMetrics(t *testing.T, a, b string) {
 // synchronous one; so does a run stopped by SIGTERM during step 2's
 // update, after saving step 2.
 func TestUpdateLanesEqualTheSynchronousStep(t *testing.T) {
-	if testing.Short() {
-		t.Skip("three training runs of a two-model team; skipped with -short")
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	dir := t.TempDir()
-	base := filepath.Join(dir, "base")
-	initTiny(t, base, 5)
+	dir, base := teamTest(t, "three training runs of a two-model team; skipped with -short")
 	steps := []string{"run.steps=3", "checkpoint.every=1"}
 	if err := overlapRun(t, dir, base, "sync", steps...); err != nil {
 		t.Fatal(err)

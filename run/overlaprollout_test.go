@@ -75,14 +75,7 @@ func lagValues(t *testing.T, dir, key string) []float64 {
 // lag is 0 for the first step and 1 after; the checkpoints hold the
 // engine copies; and the rows differ from policy_lag 0's from step 2 on.
 func TestPolicyLagEqualsSerialisedHalves(t *testing.T) {
-	if testing.Short() {
-		t.Skip("three training runs of a two-model team; skipped with -short")
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	dir := t.TempDir()
-	base := filepath.Join(dir, "base")
-	initTiny(t, base, 5)
+	dir, base := teamTest(t, "three training runs of a two-model team; skipped with -short")
 	defer func() { serialHalves = false; rolloutFault = func(int, func() bool) error { return nil } }()
 
 	serialHalves = true
@@ -199,14 +192,7 @@ func sameAsReference(t *testing.T, ref, run string) {
 // failing update (the rollout beside it is stopped, nothing of step 2 is
 // saved), each resumed from its newest checkpoint.
 func TestPolicyLagResumesExactly(t *testing.T) {
-	if testing.Short() {
-		t.Skip("eight training runs of a two-model team; skipped with -short")
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	dir := t.TempDir()
-	base := filepath.Join(dir, "base")
-	initTiny(t, base, 5)
+	dir, base := teamTest(t, "eight training runs of a two-model team; skipped with -short")
 	defer func() {
 		rolloutFault = func(int, func() bool) error { return nil }
 		updateFault = func(int, string) error { return nil }
@@ -215,16 +201,7 @@ func TestPolicyLagResumesExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	full, ref := filepath.Join(dir, "full"), filepath.Join(dir, "ref")
-	if err := os.MkdirAll(filepath.Join(ref, "step-000004", "engine_copy"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	copyFile(t, filepath.Join(full, "metrics.jsonl"), filepath.Join(ref, "metrics.jsonl"))
-	if err := os.CopyFS(filepath.Join(ref, "step-000004", "models"), os.DirFS(filepath.Join(full, "checkpoints", "step-000004", "models"))); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.CopyFS(filepath.Join(ref, "step-000004", "engine_copy"), os.DirFS(filepath.Join(full, "checkpoints", "step-000004", "engine_copy"))); err != nil {
-		t.Fatal(err)
-	}
+	keepReference(t, full, ref)
 	stateAt2, err := os.ReadFile(filepath.Join(full, "checkpoints", "step-000002", StateFile))
 	if err != nil {
 		t.Fatal(err)
@@ -341,14 +318,7 @@ func TestPolicyLagResumesExactly(t *testing.T) {
 // step 3's does, and a resume from step 2 ends equal to the uninterrupted
 // run.
 func TestPolicyLagAroundEvaluation(t *testing.T) {
-	if testing.Short() {
-		t.Skip("three training runs of a two-model team; skipped with -short")
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	dir := t.TempDir()
-	base := filepath.Join(dir, "base")
-	initTiny(t, base, 5)
+	dir, base := teamTest(t, "three training runs of a two-model team; skipped with -short")
 	defer func() { serialHalves = false }()
 	sets := append([]string{"eval.every=2", "eval.tasks=4", "eval.n=1"}, lagSets...)
 	serialHalves = true
@@ -384,13 +354,7 @@ func TestPolicyLagAroundEvaluation(t *testing.T) {
 		}
 	}
 	ref := filepath.Join(dir, "ref")
-	if err := os.MkdirAll(filepath.Join(ref, "step-000004"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	copyFile(t, filepath.Join(overlap, "metrics.jsonl"), filepath.Join(ref, "metrics.jsonl"))
-	if err := os.CopyFS(filepath.Join(ref, "step-000004", "models"), os.DirFS(filepath.Join(ck, "step-000004", "models"))); err != nil {
-		t.Fatal(err)
-	}
+	keepReference(t, overlap, ref)
 	resumeLag(t, overlap, "step-000002")
 	sameMetrics(t, ref, overlap)
 	sameCheckpoints(t, filepath.Join(ref, "step-000004"), filepath.Join(ck, "step-000004"))
@@ -434,27 +398,34 @@ func BenchmarkPolicyLag(b *testing.B) {
 // the evaluation's cached prompt rows (with them, its rows' log-probs
 // differed from the resumed run's in the last bits).
 func TestResumeAfterAnEvaluatingStep(t *testing.T) {
-	if testing.Short() {
-		t.Skip("two training runs of a two-model team; skipped with -short")
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	dir := t.TempDir()
-	base := filepath.Join(dir, "base")
-	initTiny(t, base, 5)
+	dir, base := teamTest(t, "two training runs of a two-model team; skipped with -short")
 	if err := overlapRun(t, dir, base, "full", "run.steps=4", "checkpoint.every=1", "checkpoint.keep=10",
 		"eval.every=2", "eval.tasks=4", "eval.n=1", "optim.rollout_is=token"); err != nil {
 		t.Fatal(err)
 	}
 	full, ref := filepath.Join(dir, "full"), filepath.Join(dir, "ref")
-	if err := os.MkdirAll(filepath.Join(ref, "step-000004"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	copyFile(t, filepath.Join(full, "metrics.jsonl"), filepath.Join(ref, "metrics.jsonl"))
-	if err := os.CopyFS(filepath.Join(ref, "step-000004", "models"), os.DirFS(filepath.Join(full, "checkpoints", "step-000004", "models"))); err != nil {
-		t.Fatal(err)
-	}
+	keepReference(t, full, ref)
 	resumeLag(t, full, "step-000002")
 	sameMetrics(t, ref, full)
 	sameCheckpoints(t, filepath.Join(ref, "step-000004"), filepath.Join(full, "checkpoints", "step-000004"))
+}
+
+// keepReference copies what a run's step 4 left — its metrics, the
+// checkpoint's models and engine copies (when it has them) — to ref, the
+// reference a resumed run must end equal to (sameAsReference).
+func keepReference(t *testing.T, run, ref string) {
+	t.Helper()
+	from, to := filepath.Join(run, "checkpoints", "step-000004"), filepath.Join(ref, "step-000004")
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, filepath.Join(run, "metrics.jsonl"), filepath.Join(ref, "metrics.jsonl"))
+	for _, d := range []string{"models", "engine_copy"} {
+		if _, err := os.Stat(filepath.Join(from, d)); err != nil && d == "engine_copy" {
+			continue
+		}
+		if err := os.CopyFS(filepath.Join(to, d), os.DirFS(filepath.Join(from, d))); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
